@@ -1,0 +1,13 @@
+"""Entry point for `python -m kubectl_win` and the `kubectl-win` console script."""
+
+import sys
+
+
+def main() -> None:
+    from kubectl_win.cli import main as cli_main
+
+    sys.exit(cli_main(sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,10 @@
+"""The explicit registry of subcommands: name -> module.
+
+Each module defines HELP (one line), optional DESCRIPTION and EXAMPLES, `add_arguments(parser)`
+and `run(args, env) -> int`. Command modules import only argparse-level code at the top; the
+work (and any heavy import) happens inside `run`.
+"""
+
+COMMANDS: dict[str, str] = {
+    "explain": "kubectl_win.commands.explain",
+}

@@ -1,0 +1,44 @@
+"""The process environment a command runs in, built at call time (never at import)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from typing import IO
+
+
+@dataclass
+class Env:
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
+    stdout_isatty: bool = False
+    stderr_isatty: bool = False
+    color: bool = False
+    is_windows: bool = False
+    debug: bool = False
+
+    @classmethod
+    def from_process(cls, debug: bool = False, no_color: bool = False) -> Env:
+        out_tty = _isatty(sys.stdout)
+        return cls(
+            stdout=sys.stdout,
+            stderr=sys.stderr,
+            stdin=sys.stdin,
+            stdout_isatty=out_tty,
+            stderr_isatty=_isatty(sys.stderr),
+            color=out_tty and not no_color and "NO_COLOR" not in os.environ,
+            is_windows=os.name == "nt",
+            debug=debug,
+        )
+
+    def warn(self, message: str) -> None:
+        print(f"warning: {message}", file=self.stderr)
+
+
+def _isatty(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):
+        return False

@@ -1,0 +1,96 @@
+"""The Finding record shared by explain and doctor, and the severity arithmetic around it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+SCHEMA_VERSION = "kubectl-win/v1"
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectRef:
+    apiVersion: str = ""
+    kind: str = ""
+    namespace: str | None = None
+    name: str = ""
+
+    @classmethod
+    def of(cls, obj: dict[str, Any]) -> ObjectRef:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        return cls(
+            apiVersion=str(obj.get("apiVersion") or ""),
+            kind=str(obj.get("kind") or ""),
+            namespace=meta.get("namespace") or None,
+            name=str(meta.get("name") or meta.get("generateName") or ""),
+        )
+
+    def display(self) -> str:
+        base = f"{self.kind}/{self.name}" if self.kind else self.name
+        return f"{self.namespace}/{base}" if self.namespace else base
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"apiVersion": self.apiVersion, "kind": self.kind, "namespace": self.namespace, "name": self.name}
+
+
+@dataclass(slots=True)
+class Finding:
+    id: str
+    severity: str
+    object: ObjectRef
+    path: str
+    message: str
+    hint: str = ""
+    file: str | None = None
+    line: int | None = None
+    since: str | None = None
+    source: str | None = None
+    # Check ids the object itself asks to ignore (kubectl-win.io/ignore); never rendered.
+    object_ignores: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
+
+    def to_dict(self, location: bool = True) -> dict[str, Any]:
+        data: dict[str, Any] = {"id": self.id, "severity": self.severity}
+        if location:
+            data["file"] = self.file
+            data["line"] = self.line
+        data["object"] = self.object.to_dict()
+        data["path"] = self.path
+        data["message"] = self.message
+        data["hint"] = self.hint
+        if location:
+            data["since"] = self.since
+            data["source"] = self.source
+        return data
+
+
+def at_or_above(severity: str, threshold: str) -> bool:
+    if threshold == "never":
+        return False
+    return SEVERITY_RANK[severity] >= SEVERITY_RANK[threshold]
+
+
+def exit_code(findings: Iterable[Finding], fail_on: str) -> int:
+    """0 when nothing reaches --fail-on, 1 when something does."""
+    return 1 if any(at_or_above(f.severity, fail_on) for f in findings) else 0
+
+
+def summarize(findings: Iterable[Finding]) -> dict[str, int]:
+    counts = {"errors": 0, "warnings": 0, "infos": 0}
+    for finding in findings:
+        counts[finding.severity + "s"] += 1
+    return counts
+
+
+def sort_key(finding: Finding) -> tuple[Any, ...]:
+    return (
+        -SEVERITY_RANK[finding.severity],
+        finding.file or "",
+        finding.line or 0,
+        finding.object.namespace or "",
+        finding.object.kind,
+        finding.object.name,
+        finding.path,
+        finding.id,
+    )
