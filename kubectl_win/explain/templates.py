@@ -1,0 +1,275 @@
+"""Check templates: the code behind the rules in field_rules.yaml (templates are code, checks are data).
+
+Each template takes a rule and a PodContext and returns (path, severity, message, hint) tuples.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from kubectl_win.explain.context import MISSING, Hit, PodContext, get
+from kubectl_win.explain.rules import Rule
+from kubectl_win.manifests import Path, format_path, iter_containers
+from kubectl_win.versions import format_version, parse_version
+
+Result = tuple[Path, str, str, str]
+Template = Callable[[Rule, PodContext], Iterator[Result]]
+
+SET_OS_HINT = "Set spec.os.name: windows so the API server validates the pod for Windows"
+
+
+def triggered(trigger: str, value: Any) -> Any:
+    """The part of value that fires the trigger (a truthy marker or the matching key), or None."""
+    if value is MISSING or value is None:
+        return None
+    if trigger == "present":
+        return True
+    if trigger == "true":
+        return True if value is True else None
+    if trigger == "non-empty":
+        return True if isinstance(value, list | dict | str) and len(value) > 0 else None
+    if trigger.startswith("equals:"):
+        return True if str(value) == trigger[len("equals:"):] else None
+    if trigger.startswith("not-equals:"):
+        return True if str(value) != trigger[len("not-equals:"):] else None
+    if trigger.startswith("key-prefix:"):
+        prefix = trigger[len("key-prefix:"):]
+        if isinstance(value, dict):
+            for key in value:
+                if str(key).startswith(prefix):
+                    return str(key)
+    return None
+
+
+def _fired(rule: Rule, ctx: PodContext, containers: tuple[str, ...] | None = None) -> Iterator[tuple[Hit, Path]]:
+    assert rule.check is not None
+    for location in rule.check.at:
+        for hit in ctx.hits(location, containers):
+            fired = triggered(rule.check.trigger, hit.value)
+            if fired is None:
+                continue
+            path = hit.path + (fired,) if isinstance(fired, str) else hit.path
+            yield hit, path
+
+
+def _relative(path: Path, ctx: PodContext) -> str:
+    """The path relative to the pod spec, for messages: securityContext.privileged, not spec.template..."""
+    base = ctx.spec_path if path[: len(ctx.spec_path)] == ctx.spec_path else ctx.metadata_path[:-1]
+    rel = path[len(base):]
+    if rel and rel[0] in ("containers", "initContainers", "ephemeralContainers") and len(rel) > 2:
+        rel = rel[2:]
+    return format_path(rel) or format_path(path)
+
+
+def _with_value(path: Path, ctx: PodContext, value: Any) -> str:
+    text = _relative(path, ctx)
+    if isinstance(value, bool | int | float) or (isinstance(value, str) and len(value) < 40):
+        rendered = str(value).lower() if isinstance(value, bool) else str(value)
+        return f"{text}: {rendered}"
+    return text
+
+
+def forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    if not ctx.windows:
+        return
+    assert rule.check is not None
+    enforced = ctx.explicit_windows and ctx.version >= parse_version(rule.since)
+    for hit, path in _fired(rule, ctx):
+        what = _with_value(path, ctx, hit.value)
+        if enforced:
+            yield path, "error", f"{what} cannot be set for a windows pod: {rule.reason}", rule.instead
+        elif ctx.explicit_windows:
+            yield (path, "warning",
+                   f"{what} is ignored on Windows nodes ({rule.reason}); the API server rejects it from "
+                   f"Kubernetes {rule.since}, not in {format_version(ctx.version)}", rule.instead)
+        else:
+            because = f" (it targets Windows: {ctx.target.because()})" if ctx.target.reasons else ""
+            yield (path, rule.check.inferred,
+                   f"{what} is ignored on Windows nodes: {rule.reason}",
+                   f"{rule.instead} {SET_OS_HINT}{because}.")
+
+
+def runtime(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    assert rule.check is not None
+    if not ctx.windows or (rule.check.unless == "hostprocess" and ctx.hostprocess):
+        return
+    for hit, path in _fired(rule, ctx, rule.check.container_lists):
+        yield path, rule.check.severity, f"{_with_value(path, ctx, hit.value)}: {rule.summary}", rule.instead
+
+
+def missing(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    assert rule.check is not None
+    if not ctx.windows:
+        return
+    for location in rule.check.at:
+        for hit in ctx.hits(location, rule.check.container_lists):
+            if hit.value is MISSING or hit.value is None:
+                yield hit.path, rule.check.severity, f"{_relative(hit.path, ctx)} is not set: {rule.reason}", rule.instead
+
+
+def linux_forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    if not (ctx.target.explicit and ctx.target.os == "linux") or ctx.version < parse_version(rule.since):
+        return
+    for hit, path in _fired(rule, ctx):
+        yield path, "error", f"{_relative(path, ctx)} cannot be set for a linux pod", rule.instead
+
+
+def os_name(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    value = get(ctx.spec, ("os", "name"))
+    if value is MISSING or value is None or value in ("linux", "windows"):
+        return
+    if ctx.version < parse_version(rule.since):
+        return
+    path = ctx.spec_path + ("os", "name")
+    yield path, "error", f'spec.os.name "{value}" is not supported: {rule.reason}', rule.instead
+
+
+def pod_os_label(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    if not ctx.windows:
+        return
+    labels = ctx.metadata.get("labels")
+    value = labels.get("kubernetes.io/os") if isinstance(labels, dict) else None
+    if value is not None and str(value) != "windows":
+        path = ctx.metadata_path + ("labels", "kubernetes.io/os")
+        yield path, "error", f"pod label kubernetes.io/os={value} on a Windows pod: {rule.reason}", rule.instead
+
+
+def hostprocess_consistent(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    pod_value = get(ctx.spec, ("securityContext", "windowsOptions", "hostProcess"))
+    if pod_value is MISSING or pod_value is None:
+        return
+    for list_name, index, container in iter_containers(ctx.spec):
+        value = get(container, ("securityContext", "windowsOptions", "hostProcess"))
+        if value is not MISSING and value is not None and value != pod_value:
+            path = ctx.spec_path + (list_name, index, "securityContext", "windowsOptions", "hostProcess")
+            yield (path, "error",
+                   f"hostProcess is {str(value).lower()} here but {str(pod_value).lower()} for the pod: {rule.reason}",
+                   rule.instead)
+
+
+def hostprocess_all(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    flags = ctx.hostprocess_containers()
+    if any(flag for *_, flag in flags) and not all(flag for *_, flag in flags):
+        others = ", ".join(f"{name}[{index}]" for name, index, flag in flags if not flag)
+        yield ctx.spec_path, "error", f"{others} are not HostProcess: {rule.reason}", rule.instead
+
+
+def hostprocess_host_network(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    if ctx.hostprocess and ctx.spec.get("hostNetwork") is not True:
+        yield ctx.spec_path + ("hostNetwork",), "error", f"hostNetwork is not true: {rule.reason}", rule.instead
+
+
+# runAsUserName rules from validateWindowsSecurityContextOptions.
+_USER_FORBIDDEN = set('"/\\:;|=,+*?<>@[]')
+_NETBIOS_FORBIDDEN = set('\\/:*?"<>|')
+_DNS_NAME = re.compile(r"^(?=.{1,255}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+
+
+def run_as_user_name_problem(name: str) -> str | None:
+    """Why the API server would reject this runAsUserName, or None."""
+    if not name:
+        return "it must not be empty"
+    if any(ord(ch) < 32 or ord(ch) == 127 for ch in name):
+        return "it must not contain control characters"
+    if name.count("\\") > 1:
+        return "it may contain at most one backslash (DOMAIN\\USER)"
+    domain, _, user = name.rpartition("\\")
+    if "\\" in name:
+        if not domain:
+            return "the domain before the backslash is empty"
+        if len(domain) >= 256:
+            return "the domain is 256 characters or longer"
+        netbios = len(domain) <= 15 and not domain.startswith(".") and not set(domain) & _NETBIOS_FORBIDDEN
+        if not netbios and not _DNS_NAME.match(domain):
+            return f"the domain {domain!r} is neither a NetBIOS nor a DNS name"
+    if not user:
+        return "the user name is empty"
+    if len(user) > 104:
+        return "the user name is longer than 104 characters"
+    if set(user) <= {".", " "}:
+        return "the user name consists only of dots and spaces"
+    bad = sorted(set(user) & _USER_FORBIDDEN)
+    if bad:
+        return f"the user name contains {' '.join(bad)}"
+    return None
+
+
+def run_as_user_name(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    for hit, path in _fired(rule, ctx):
+        problem = run_as_user_name_problem(str(hit.value)) if isinstance(hit.value, str) else "it must be a string"
+        if problem:
+            yield path, "error", f"runAsUserName {hit.value!r} is invalid: {problem}", rule.instead
+
+
+def gmsa_name(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    for hit, path in _fired(rule, ctx):
+        value = str(hit.value)
+        if len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+            yield path, "error", f"gmsaCredentialSpecName {value!r} is not a DNS-1123 subdomain", rule.instead
+
+
+def gmsa_spec(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    for hit, path in _fired(rule, ctx):
+        value = str(hit.value)
+        if not value:
+            yield path, "error", "gmsaCredentialSpec is empty", rule.instead
+        elif len(value.encode("utf-8")) > 64 * 1024:
+            yield path, "error", "gmsaCredentialSpec is larger than 64 KiB", rule.instead
+
+
+def stop_signal(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    if not ctx.windows:
+        return
+    for hit, path in _fired(rule, ctx):
+        if not ctx.target.explicit:
+            yield path, "error", f"stopSignal {hit.value} needs spec.os.name: {rule.reason}", rule.instead
+        elif ctx.explicit_windows and hit.value not in ("SIGTERM", "SIGKILL"):
+            yield path, "error", f"stopSignal {hit.value} is not supported on Windows (only SIGTERM and SIGKILL)", rule.instead
+
+
+# Images that run as ContainerAdministrator unless told otherwise (Server Core based).
+_ADMIN_IMAGE = re.compile(r"servercore|windows/server:|windows/server$|/iis|dotnet/framework", re.IGNORECASE)
+
+
+def run_as_non_root_admin(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    if not ctx.windows or ctx.hostprocess:
+        return
+    pod_context = ctx.spec.get("securityContext") if isinstance(ctx.spec.get("securityContext"), dict) else {}
+    for list_name, index, container in iter_containers(ctx.spec):
+        non_root = _effective(container, pod_context, ("runAsNonRoot",))
+        if non_root is not True:
+            continue
+        user = _effective(container, pod_context, ("windowsOptions", "runAsUserName"))
+        path = ctx.spec_path + (list_name, index, "securityContext", "runAsNonRoot")
+        if isinstance(user, str) and user.lower() == "containeradministrator":
+            yield path, "error", f"runAsNonRoot is true but the container runs as ContainerAdministrator: {rule.reason}", rule.instead
+        elif user in (MISSING, None) and _ADMIN_IMAGE.search(str(container.get("image", ""))):
+            yield (path, "warning",
+                   f"runAsNonRoot is true and {container.get('image')} runs as ContainerAdministrator by default: "
+                   f"{rule.reason}", rule.instead)
+
+
+def _effective(container: dict[str, Any], pod_context: dict[str, Any], path: tuple[str, ...]) -> Any:
+    value = get(container, ("securityContext",) + path)
+    return value if value not in (MISSING, None) else get(pod_context, path)
+
+
+TEMPLATES: dict[str, Template] = {
+    "forbidden": forbidden,
+    "runtime": runtime,
+    "missing": missing,
+    "linux-forbidden": linux_forbidden,
+    "os-name": os_name,
+    "pod-os-label": pod_os_label,
+    "hostprocess-consistent": hostprocess_consistent,
+    "hostprocess-all": hostprocess_all,
+    "hostprocess-host-network": hostprocess_host_network,
+    "run-as-user-name": run_as_user_name,
+    "gmsa-name": gmsa_name,
+    "gmsa-spec": gmsa_spec,
+    "stop-signal": stop_signal,
+    "run-as-non-root-admin": run_as_non_root_admin,
+}
