@@ -7,4 +7,6 @@ work (and any heavy import) happens inside `run`.
 
 COMMANDS: dict[str, str] = {
     "explain": "kubectl_win.commands.explain",
+    "completion": "kubectl_win.commands.completion",
+    "version": "kubectl_win.commands.version",
 }

@@ -1,0 +1,76 @@
+"""The one place that says what the value of a flag or argument is, when argparse can't tell.
+
+Keyed by argparse `dest`, so every command's flag with that dest completes the same way and a
+new command picks it up without touching this package. Enum values need no entry here: the
+engine reads `choices` straight from the parser.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class LiveNames:
+    """Names of a resource read from the cluster (or, for contexts, from the kubeconfig)."""
+
+    resource: str
+    namespaced: bool = True
+
+
+@dataclass(frozen=True)
+class TypedNames:
+    """kubectl's TYPE/NAME form (pod/web-0, deploy/web, svc/web), as port-forward takes it."""
+
+    types: tuple[tuple[str, str], ...]  # (prefix the user types, resource listed)
+
+
+@dataclass(frozen=True)
+class Files:
+    """File names; with extensions, the shell filters by them (directories are still offered)."""
+
+    extensions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Directories:
+    pass
+
+
+Hint = LiveNames | TypedNames | Files | Directories
+
+# Names in the kubeconfig rather than in the cluster: read locally, no API call.
+KUBECONFIG_RESOURCES = ("contexts", "clusters", "users")
+
+MANIFEST_EXTENSIONS = ("yaml", "yml", "json")
+
+BY_DEST: dict[str, Hint] = {
+    "namespace": LiveNames("namespaces", namespaced=False),
+    "context": LiveNames("contexts", namespaced=False),
+    "cluster": LiveNames("clusters", namespaced=False),
+    "user": LiveNames("users", namespaced=False),
+    "node": LiveNames("nodes", namespaced=False),
+    "nodes": LiveNames("nodes", namespaced=False),
+    "pod": LiveNames("pods"),
+    "pods": LiveNames("pods"),
+    "deployment": LiveNames("deployments"),
+    "target": TypedNames((("pod/", "pods"), ("deployment/", "deployments"), ("deploy/", "deployments"),
+                          ("service/", "services"), ("svc/", "services"))),
+    "filename": Files(MANIFEST_EXTENSIONS),
+    "filenames": Files(MANIFEST_EXTENSIONS),
+    "files": Files(MANIFEST_EXTENSIONS),
+    "kubeconfig": Files(),
+    "config": Files(MANIFEST_EXTENSIONS),
+    "dump": Files(),
+    "output_dir": Directories(),
+}
+
+# Fallback for flags whose dest is not listed: what the metavar says the value is.
+BY_METAVAR: dict[str, Hint] = {
+    "PATH": Files(),
+    "FILE": Files(),
+    "DIR": Directories(),
+    "NS": LiveNames("namespaces", namespaced=False),
+    "NODE": LiveNames("nodes", namespaced=False),
+    "POD": LiveNames("pods"),
+}

@@ -1,0 +1,61 @@
+"""kubectl's plugin completion protocol: `kubectl_complete-win WORD... CURRENT`.
+
+kubectl (>= 1.26) runs this program with the words typed after `win` plus the word under the
+cursor ("" for a new word) and reads `value<TAB>description` lines and a final `:<directive>`
+from stdout. The same exchange backs `kubectl-win completion __complete ...` and our shell scripts.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from typing import IO
+
+from kubectl_win.completion.engine import NameSource, complete
+from kubectl_win.completion.model import Completion
+
+
+def respond(args: Sequence[str], out: IO[str], names: NameSource | None = None) -> Completion:
+    """Complete `args` against the real command line and write the protocol's answer to `out`."""
+    from kubectl_win.cli import build_parser
+    from kubectl_win.completion.live import live_names
+
+    result = complete(build_parser(), args, names or live_names)
+    out.write("\n".join(result.lines()) + "\n")
+    out.flush()
+    return result
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Console script `kubectl_complete-win`. Exits 0 and writes nothing to stderr, whatever happens."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    _silence_stderr()
+    try:
+        respond(args, sys.stdout)
+        code = 0
+    except BaseException:  # noqa: BLE001 - kubectl falls back to file completion on a non-zero exit
+        code = 1
+    # A live lookup may still be waiting on a dead cluster in a daemon thread: don't wait for it.
+    try:
+        sys.stdout.flush()
+    finally:
+        os._exit(code)
+
+
+def _silence_stderr() -> None:
+    import logging
+    import warnings
+
+    warnings.simplefilter("ignore")
+    logging.disable(logging.CRITICAL)
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 2)
+    except OSError:
+        pass
+    sys.stderr = open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
+
+
+if __name__ == "__main__":
+    main()
