@@ -1,0 +1,307 @@
+"""The Cluster: raw-JSON GETs over a urllib3 pool, with timeouts, bounded retries and typed errors."""
+
+from __future__ import annotations
+
+import random
+import ssl
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import urlencode, urlsplit
+
+from kubectl_win.errors import ClusterUnreachable
+from kubectl_win.kube.config import ClientConfig, KubeFlags, load
+from kubectl_win.kube.errors import ApiError, Forbidden, NotFound, Unauthorized
+from kubectl_win.kube.jsonfast import JSONDecodeError, loads
+from kubectl_win.kube.resources import ResourceInfo, resolve
+
+RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
+MAX_RETRY_AFTER = 30.0
+
+
+@dataclass
+class WebsocketArgs:
+    """Everything needed to open a websocket (e.g. pods/exec) with the cluster's credentials."""
+
+    url: str
+    headers: dict[str, str] = field(default_factory=dict)
+    sslopt: dict[str, Any] = field(default_factory=dict)  # websocket-client's sslopt
+    ssl_context: ssl.SSLContext | None = None  # for asyncio/aiohttp/websockets clients
+
+    def header_list(self) -> list[str]:
+        return [f"{k}: {v}" for k, v in self.headers.items()]
+
+    def __repr__(self) -> str:  # never show the Authorization header
+        return f"WebsocketArgs(url={self.url!r}, headers=<{len(self.headers)} hidden>)"
+
+
+def connect(flags: KubeFlags) -> Cluster:
+    """Read the kubeconfig (or in-cluster config) and return a Cluster; nothing is sent yet."""
+    return Cluster(load(flags), flags)
+
+
+class Cluster:
+    namespace: str
+    server: str
+
+    def __init__(self, config: ClientConfig, flags: KubeFlags | None = None, *, max_attempts: int = 4,
+                 backoff: float = 0.25) -> None:
+        self.config = config
+        self.flags = flags or KubeFlags()
+        self.server = config.server
+        self.namespace = config.namespace
+        self.timeout = self.flags.request_timeout
+        self.max_attempts = max(1, max_attempts)
+        self.backoff = backoff
+        self._pool: Any = None
+        self._version: dict | None = None
+
+    def __repr__(self) -> str:
+        return f"Cluster(server={self.server!r}, namespace={self.namespace!r})"
+
+    @property
+    def list_namespace(self) -> str | None:
+        """The namespace a list should use: None (all) with -A, else the effective namespace."""
+        return None if self.flags.all_namespaces else self.namespace
+
+    # -- public reads ----------------------------------------------------------------------------
+    def server_version(self) -> dict:
+        if self._version is None:
+            self._version = self.get("/version")
+        return self._version
+
+    def get(self, path: str, params: dict | None = None) -> dict:
+        return self._request(path, params)
+
+    def get_object(self, resource: str, name: str, namespace: str | None = None) -> dict:
+        info = resolve(resource)
+        ns = (namespace or self.namespace) if info.namespaced else None
+        obj = self._request(info.object_path(name, ns), None, info, name, ns, "get")
+        obj.setdefault("kind", info.kind)
+        obj.setdefault("apiVersion", info.api_version)
+        return obj
+
+    def list_pages(self, resource: str, namespace: str | None = None, label_selector: str | None = None,
+                   field_selector: str | None = None, page_size: int = 500) -> Iterator[dict]:
+        """Raw list pages (kind XList, metadata, items), following `continue` tokens."""
+        info = resolve(resource)
+        ns = namespace if info.namespaced else None
+        path = info.collection_path(ns)
+        params: dict[str, Any] = {}
+        if page_size:
+            params["limit"] = page_size
+        if label_selector:
+            params["labelSelector"] = label_selector
+        if field_selector:
+            params["fieldSelector"] = field_selector
+        while True:
+            page = self._request(path, params, info, None, ns, "list")
+            yield page
+            token = (page.get("metadata") or {}).get("continue")
+            if not token:
+                return
+            params["continue"] = token
+
+    def list(self, resource: str, namespace: str | None = None, label_selector: str | None = None,
+             field_selector: str | None = None, page_size: int = 500) -> Iterator[dict]:
+        """Every item, as dicts with kind and apiVersion filled in (list items on the wire lack them)."""
+        info = resolve(resource)
+        for page in self.list_pages(resource, namespace, label_selector, field_selector, page_size):
+            items = page.get("items") or []
+            if items and "kind" not in items[0]:
+                kind, api_version = info.kind, info.api_version
+                for item in items:
+                    item["kind"] = kind
+                    item["apiVersion"] = api_version
+            yield from items
+
+    def websocket_args(self, path: str, query: list[tuple[str, str]]) -> WebsocketArgs:
+        parts = urlsplit(self.server)
+        scheme = "wss" if parts.scheme == "https" else "ws"
+        base_path = parts.path.rstrip("/")
+        url = f"{scheme}://{parts.netloc}{base_path}{path}"
+        if query:
+            url += "?" + urlencode(query)
+        headers: dict[str, str] = {}
+        auth = self.config.authorization()
+        if auth:
+            headers["Authorization"] = auth
+        sslopt: dict[str, Any] = {}
+        context = None
+        if scheme == "wss":
+            context = self._ssl_context()
+            sslopt = {"context": context, "cert_reqs": context.verify_mode, "check_hostname": context.check_hostname}
+            if self.config.ca_file:
+                sslopt["ca_certs"] = self.config.ca_file
+            if self.config.cert_file:
+                sslopt["certfile"] = self.config.cert_file
+                sslopt["keyfile"] = self.config.key_file
+            if self.config.tls_server_name:
+                sslopt["server_hostname"] = self.config.tls_server_name
+        return WebsocketArgs(url, headers, sslopt, context)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.clear()
+            self._pool = None
+
+    def __enter__(self) -> Cluster:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- transport -------------------------------------------------------------------------------
+    def _ssl_context(self) -> ssl.SSLContext:
+        context = ssl.create_default_context(cafile=self.config.ca_file)
+        if not self.config.verify_ssl:
+            context.check_hostname = False
+            context.verify_mode = ssl.CERT_NONE
+        if self.config.cert_file:
+            context.load_cert_chain(self.config.cert_file, self.config.key_file)
+        return context
+
+    def _pool_manager(self) -> Any:
+        if self._pool is None:
+            import urllib3
+
+            kw: dict[str, Any] = {"num_pools": 2, "maxsize": 4, "block": False}
+            if self.server.startswith("https"):
+                kw["cert_reqs"] = "CERT_REQUIRED" if self.config.verify_ssl else "CERT_NONE"
+                if self.config.ca_file:
+                    kw["ca_certs"] = self.config.ca_file
+                if self.config.cert_file:
+                    kw["cert_file"] = self.config.cert_file
+                    kw["key_file"] = self.config.key_file
+                if self.config.tls_server_name:
+                    kw["server_hostname"] = self.config.tls_server_name
+                if not self.config.verify_ssl:
+                    urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
+            if self.config.proxy:
+                self._pool = urllib3.ProxyManager(self.config.proxy, **kw)
+            else:
+                self._pool = urllib3.PoolManager(**kw)
+        return self._pool
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Accept": "application/json", "User-Agent": "kubectl-win"}
+        auth = self.config.authorization()
+        if auth:
+            headers["Authorization"] = auth
+        return headers
+
+    def _request(self, path: str, params: dict | None, info: ResourceInfo | None = None, name: str | None = None,
+                 namespace: str | None = None, verb: str = "get") -> dict:
+        import urllib3
+        from urllib3.exceptions import (
+            ConnectTimeoutError as ConnectTimeout,
+        )
+        from urllib3.exceptions import (
+            HTTPError,
+            NameResolutionError,
+            NewConnectionError,
+            ProtocolError,
+            ReadTimeoutError,
+            SSLError,
+        )
+
+        url = self.server + path + ("?" + urlencode(params) if params else "")
+        timeout = urllib3.Timeout(connect=min(self.timeout, 30.0), read=self.timeout)
+        reauthenticated = False
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                response = self._pool_manager().request(
+                    "GET", url, headers=self._headers(), timeout=timeout, retries=False, redirect=False,
+                    preload_content=True)
+            except SSLError as exc:
+                raise ClusterUnreachable(f"TLS handshake with {self.server} failed: {_short(exc)}") from None
+            except NameResolutionError:
+                raise ClusterUnreachable(f"cannot resolve the host of {self.server} (DNS lookup failed)") from None
+            except ConnectTimeout:
+                raise ClusterUnreachable(f"timed out connecting to {self.server}") from None
+            except NewConnectionError as exc:
+                raise ClusterUnreachable(f"cannot connect to {self.server}: {_short(exc)}") from None
+            except ReadTimeoutError:
+                raise ClusterUnreachable(
+                    f"{self.server} did not answer within {self.timeout:g}s (--request-timeout)") from None
+            except (ProtocolError, HTTPError) as exc:
+                if attempt < self.max_attempts:
+                    self._sleep(attempt, None)
+                    continue
+                raise ClusterUnreachable(f"the connection to {self.server} kept dropping ({attempt} attempts): "
+                                         f"{_short(exc)}") from None
+            status = response.status
+            if status == 200:
+                try:
+                    return loads(response.data)
+                except (JSONDecodeError, ValueError, UnicodeDecodeError):
+                    if attempt < self.max_attempts:
+                        self._sleep(attempt, None)
+                        continue
+                    raise ApiError(f"{self.server} returned a response that is not valid JSON for {path}",
+                                   status) from None
+            if status in RETRY_STATUSES and attempt < self.max_attempts:
+                self._sleep(attempt, response.headers.get("Retry-After"))
+                continue
+            if status == 401 and not reauthenticated and self.config.reload is not None:
+                reauthenticated = True
+                self.config.reload()
+                attempt -= 1
+                continue
+            raise self._error(status, response.data, path, info, name, namespace, verb, attempt)
+
+    def _sleep(self, attempt: int, retry_after: str | None) -> None:
+        delay = self.backoff * (2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
+        if retry_after:
+            try:
+                delay = min(max(float(retry_after), 0.0), MAX_RETRY_AFTER)
+            except ValueError:
+                pass
+        time.sleep(delay)
+
+    def _error(self, status: int, body: bytes, path: str, info: ResourceInfo | None, name: str | None,
+               namespace: str | None, verb: str, attempts: int) -> ApiError:
+        message, reason = _status_message(body)
+        what = info.plural if info else path
+        if status == 401:
+            return Unauthorized(f"the server rejected the credentials (expired token?): {self.server}", 401,
+                                reason or "Unauthorized")
+        if status == 403:
+            text = message or f"{what} is forbidden: cannot {verb} {what}"
+            return Forbidden(text, what, verb, namespace)
+        if status == 404:
+            if info and name:
+                text = f'{info.plural} "{name}" not found' + (f' in namespace "{namespace}"' if namespace else "")
+            else:
+                text = message or f"the server could not find {path}"
+            return NotFound(text, what, name or "", namespace)
+        if status in RETRY_STATUSES:
+            return ApiError(f"the server kept answering {status} {reason or ''} for {what} after {attempts} "
+                            f"attempts: {message or 'no details'}".replace("  ", " "), status, reason)
+        exit_code = 2 if 400 <= status < 500 else 3
+        return ApiError(f"the server answered {status} {reason or ''} for {what}: {message or 'no details'}"
+                        .replace("  ", " "), status, reason, exit_code)
+
+
+def _status_message(body: bytes) -> tuple[str, str]:
+    try:
+        doc = loads(body)
+    except (JSONDecodeError, ValueError, UnicodeDecodeError):
+        return "", ""
+    if not isinstance(doc, dict):
+        return "", ""
+    return " ".join(str(doc.get("message") or "").split()), str(doc.get("reason") or "")
+
+
+def _short(exc: BaseException) -> str:
+    """The innermost reason, without urllib3's pool object reprs."""
+    reason = getattr(exc, "reason", None)
+    text = str(reason or exc)
+    if "Connection refused" in text or "ConnectionRefused" in text:
+        return "connection refused"
+    if "CERTIFICATE_VERIFY_FAILED" in text:
+        return "certificate verify failed (wrong or missing certificate-authority?)"
+    return text.split(": ", 1)[-1] if "object at 0x" in text else text

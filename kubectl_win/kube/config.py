@@ -1,0 +1,257 @@
+"""kubeconfig handling like kubectl's: --kubeconfig, KUBECONFIG with several files, --context,
+--cluster, --user, --namespace, and in-cluster config when there is no kubeconfig at all.
+
+Authentication itself (tokens, token files, client certificates, exec credential plugins and
+their refresh) is delegated to the kubernetes package's loader, imported only here.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kubectl_win.kube.errors import KubeconfigError, NoKubeconfig
+
+INCLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
+_OVERRIDE_CONTEXT = "kubectl-win-override"
+
+
+@dataclass
+class KubeFlags:
+    kubeconfig: str | None = None
+    context: str | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    all_namespaces: bool = False
+    selector: str | None = None
+    request_timeout: float = 30.0
+
+    @classmethod
+    def from_args(cls, args: Any) -> KubeFlags:
+        """From parsed flags; commands that define only some of the flags are fine."""
+        timeout = getattr(args, "request_timeout", None)
+        return cls(
+            kubeconfig=getattr(args, "kubeconfig", None),
+            context=getattr(args, "context", None),
+            cluster=getattr(args, "cluster", None),
+            user=getattr(args, "user", None),
+            namespace=getattr(args, "namespace", None),
+            all_namespaces=bool(getattr(args, "all_namespaces", False)),
+            selector=getattr(args, "selector", None),
+            request_timeout=float(timeout) if timeout else 30.0,
+        )
+
+
+@dataclass
+class ClientConfig:
+    """What the HTTP layer needs, read out of a kubernetes.client.Configuration."""
+
+    server: str
+    namespace: str
+    context: str | None
+    configuration: Any  # kubernetes.client.Configuration: holds the credentials and refresh hook
+    reload: Any = None  # callable forcing a credential reload (exec plugins), or None
+    source: str = ""  # where the config came from, for messages
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def verify_ssl(self) -> bool:
+        return bool(getattr(self.configuration, "verify_ssl", True))
+
+    @property
+    def ca_file(self) -> str | None:
+        return getattr(self.configuration, "ssl_ca_cert", None) or None
+
+    @property
+    def cert_file(self) -> str | None:
+        return getattr(self.configuration, "cert_file", None) or None
+
+    @property
+    def key_file(self) -> str | None:
+        return getattr(self.configuration, "key_file", None) or None
+
+    @property
+    def tls_server_name(self) -> str | None:
+        return getattr(self.configuration, "tls_server_name", None) or None
+
+    @property
+    def proxy(self) -> str | None:
+        return getattr(self.configuration, "proxy", None) or None
+
+    def authorization(self) -> str | None:
+        """The Authorization header value, refreshed first when the credential has expired."""
+        cfg = self.configuration
+        hook = getattr(cfg, "refresh_api_key_hook", None)
+        if hook is not None:
+            hook(cfg)
+        for key in ("BearerToken", "authorization"):  # the key was renamed in kubernetes 32
+            value = cfg.api_key.get(key)
+            if value:
+                prefix = cfg.api_key_prefix.get(key)
+                value = f"{prefix} {value}" if prefix else value
+                scheme, _, rest = value.partition(" ")
+                return f"Bearer {rest}" if scheme.lower() == "bearer" else value
+        return None
+
+
+def kubeconfig_paths(flags: KubeFlags) -> list[Path]:
+    """--kubeconfig, else every file in $KUBECONFIG (os.pathsep-separated), else ~/.kube/config."""
+    if flags.kubeconfig:
+        path = Path(flags.kubeconfig).expanduser()
+        if not path.exists():
+            raise KubeconfigError(f"kubeconfig {path} does not exist")
+        return [path]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [Path(p).expanduser() for p in env.split(os.pathsep) if p and Path(p).expanduser().exists()]
+    default = Path.home() / ".kube" / "config"
+    return [default] if default.exists() else []
+
+
+def _read_yaml(path: Path) -> dict:
+    import yaml
+
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise KubeconfigError(f"kubeconfig {path} is not valid YAML{where}") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise KubeconfigError(f"kubeconfig {path} is not a mapping")
+    return data
+
+
+def merge_kubeconfigs(paths: list[Path]) -> Any:
+    """Merge like kubectl: the first file to define a name (or current-context) wins.
+
+    Entries are wrapped in the loader's ConfigNode with their file, so relative certificate
+    and token paths resolve against the file that named them.
+    """
+    from kubernetes.config.kube_config import ConfigNode
+
+    merged: dict[str, Any] = {"clusters": [], "contexts": [], "users": []}
+    seen: dict[str, set[str]] = {k: set() for k in merged}
+    for path in paths:
+        data = _read_yaml(path)
+        for section in ("clusters", "contexts", "users"):
+            entries = data.get(section) or []
+            if not isinstance(entries, list):
+                raise KubeconfigError(f"kubeconfig {path}: {section} must be a list")
+            for entry in entries:
+                if not isinstance(entry, dict) or "name" not in entry:
+                    raise KubeconfigError(f"kubeconfig {path}: every entry in {section} needs a name")
+                if entry["name"] in seen[section]:
+                    continue
+                seen[section].add(entry["name"])
+                merged[section].append(ConfigNode(f"{path}/{section}[{entry['name']}]", entry, str(path)))
+        if data.get("current-context") and "current-context" not in merged:
+            merged["current-context"] = data["current-context"]
+    return ConfigNode(str(paths[0]), merged, str(paths[0]))
+
+
+def _names(node: Any, section: str) -> list[str]:
+    return [entry.value["name"] if hasattr(entry, "value") else entry["name"] for entry in node.value[section]]
+
+
+def load(flags: KubeFlags) -> ClientConfig:
+    paths = kubeconfig_paths(flags)
+    if not paths:
+        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+            return load_incluster(flags)
+        raise NoKubeconfig("no kubeconfig found (use --kubeconfig, set KUBECONFIG, or create ~/.kube/config) "
+                           "and not running inside a cluster")
+    merged = merge_kubeconfigs(paths)
+    where = ", ".join(str(p) for p in paths)
+    context_name = flags.context or merged.value.get("current-context")
+    contexts = _names(merged, "contexts")
+    if not context_name:
+        if not (flags.cluster and flags.user is not None):
+            raise KubeconfigError(f"no current context in {where}; pick one with --context "
+                                  f"(available: {', '.join(contexts) or 'none'})")
+        context: dict[str, Any] = {}
+    elif context_name not in contexts:
+        raise KubeconfigError(f'context "{context_name}" not found in {where} '
+                              f"(available: {', '.join(contexts) or 'none'})")
+    else:
+        context = dict(merged["contexts"].get_with_name(context_name).value.get("context") or {})
+    for flag, section, key in ((flags.cluster, "clusters", "cluster"), (flags.user, "users", "user")):
+        if flag:
+            if flag not in _names(merged, section):
+                raise KubeconfigError(f'{key} "{flag}" not found in {where}')
+            context[key] = flag
+    if not context.get("cluster"):
+        raise KubeconfigError(f'context "{context_name}" names no cluster')
+    if context.get("cluster") not in _names(merged, "clusters"):
+        raise KubeconfigError(f'cluster "{context["cluster"]}" of context "{context_name}" not found in {where}')
+    if flags.cluster or flags.user or not context_name:
+        from kubernetes.config.kube_config import ConfigNode
+
+        merged.value["contexts"].append(ConfigNode("override", {"name": _OVERRIDE_CONTEXT, "context": context},
+                                                   str(paths[0])))
+        active = _OVERRIDE_CONTEXT
+    else:
+        active = context_name
+    return _client_config(merged, active, context, flags, where, context_name)
+
+
+def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, where: str,
+                   context_name: str | None) -> ClientConfig:
+    from kubernetes.client import Configuration
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.kube_config import KubeConfigLoader
+
+    cfg = Configuration()
+    try:
+        loader = KubeConfigLoader(config_dict=merged, active_context=active, config_base_path=None)
+        loader.load_and_set(cfg)
+    except ConfigException as exc:
+        raise KubeconfigError(f"invalid kubeconfig {where}: {_redact(str(exc))}") from None
+    except (OSError, ValueError, TypeError, KeyError) as exc:
+        raise KubeconfigError(f"invalid kubeconfig {where}: {type(exc).__name__}: {_redact(str(exc))}") from None
+    if not cfg.host or cfg.host == "http://localhost":
+        server = (merged["clusters"].get_with_name(context["cluster"]).value.get("cluster") or {}).get("server")
+        if not server:
+            raise KubeconfigError(f'cluster "{context["cluster"]}" in {where} has no server')
+    user = loader._user  # the loader's view of the user entry (None when the context names none)
+    reload = None
+    if user is not None and "exec" in user:
+        def reload() -> None:
+            loader._load_authentication()
+            loader._set_config(cfg)
+    namespace = flags.namespace or context.get("namespace") or "default"
+    return ClientConfig(cfg.host.rstrip("/"), namespace, context_name, cfg, reload, where)
+
+
+def load_incluster(flags: KubeFlags) -> ClientConfig:
+    from kubernetes.client import Configuration
+    from kubernetes.config.config_exception import ConfigException
+    from kubernetes.config.incluster_config import InClusterConfigLoader
+
+    cfg = Configuration()
+    try:
+        InClusterConfigLoader(token_filename=str(INCLUSTER_DIR / "token"),
+                              cert_filename=str(INCLUSTER_DIR / "ca.crt")).load_and_set(cfg)
+    except ConfigException as exc:
+        raise NoKubeconfig(f"no kubeconfig found and the in-cluster config is unusable: {exc}") from None
+    namespace = flags.namespace
+    if not namespace:
+        try:
+            namespace = (INCLUSTER_DIR / "namespace").read_text().strip()
+        except OSError:
+            namespace = ""
+    return ClientConfig(cfg.host.rstrip("/"), namespace or "default", None, cfg, None, "in-cluster config")
+
+
+def _redact(text: str) -> str:
+    """Loader messages can quote kubeconfig values; never let a token through."""
+    import re
+
+    return re.sub(r"(?i)(bearer\s+|token['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9._\-~+/=]+", r"\1<redacted>", text)

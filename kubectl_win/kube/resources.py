@@ -1,0 +1,81 @@
+"""The one table of resource names: plurals, singulars, kinds and kubectl's short names."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from kubectl_win.errors import UsageError
+
+
+@dataclass(frozen=True)
+class ResourceInfo:
+    group: str  # "" for core
+    version: str
+    plural: str
+    kind: str
+    namespaced: bool
+    short_names: tuple[str, ...] = ()
+
+    @property
+    def api_version(self) -> str:
+        return f"{self.group}/{self.version}" if self.group else self.version
+
+    def collection_path(self, namespace: str | None) -> str:
+        base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
+        if self.namespaced and namespace:
+            return f"{base}/namespaces/{namespace}/{self.plural}"
+        return f"{base}/{self.plural}"
+
+    def object_path(self, name: str, namespace: str | None) -> str:
+        return f"{self.collection_path(namespace)}/{name}"
+
+
+RESOURCES: tuple[ResourceInfo, ...] = (
+    ResourceInfo("", "v1", "nodes", "Node", False, ("no",)),
+    ResourceInfo("", "v1", "namespaces", "Namespace", False, ("ns",)),
+    ResourceInfo("", "v1", "pods", "Pod", True, ("po",)),
+    ResourceInfo("", "v1", "events", "Event", True, ("ev",)),
+    ResourceInfo("", "v1", "services", "Service", True, ("svc",)),
+    ResourceInfo("", "v1", "endpoints", "Endpoints", True, ("ep",)),
+    ResourceInfo("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
+    ResourceInfo("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
+    ResourceInfo("", "v1", "replicationcontrollers", "ReplicationController", True, ("rc",)),
+    ResourceInfo("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, ()),
+    ResourceInfo("apps", "v1", "deployments", "Deployment", True, ("deploy",)),
+    ResourceInfo("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",)),
+    ResourceInfo("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",)),
+    ResourceInfo("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",)),
+    ResourceInfo("batch", "v1", "jobs", "Job", True, ()),
+    ResourceInfo("batch", "v1", "cronjobs", "CronJob", True, ("cj",)),
+    ResourceInfo("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, ("runtimeclass",)),
+    ResourceInfo("windows.k8s.io", "v1", "gmsacredentialspecs", "GMSACredentialSpec", False, ("gmsa",)),
+)
+
+
+def _index() -> dict[str, ResourceInfo]:
+    index: dict[str, ResourceInfo] = {}
+    for r in RESOURCES:
+        singular = r.kind.lower()
+        for alias in (r.plural, singular, r.kind, *r.short_names, f"{r.plural}.{r.group}" if r.group else r.plural):
+            index.setdefault(alias, r)
+            index.setdefault(alias.lower(), r)
+    return index
+
+
+_BY_NAME = _index()
+
+
+def resolve(name: str) -> ResourceInfo:
+    """`pods`, `pod`, `po`, `Pod`, `deployments.apps`, `deploy` ... -> the resource."""
+    info = _BY_NAME.get(name) or _BY_NAME.get(name.lower())
+    if info is None:
+        raise UsageError(f'the server doesn\'t have a resource type "{name}" (known: '
+                         f'{", ".join(r.plural for r in RESOURCES)})')
+    return info
+
+
+def for_kind(api_version: str, kind: str) -> ResourceInfo | None:
+    for r in RESOURCES:
+        if r.kind == kind and r.api_version == api_version:
+            return r
+    return None
