@@ -44,14 +44,17 @@ def triggered(trigger: str, value: Any) -> Any:
 
 
 def _fired(rule: Rule, ctx: PodContext, containers: tuple[str, ...] | None = None) -> Iterator[tuple[Hit, Path]]:
+    """The hits whose value fires the rule's trigger; a key-prefix trigger points the path at the key."""
     assert rule.check is not None
     for location in rule.check.at:
         for hit in ctx.hits(location, containers):
             fired = triggered(rule.check.trigger, hit.value)
             if fired is None:
                 continue
-            path = hit.path + (fired,) if isinstance(fired, str) else hit.path
-            yield hit, path
+            if isinstance(fired, str):
+                yield Hit(hit.path + (fired,), hit.value[fired]), hit.path + (fired,)
+            else:
+                yield hit, hit.path
 
 
 def _relative(path: Path, ctx: PodContext) -> str:
@@ -96,7 +99,8 @@ def runtime(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     if not ctx.windows or (rule.check.unless == "hostprocess" and ctx.hostprocess):
         return
     for hit, path in _fired(rule, ctx, rule.check.container_lists):
-        yield path, rule.check.severity, f"{_with_value(path, ctx, hit.value)}: {rule.summary}", rule.instead
+        here = _with_value(path, ctx, hit.value)
+        yield path, rule.check.severity, f"{rule.summary.rstrip('.')} (here: {here})", rule.instead
 
 
 def missing(rule: Rule, ctx: PodContext) -> Iterator[Result]:

@@ -1,0 +1,167 @@
+"""`kubectl win explain`: pod fields Windows rejects, ignores or does not support.
+
+Modes: FIELD (one field's rules), --list (the whole table), -f PATH... (manifests on disk or stdin),
+TYPE/NAME or TYPE [-l SELECTOR] [-n NS | -A] (live objects through the shared access layer).
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
+from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
+from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, format_version, parse_version
+
+HELP = "explain pod fields that Windows rejects, ignores or does not support"
+DESCRIPTION = """\
+Explain pod fields that are rejected, ignored or unsupported on Windows nodes.
+
+  kubectl win explain FIELD             one field: status, reason, what to use instead, versions, sources
+  kubectl win explain --list            every field kubectl-win knows about
+  kubectl win explain -f PATH           lint manifests (files, directories, - for stdin)
+  kubectl win explain TYPE/NAME         lint a live object; TYPE [-l SELECTOR] [-n NS | -A] for many
+
+With spec.os.name=windows, fields the API server rejects are errors. Pods that only target Windows
+(nodeSelector, affinity, tolerations, windowsOptions, Windows images) get warnings: those fields are
+ignored on Windows nodes. Pods that target Linux or nothing are not reported unless --assume-windows."""
+EXAMPLES = """\
+examples:
+  kubectl win explain containers.securityContext.privileged
+  kubectl win explain pod.spec.securityContext.runAsUser --k8s-version 1.29
+  kubectl win explain -f deploy/ -o sarif > kubectl-win.sarif
+  helm template ./chart | kubectl win explain -f - --assume-windows
+  kubectl win explain deploy -n web
+  kubectl win explain pod/iis-7d9c -n web -o json"""
+
+OUTPUTS = ("table", "wide", "json", "yaml", "sarif")
+
+
+@dataclass
+class ExplainCommand:
+    """The options a run needs, resolved from the flags (kubectl's Complete step)."""
+
+    mode: str  # field | list | files | live
+    args: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
+    output: str = "table"
+    k8s_version: Version = NEWEST_KNOWN
+    assume_windows: bool = False
+    fail_on: str = "error"
+    config: str | None = None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", nargs="*", metavar="FIELD | TYPE[/NAME] [NAME]",
+                        help="a field path, or live objects to check")
+    parser.add_argument("-f", "--filename", action="append", default=[], metavar="PATH",
+                        help="manifest file or directory to check (recursive; - for stdin; repeatable)")
+    parser.add_argument("--list", action="store_true", help="list every field rule")
+    parser.add_argument("--k8s-version", metavar="1.N", default=format_version(NEWEST_KNOWN),
+                        help=f"the Kubernetes version to judge by (default {format_version(NEWEST_KNOWN)})")
+    parser.add_argument("--assume-windows", action="store_true",
+                        help="check pods that do not target Windows as if they did")
+    add_output_flag(parser, OUTPUTS, "table")
+    add_policy_flags(parser)
+    add_kube_flags(parser)
+
+
+def complete(args: argparse.Namespace) -> ExplainCommand:
+    """Decide the mode and validate the flags; pure (no I/O)."""
+    try:
+        version = parse_version(args.k8s_version)
+    except ValueError as exc:
+        raise UsageError(f"--k8s-version: {exc}") from None
+    if not OLDEST_KNOWN <= version <= (NEWEST_KNOWN[0], NEWEST_KNOWN[1] + 1):
+        raise UsageError(f"--k8s-version {args.k8s_version} is outside what kubectl-win knows "
+                         f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})")
+    targets = list(args.target)
+    if args.list:
+        mode = "list"
+    elif args.filename:
+        mode = "files"
+        if targets:
+            raise UsageError("give either -f PATH or a field/object, not both")
+    elif not targets:
+        raise UsageError("nothing to explain: give a FIELD, -f PATH, TYPE/NAME or --list (see 'kubectl win explain --help')")
+    elif _looks_like_resource(targets[0]) or len(targets) == 2:
+        mode = "live"
+        if len(targets) > 2:
+            raise UsageError("too many arguments: expected TYPE/NAME or TYPE [NAME]")
+    else:
+        mode = "field"
+        if len(targets) > 1:
+            raise UsageError("explain one field at a time")
+    if mode in ("field", "list") and args.output in ("sarif",):
+        raise UsageError(f"-o {args.output} is for findings; use -o table, json or yaml here")
+    return ExplainCommand(mode, targets, list(args.filename), args.output, version, args.assume_windows,
+                          args.fail_on, args.config)
+
+
+def _looks_like_resource(word: str) -> bool:
+    from kubectl_win.explain.fields import KIND_WORDS
+
+    if "/" in word and "[" not in word:  # TYPE/NAME; field paths only carry '/' inside [map keys]
+        return word.split("/", 1)[0].split(".", 1)[0].lower() in KIND_WORDS
+    return word.lower() in KIND_WORDS
+
+
+def run(args: argparse.Namespace, env: Env) -> int:
+    command = complete(args)
+    if command.mode == "field":
+        return _run_field(command, env)
+    if command.mode == "list":
+        return _run_list(command, env)
+    from kubectl_win.explain.service import ExplainOptions, explain_files
+    from kubectl_win.policy import load_policy
+
+    options = ExplainOptions(command.k8s_version, command.assume_windows, load_policy(command.config))
+    if command.mode == "files":
+        report = explain_files(command.files, options, env.stdin)
+    else:
+        report = _explain_live(command, args, options)
+    from kubectl_win.explain.render import render_report
+
+    render_report(report, command.output, env, live=command.mode == "live")
+    if report.unreadable:
+        return 2
+    from kubectl_win.findings import exit_code
+
+    return exit_code(report.findings, command.fail_on)
+
+
+def _explain_live(command: ExplainCommand, args: argparse.Namespace, options: Any) -> Any:
+    from kubectl_win.explain.live import fetch_objects
+    from kubectl_win.explain.service import explain_objects
+    from kubectl_win.kube import KubeFlags, connect
+
+    cluster = connect(KubeFlags.from_args(args))
+    objects = fetch_objects(cluster, command.args, namespace=args.namespace,
+                            all_namespaces=args.all_namespaces, selector=args.selector)
+    return explain_objects(objects, options)
+
+
+def _run_field(command: ExplainCommand, env: Env) -> int:
+    from kubectl_win.explain.fields import field_payload, find_fields
+    from kubectl_win.explain.render import render_fields
+
+    matches = find_fields(command.args[0], command.k8s_version)
+    if command.output in ("json", "yaml"):
+        from kubectl_win.findings import SCHEMA_VERSION
+        from kubectl_win.output.structured import render_json, render_yaml
+
+        payload = {"schemaVersion": SCHEMA_VERSION,
+                   "fields": [field_payload(match, command.k8s_version) for match in matches]}
+        (render_json if command.output == "json" else render_yaml)(payload, env.stdout)
+        return 0
+    render_fields(matches, command.k8s_version, env)
+    return 0
+
+
+def _run_list(command: ExplainCommand, env: Env) -> int:
+    from kubectl_win.explain.render import render_rule_list
+
+    render_rule_list(command.output, command.k8s_version, env)
+    return 0

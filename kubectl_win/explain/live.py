@@ -1,0 +1,40 @@
+"""Fetch live pod-bearing objects for explain through the shared access layer."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_win.errors import UsageError
+from kubectl_win.manifests import POD_SPEC_PATHS
+
+
+def fetch_objects(cluster: Any, words: list[str], namespace: str | None, all_namespaces: bool,
+                  selector: str | None) -> list[dict[str, Any]]:
+    """TYPE/NAME, TYPE NAME or TYPE (with -l, -n, -A) -> objects with kind and apiVersion filled in."""
+    from kubectl_win.kube.resources import resolve
+
+    if len(words) == 2:
+        type_word, name = words
+    elif "/" in words[0]:
+        type_word, name = words[0].split("/", 1)
+    else:
+        type_word, name = words[0], None
+    info = resolve(type_word)
+    if info.kind not in POD_SPEC_PATHS:
+        raise UsageError(f"{info.plural} have no pod spec; explain checks pods, pod templates and workloads "
+                         "(deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs)")
+    if name is not None and not name:
+        raise UsageError(f"missing a name after {type_word}/")
+    if name and all_namespaces:
+        raise UsageError("a resource cannot be retrieved by name across all namespaces")
+    if name and selector:
+        raise UsageError("a name and a label selector (-l) cannot be used together")
+    scope = None if all_namespaces else (namespace or cluster.namespace)
+    if name:
+        objects = [cluster.get_object(info.plural, name, scope)]
+    else:
+        objects = list(cluster.list(info.plural, namespace=scope, label_selector=selector))
+    for obj in objects:
+        obj.setdefault("kind", info.kind)
+        obj.setdefault("apiVersion", info.api_version)
+    return objects

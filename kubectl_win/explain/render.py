@@ -1,0 +1,111 @@
+"""Rendering explain's results: findings (table, wide, json, yaml, sarif) and the field reference."""
+
+from __future__ import annotations
+
+import textwrap
+from typing import TYPE_CHECKING
+
+from kubectl_win.env import Env
+from kubectl_win.output.table import render_table
+from kubectl_win.versions import Version, format_version
+
+if TYPE_CHECKING:
+    from kubectl_win.explain.fields import FieldMatch
+    from kubectl_win.explain.service import ExplainReport
+
+
+def render_report(report: ExplainReport, output: str, env: Env, live: bool = False) -> None:
+    for problem in report.problems:
+        label = "error" if problem.fatal else "note"
+        print(f"{label}: {problem}", file=env.stderr)
+    if output in ("json", "yaml"):
+        from kubectl_win.output.structured import render_json, render_yaml
+
+        (render_json if output == "json" else render_yaml)(report.payload(), env.stdout)
+        return
+    if output == "sarif":
+        from kubectl_win.explain.rules import all_rules
+        from kubectl_win.output.sarif import render_sarif
+
+        rules = {rule.id: {"description": rule.summary, "help": rule.instead, "source": rule.source}
+                 for rule in all_rules()}
+        render_sarif(report.findings, rules, env.stdout)
+        return
+    _render_table(report, output == "wide", env, live)
+
+
+def _render_table(report: ExplainReport, wide: bool, env: Env, live: bool) -> None:
+    if report.findings:
+        headers = ["object", "path", "severity", "message"] if live else ["location", "object", "path", "severity", "message"]
+        if wide:
+            headers = headers[:-1] + ["id", "message", "hint"]
+        rows = []
+        for finding in report.findings:
+            location = f"{finding.file}:{finding.line}" if finding.line else (finding.file or "")
+            row = [finding.object.display(), finding.path, finding.severity.upper()]
+            row = row if live else [location] + row
+            row += [finding.id, finding.message, finding.hint] if wide else [finding.message]
+            rows.append(row)
+        render_table(headers, rows, env.stdout, colour_column=2 if live else 3, colour=env.color)
+        if not wide:
+            print("\nRun with -o wide for the fix of each finding, or 'kubectl win explain CHECK-ID' for the rule.",
+                  file=env.stdout)
+    counts = {"error": 0, "warning": 0, "info": 0}
+    for finding in report.findings:
+        counts[finding.severity] += 1
+    summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info(s) "
+               f"in {report.objects} object(s) with a pod spec ({report.windows_objects} targeting Windows)")
+    print(("\n" if report.findings else "") + summary, file=env.stdout)
+    if report.objects and not report.windows_objects:
+        print("note: no object targets Windows (spec.os.name, nodeSelector, tolerations, windowsOptions or a "
+              "Windows image); add --assume-windows to check them as Windows pods", file=env.stderr)
+
+
+def render_fields(matches: list[FieldMatch], version: Version, env: Env) -> None:
+    from kubectl_win.explain.fields import status_line
+
+    out = env.stdout
+    for index, match in enumerate(matches):
+        rule = match.rule
+        if index:
+            out.write("\n")
+        rows = [
+            ("FIELD", ", ".join(rule.fields)),
+            ("STATUS", status_line(match, version)),
+            ("SUMMARY", rule.summary),
+            ("WHY", rule.reason[:1].upper() + rule.reason[1:] + "."),
+            ("INSTEAD", rule.instead),
+            ("CHECK", rule.id if rule.check else f"{rule.id} (reference only; not checked in manifests)"),
+            ("SOURCES", "; ".join(rule.sources)),
+        ]
+        for label, text in rows:
+            wrapped = textwrap.wrap(text, width=96, break_on_hyphens=False) or [""]
+            out.write(f"{label:<9}{wrapped[0]}\n")
+            for line in wrapped[1:]:
+                out.write(f"{'':<9}{line}\n")
+
+
+def render_rule_list(output: str, version: Version, env: Env) -> None:
+    from kubectl_win.explain.fields import FieldMatch, field_payload
+    from kubectl_win.explain.rules import all_rules
+    from kubectl_win.versions import in_range, parse_version
+
+    matches = [FieldMatch(rule, in_range(version, rule.since, rule.until),
+                          rule.field_since is None or version >= parse_version(rule.field_since))
+               for rule in all_rules()]
+    if output in ("json", "yaml"):
+        from kubectl_win.findings import SCHEMA_VERSION
+        from kubectl_win.output.structured import render_json, render_yaml
+
+        payload = {"schemaVersion": SCHEMA_VERSION, "k8sVersion": format_version(version),
+                   "fields": [field_payload(m, version) for m in matches]}
+        (render_json if output == "json" else render_yaml)(payload, env.stdout)
+        return
+    rows = []
+    for match in matches:
+        rule = match.rule
+        since = rule.since if match.in_effect and match.exists else f"{rule.since} (not in {format_version(version)})"
+        row = [rule.id, rule.status, rule.fields[0] + (f" (+{len(rule.fields) - 1})" if len(rule.fields) > 1 else ""),
+               since, rule.summary]
+        rows.append(row)
+    render_table(["id", "status", "field", "since", "summary"], rows, env.stdout)

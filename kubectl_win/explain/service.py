@@ -1,0 +1,112 @@
+"""explain's service layer: lint manifests on disk or live objects and build the report (no printing here)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from kubectl_win.explain.lint import lint_object
+from kubectl_win.findings import SCHEMA_VERSION, SEVERITY_RANK, Finding, ObjectRef, summarize
+from kubectl_win.manifests import (
+    POD_SPEC_PATHS,
+    ManifestObject,
+    Problem,
+    malformed_pod_spec,
+    read_objects,
+)
+from kubectl_win.policy import Policy
+from kubectl_win.versions import NEWEST_KNOWN, Version
+
+
+@dataclass
+class ExplainOptions:
+    k8s_version: Version = NEWEST_KNOWN
+    assume_windows: bool = False
+    policy: Policy = field(default_factory=Policy)
+
+
+@dataclass
+class ExplainReport:
+    findings: list[Finding] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    objects: int = 0  # pod-bearing objects checked
+    windows_objects: int = 0  # of which target Windows (or were assumed to)
+
+    @property
+    def unreadable(self) -> bool:
+        return any(problem.fatal for problem in self.problems)
+
+    def payload(self) -> dict[str, Any]:
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            "findings": [finding.to_dict() for finding in self.findings],
+            "summary": {"objects": self.objects, **summarize(self.findings)},
+        }
+
+
+def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] | None = None) -> ExplainReport:
+    """Lint every pod-bearing object in the files, directories or stdin ('-') given."""
+    report = ExplainReport()
+    for item in read_objects(paths, stdin):
+        if isinstance(item, Problem):
+            report.problems.append(item)
+            continue
+        _lint_manifest(item, options, report)
+    return _finish(report, options)
+
+
+def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions) -> ExplainReport:
+    """Lint objects that came from the cluster (no files, no line numbers)."""
+    report = ExplainReport()
+    for obj in objects:
+        if str(obj.get("kind")) not in POD_SPEC_PATHS:
+            continue
+        report.objects += 1
+        findings = lint_object(obj, k8s_version=options.k8s_version, assume_windows=options.assume_windows)
+        report.windows_objects += _targets_windows(obj, options)
+        report.findings.extend(findings)
+    return _finish(report, options)
+
+
+def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: ExplainReport) -> None:
+    kind = str(item.obj.get("kind", ""))
+    if kind not in POD_SPEC_PATHS:
+        return  # other kinds are not ours to judge, and say nothing
+    problem = malformed_pod_spec(item.obj)
+    if problem:
+        ref = ObjectRef.of(item.obj)
+        report.problems.append(Problem(item.source, f"{ref.display()}: {problem}; skipped", line=item.line(())))
+        return
+    report.objects += 1
+    report.windows_objects += _targets_windows(item.obj, options)
+    report.findings.extend(lint_object(
+        item.obj,
+        k8s_version=options.k8s_version,
+        assume_windows=options.assume_windows,
+        file=item.source,
+        locate=item.line,
+    ))
+
+
+def _targets_windows(obj: dict[str, Any], options: ExplainOptions) -> int:
+    from kubectl_win.explain.target import infer_target
+    from kubectl_win.manifests import pod_templates
+
+    for template in pod_templates(obj):
+        target = infer_target(template.spec, template.metadata)
+        if target.windows or (options.assume_windows and not (target.explicit and target.os == "linux")):
+            return 1
+    return 0
+
+
+def _finish(report: ExplainReport, options: ExplainOptions) -> ExplainReport:
+    report.findings = sorted(options.policy.apply(report.findings), key=_file_order)
+    return report
+
+
+def _file_order(finding: Finding) -> tuple[Any, ...]:
+    """Findings in the order a reader meets them in the files (live objects: by namespace and name)."""
+    ref = finding.object
+    return (finding.file or "", finding.line or 0, ref.namespace or "", ref.kind, ref.name, finding.path,
+            -SEVERITY_RANK[finding.severity], finding.id)
