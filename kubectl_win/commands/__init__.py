@@ -9,4 +9,5 @@ COMMANDS: dict[str, str] = {
     "explain": "kubectl_win.commands.explain",
     "completion": "kubectl_win.commands.completion",
     "version": "kubectl_win.commands.version",
+    "scaffold": "kubectl_win.commands.scaffold",
 }
