@@ -32,3 +32,9 @@ def in_range(version: Version, since: str | None, until: str | None = None) -> b
     if until and version >= parse_version(until):
         return False
     return True
+
+
+def max_version(*versions: str | None) -> str | None:
+    """The latest of several version strings (None entries ignored)."""
+    present = [v for v in versions if v]
+    return max(present, key=parse_version) if present else None

@@ -51,6 +51,9 @@ class PodContext:
 
     @property
     def hostprocess(self) -> bool:
+        """The pod means to be a HostProcess pod (at pod level or in any container)."""
+        if get(self.spec, ("securityContext", "windowsOptions", "hostProcess")) is True:
+            return True
         return any(flag for _, _, flag in self.hostprocess_containers())
 
     def hits(self, location: Location, container_lists: tuple[str, ...] | None = None) -> Iterator[Hit]:

@@ -12,7 +12,7 @@ from kubectl_win.explain.templates import TEMPLATES
 from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.manifests import Path, format_path, pod_templates
 from kubectl_win.policy import ignores_from_annotations
-from kubectl_win.versions import NEWEST_KNOWN, Version, in_range
+from kubectl_win.versions import NEWEST_KNOWN, Version, in_range, max_version
 
 Locate = Callable[[Path], "int | None"]
 
@@ -39,9 +39,11 @@ def lint_object(
         ignores = ignores_from_annotations(object_meta, template.metadata)
         seen: set[tuple[str, Path]] = set()
         for rule in checks():
-            if not in_range(k8s_version, rule.field_since, rule.until):
-                continue
             assert rule.check is not None
+            # `forbidden` reads `since` itself (before it, the field is ignored rather than rejected).
+            since = rule.field_since if rule.check.template == "forbidden" else max_version(rule.since, rule.field_since)
+            if not in_range(k8s_version, since, rule.until):
+                continue
             for path, severity, message, hint in TEMPLATES[rule.check.template](rule, ctx):
                 if (rule.id, path) in seen:
                     continue

@@ -84,7 +84,7 @@ def forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
         if enforced:
             yield path, "error", f"{what} cannot be set for a windows pod: {rule.reason}", rule.instead
         elif ctx.explicit_windows:
-            yield (path, "warning",
+            yield (path, rule.check.inferred,
                    f"{what} is ignored on Windows nodes ({rule.reason}); the API server rejects it from "
                    f"Kubernetes {rule.since}, not in {format_version(ctx.version)}", rule.instead)
         else:
