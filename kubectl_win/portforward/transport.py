@@ -21,7 +21,7 @@ import struct
 import threading
 import time
 from dataclasses import dataclass, field
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import urlsplit
 
 PROTOCOL_V5 = "v5.channel.k8s.io"
 PROTOCOL_V4 = "v4.channel.k8s.io"

@@ -1,0 +1,102 @@
+"""`kubectl win port-forward`: forward local ports to a pod through a relay run with exec."""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import threading
+
+from kubectl_win.commands.flags import add_kube_flags
+from kubectl_win.env import Env
+
+HELP = "forward local ports to a Windows (or Linux) pod through an in-pod relay"
+DESCRIPTION = """\
+Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: each
+local connection runs a small relay in the container that connects to --remote-host:PORT there.
+
+This reaches servers bound to the pod's loopback, works without wincat in the pause image, on
+Nano Server (an uploaded native relay) and on older runtimes. Needs get and create on pods/exec,
+and get/list on pods (plus the workload or Service named as the target).
+
+Relays, chosen per container by probing once: native (uploaded with tar.exe, removed on exit),
+powershell, pwsh; for Linux containers socat, python3, nc, bash. --relay forces one."""
+EXAMPLES = """\
+examples:
+  kubectl win port-forward pod/iis-7d9c 8080:80
+  kubectl win port-forward deploy/api :5000 -n web          # a free local port, printed
+  kubectl win port-forward svc/sql 1433 --remote-host ::1
+  kubectl win port-forward iis-7d9c 8080:http --address 127.0.0.1,::1 -c iis"""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("target", metavar="TYPE/NAME", help="pod/NAME (or NAME), deploy/, sts/, rs/ or svc/NAME")
+    parser.add_argument("ports", nargs="+", metavar="[LOCAL:]REMOTE",
+                        help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name")
+    add_kube_flags(parser, selector=False, all_namespaces=False)
+    parser.add_argument("-c", "--container", metavar="NAME", help="the container to run the relay in")
+    parser.add_argument("--address", action="append", metavar="ADDR",
+                        help="local addresses to listen on, comma-separated or repeated; "
+                             "localhost means 127.0.0.1 and ::1 (default 127.0.0.1)")
+    parser.add_argument("--remote-host", default="127.0.0.1", metavar="HOST",
+                        help="where the relay connects inside the pod: an IP (::1, the pod IP) or a DNS name "
+                             "(default 127.0.0.1)")
+    parser.add_argument("--relay", choices=("native", "powershell", "pwsh", "socat", "python3", "nc", "bash"),
+                        metavar="NAME", help="force a relay: native|powershell|pwsh|socat|python3|nc|bash")
+    parser.add_argument("--pod-running-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                        help="how long to wait for a running pod (default 60)")
+    parser.add_argument("--ping-interval", type=_seconds_or_zero, default=5.0, metavar="SECONDS",
+                        help="websocket ping interval that keeps idle connections alive; 0 disables (default 5)")
+    parser.add_argument("--read-timeout", type=_seconds, default=60.0, metavar="SECONDS",
+                        help="drop a connection when nothing, not even a pong, arrives for this long (default 60)")
+
+
+def build_options(args: argparse.Namespace, namespace: str):  # noqa: ANN201 - ForwardOptions
+    from kubectl_win.portforward.forwarder import ForwardOptions
+    from kubectl_win.portforward.ports import parse_listen_addresses, parse_port_pair, validate_remote_host
+    from kubectl_win.portforward.targets import parse_target, validate_container
+
+    return ForwardOptions(
+        target=parse_target(args.target),
+        namespace=namespace,
+        pairs=[parse_port_pair(p) for p in args.ports],
+        addresses=parse_listen_addresses(args.address),
+        remote_host=validate_remote_host(args.remote_host),
+        container=validate_container(args.container),
+        relay=args.relay,
+        pod_running_timeout=args.pod_running_timeout,
+        ping_interval=args.ping_interval,
+        read_timeout=args.read_timeout,
+    )
+
+
+def run(args: argparse.Namespace, env: Env) -> int:
+    # Validate everything the user typed before touching the cluster.
+    build_options(args, namespace="default")
+
+    from kubectl_win.kube import KubeFlags, connect
+    from kubectl_win.portforward.forwarder import Forwarder
+
+    cluster = connect(KubeFlags.from_args(args))
+    options = build_options(args, namespace=args.namespace or cluster.namespace)
+    forwarder = Forwarder(cluster, options, env.stdout, env.stderr)
+    forwarder.start()
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, lambda *_: forwarder.stop())
+    return forwarder.wait()
+
+
+def _seconds(text: str) -> float:
+    value = _seconds_or_zero(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
+    return value
+
+
+def _seconds_or_zero(text: str) -> float:
+    try:
+        value = float(text.rstrip("s"))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
+    if not 0 <= value < float("inf"):
+        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0: {text!r}")
+    return value

@@ -1,0 +1,327 @@
+"""Orchestration: resolve the target, listen, and for each local connection run a relay over exec.
+
+Threads: one accept loop, one pinger, and two per connection (local->stdin, stdout->local).
+A failed connection prints one line and the forwarder keeps serving. A bare pod that disappears
+ends the session with exit 1; workload and Service targets are re-resolved to a new pod.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import socket
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from kubectl_win.errors import ExitStatus, KubectlWinError
+from kubectl_win.portforward import targets
+from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
+from kubectl_win.portforward.ports import PortPair, format_hostport
+from kubectl_win.portforward.probe import RelaySelector, RelayUnavailable
+from kubectl_win.portforward.relays import Relay
+from kubectl_win.portforward.transport import (
+    CLOSE_SIGNAL,
+    STATUS,
+    STDERR,
+    STDOUT,
+    ExecError,
+    ExecRejected,
+    ExecStatus,
+    ExecStream,
+    WebsocketTarget,
+    exec_query,
+    run_exec,
+)
+
+CHUNK = 256 * 1024
+MAX_STDERR = 8 * 1024
+
+
+@dataclass
+class ForwardOptions:
+    target: targets.Target
+    namespace: str
+    pairs: list[PortPair]
+    addresses: list[str] = field(default_factory=lambda: ["127.0.0.1"])
+    remote_host: str = "127.0.0.1"  # validated by ports.validate_remote_host
+    container: str | None = None
+    relay: str | None = None  # force one relay by name
+    pod_running_timeout: float = 60.0
+    ping_interval: float = 5.0  # 0 disables pings
+    read_timeout: float = 60.0  # no frame or pong for this long: the stream is dead
+    connect_timeout: float = 30.0
+    shutdown_grace: float = 2.0  # on Ctrl-C, how long open connections may finish
+
+
+class PodGone(Exception):
+    pass
+
+
+class Forwarder:
+    def __init__(self, cluster: Any, options: ForwardOptions, out: IO[str], err: IO[str]) -> None:
+        self.cluster = cluster
+        self.options = options
+        self.out, self.err = out, err
+        self.selector = RelaySelector(session=os.urandom(6).hex(), forced=options.relay)
+        self.listeners: list[Listening] = []
+        self.exit_code = ExitStatus.OK
+        self._pod: targets.ResolvedPod | None = None
+        self._pod_lock = threading.Lock()
+        self._print_lock = threading.Lock()
+        self._stop = threading.Event()
+        self._ids = itertools.count(1)
+        self._active: dict[int, tuple[socket.socket, ExecStream | None]] = {}
+        self._active_lock = threading.Lock()
+        self._accept: AcceptLoop | None = None
+
+    # --- lifecycle -----------------------------------------------------------------------------
+    def start(self) -> list[Listening]:
+        """Resolve the target, bind the listeners and print where they are. Raises one-line errors."""
+        self._pod = self._resolve()
+        local_ports = [local for local, _remote in self._pod.ports]
+        self.listeners = bind_all(self.options.addresses, local_ports)
+        for listener in self.listeners:
+            self._say(f"Forwarding from {listener} -> {self._pod.ports[listener.pair_index][1]}")
+        if _is_host_process(self._pod.pod):
+            self._warn("this is a HostProcess pod: the relay runs on the node, so "
+                       f"{self.options.remote_host} is the node's own address")
+        self._accept = AcceptLoop(self.listeners, self._on_connection)
+        self._accept.start()
+        if self.options.ping_interval > 0:
+            threading.Thread(target=self._ping_loop, name="port-forward-ping", daemon=True).start()
+        return self.listeners
+
+    def wait(self) -> int:
+        """Block until stop() or a fatal error; then clean up and return the exit code."""
+        try:
+            while not self._stop.wait(0.2):
+                pass
+        except KeyboardInterrupt:
+            pass
+        return self.shutdown()
+
+    def stop(self, exit_code: int = ExitStatus.OK) -> None:
+        if exit_code:
+            self.exit_code = exit_code
+        self._stop.set()
+
+    def shutdown(self) -> int:
+        """Close the listeners, let open connections finish (briefly), abort the rest, remove relays."""
+        self._stop.set()
+        if self._accept is not None:
+            self._accept.close()
+        deadline = time.monotonic() + self.options.shutdown_grace
+        while self._active and time.monotonic() < deadline:
+            time.sleep(0.05)
+        with self._active_lock:
+            leftovers = list(self._active.values())
+        for conn, stream in leftovers:
+            if stream is not None:
+                stream.abort()
+            _shutdown(conn, socket.SHUT_RDWR)
+        for failure in self.selector.remove_uploads():
+            self._warn(failure)
+        return int(self.exit_code)
+
+    # --- per connection ------------------------------------------------------------------------
+    def _on_connection(self, conn: socket.socket, listener: Listening) -> None:
+        if self._stop.is_set():
+            conn.close()
+            return
+        conn_id = next(self._ids)
+        with self._active_lock:
+            self._active[conn_id] = (conn, None)
+        threading.Thread(target=self._serve, args=(conn_id, conn, listener), daemon=True,
+                         name=f"port-forward-{conn_id}").start()
+
+    def _serve(self, conn_id: int, conn: socket.socket, listener: Listening) -> None:
+        self._say(f"Handling connection for {listener.port}")
+        label = f"{listener} -> {self.options.target}"
+        try:
+            stream, relay, remote = self._open(conn_id, conn, listener.pair_index)
+            label = f"{listener} -> pod/{self._pod.name if self._pod else '?'}:{remote}"
+            self._pump(conn_id, conn, stream, relay, label)
+        except PodGone as exc:
+            self._error(f"{exc}; a pod target is not re-resolved, stopping")
+            self.stop(ExitStatus.FINDINGS)
+        except (ExecError, RelayUnavailable, KubectlWinError) as exc:
+            self._error(f"connection {conn_id} ({label}): {exc}")
+        except OSError as exc:
+            self._error(f"connection {conn_id} ({label}): {exc.strerror or exc}")
+        finally:
+            with self._active_lock:
+                self._active.pop(conn_id, None)
+            try:
+                conn.close()
+            except OSError:
+                pass
+
+    def _open(self, conn_id: int, conn: socket.socket, pair_index: int) -> tuple[ExecStream, Relay, int]:
+        for attempt in (1, 2):
+            pod = self._pod
+            assert pod is not None
+            try:
+                relay = self.selector.relay_for(_key(pod), pod.windows, self._runner(pod))
+                remote = pod.ports[pair_index][1]
+                command = relay.command(self.options.remote_host, remote)
+                stream = ExecStream.open(self._ws_target(pod, command), self.options.connect_timeout,
+                                         self.options.read_timeout)
+            except ExecRejected as exc:
+                if not _pod_gone(exc):
+                    raise
+                if self.options.target.is_pod:
+                    raise PodGone(f"pod {pod.name} is gone ({exc})") from None
+                if attempt == 2:
+                    raise
+                self._reresolve(pod)
+                continue
+            with self._active_lock:
+                if conn_id in self._active:
+                    self._active[conn_id] = (conn, stream)
+            return stream, relay, remote
+        raise AssertionError("unreachable")
+
+    def _pump(self, conn_id: int, conn: socket.socket, stream: ExecStream, relay: Relay, label: str) -> None:
+        upstream = threading.Thread(target=self._pump_up, args=(conn, stream), daemon=True)
+        upstream.start()
+        status: ExecStatus | None = None
+        stderr = bytearray()
+        broken: str | None = None
+        local_gone = False
+        try:
+            while True:
+                message = stream.recv_message()
+                if message is None:
+                    break
+                if not message:
+                    continue
+                channel = message[0]
+                if channel == STDOUT:
+                    if len(message) > 1 and not local_gone:
+                        try:
+                            conn.sendall(memoryview(message)[1:])
+                        except OSError:
+                            local_gone = True  # the local client left: stop the relay
+                            stream.close()
+                            break
+                elif channel == STDERR:
+                    stderr += message[1:MAX_STDERR]
+                elif channel == STATUS:
+                    status = ExecStatus.parse(message[1:])
+                elif channel == CLOSE_SIGNAL and message[1:] == bytes((STDOUT,)):
+                    _shutdown(conn, socket.SHUT_WR)
+        except ExecError as exc:
+            broken = str(exc)
+        finally:
+            stream.abort()
+        _shutdown(conn, socket.SHUT_WR)  # everything received is delivered: send our FIN
+        upstream.join(5)
+        _shutdown(conn, socket.SHUT_RDWR)
+        upstream.join(1)
+        if local_gone or self._stop.is_set() and broken:
+            return
+        if broken:
+            self._error(f"connection {conn_id} ({label}): lost the exec stream: {broken}")
+        elif status is None:
+            self._error(f"connection {conn_id} ({label}): the exec stream closed without a status")
+        elif not status.success:
+            if status.exit_code is None:
+                self._error(f"connection {conn_id} ({label}): {status.message or status.reason}")
+            else:
+                reason = relay.describe_failure(status.exit_code, bytes(stderr))
+                self._error(f"connection {conn_id} ({label}): {reason}")
+
+    @staticmethod
+    def _pump_up(conn: socket.socket, stream: ExecStream) -> None:
+        buffer = bytearray(CHUNK)
+        view = memoryview(buffer)
+        try:
+            while True:
+                count = conn.recv_into(buffer)
+                if count == 0:
+                    # Local half-close: v5 passes it on; v4 cannot, so stdin stays open until the
+                    # relay ends (the pod's server sees no FIN; see docs/port-forward.md).
+                    stream.close_stdin()
+                    return
+                stream.send_stdin(view[:count])
+        except (OSError, ExecError):
+            stream.abort()
+
+    # --- helpers -------------------------------------------------------------------------------
+    def _resolve(self) -> targets.ResolvedPod:
+        o = self.options
+        return targets.resolve(self.cluster, o.target, o.namespace, o.pairs, o.container, o.pod_running_timeout)
+
+    def _reresolve(self, stale: targets.ResolvedPod) -> None:
+        with self._pod_lock:
+            if self._pod is not None and self._pod.uid != stale.uid:
+                return  # another connection already moved on
+            self.selector.forget(_key(stale))
+            self._pod = self._resolve()
+            self._warn(f"pod {stale.name} is gone; now forwarding to pod {self._pod.name}")
+
+    def _ws_target(self, pod: targets.ResolvedPod, command: list[str]) -> WebsocketTarget:
+        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/exec"
+        args = self.cluster.websocket_args(path, exec_query(command, pod.container))
+        sslopt = getattr(args, "sslopt", None) or {}
+        return WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),
+                               sslopt.get("server_hostname"))
+
+    def _runner(self, pod: targets.ResolvedPod):  # noqa: ANN202 - probe.Runner
+        def run(command: list[str], stdin: bytes | None) -> tuple[bytes, bytes, ExecStatus]:
+            try:
+                return run_exec(self._ws_target(pod, command), stdin, timeout=self.options.connect_timeout)
+            except ExecRejected as exc:
+                if _pod_gone(exc) and self.options.target.is_pod:
+                    raise PodGone(f"pod {pod.name} is gone ({exc})") from None
+                raise
+        return run
+
+    def _ping_loop(self) -> None:
+        while not self._stop.wait(self.options.ping_interval):
+            with self._active_lock:
+                streams = [s for _c, s in self._active.values() if s is not None]
+            for stream in streams:
+                try:
+                    stream.ping()
+                except ExecError:
+                    pass
+
+    def _say(self, line: str) -> None:
+        with self._print_lock:
+            print(line, file=self.out, flush=True)
+
+    def _error(self, line: str) -> None:
+        with self._print_lock:
+            print(f"error: {line}", file=self.err, flush=True)
+
+    def _warn(self, line: str) -> None:
+        with self._print_lock:
+            print(f"warning: {line}", file=self.err, flush=True)
+
+
+def _key(pod: targets.ResolvedPod) -> tuple[str, str, str]:
+    return (pod.namespace, pod.uid or pod.name, pod.container)
+
+
+def _pod_gone(exc: ExecRejected) -> bool:
+    return exc.code == 404 or (exc.code == 400 and "completed pod" in str(exc))
+
+
+def _is_host_process(pod: dict) -> bool:
+    spec = pod.get("spec") or {}
+    options = ((spec.get("securityContext") or {}).get("windowsOptions") or {})
+    return bool(options.get("hostProcess"))
+
+
+def _shutdown(conn: socket.socket, how: int) -> None:
+    try:
+        conn.shutdown(how)
+    except OSError:
+        pass
+
+
+def format_endpoint(host: str, port: int) -> str:
+    return format_hostport(host, port)
