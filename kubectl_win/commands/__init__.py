@@ -10,4 +10,5 @@ COMMANDS: dict[str, str] = {
     "completion": "kubectl_win.commands.completion",
     "version": "kubectl_win.commands.version",
     "scaffold": "kubectl_win.commands.scaffold",
+    "port-forward": "kubectl_win.commands.port_forward",
 }
