@@ -86,10 +86,10 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
             raise UsageError("give either -f PATH or a field/object, not both")
     elif not targets:
         raise UsageError("nothing to explain: give a FIELD, -f PATH, TYPE/NAME or --list (see 'kubectl win explain --help')")
+    elif len(targets) > 2:
+        raise UsageError("too many arguments: expected FIELD, TYPE/NAME or TYPE [NAME]")
     elif _looks_like_resource(targets[0]) or len(targets) == 2:
         mode = "live"
-        if len(targets) > 2:
-            raise UsageError("too many arguments: expected TYPE/NAME or TYPE [NAME]")
     else:
         mode = "field"
         if len(targets) > 1:
