@@ -101,11 +101,17 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
 
 
 def _looks_like_resource(word: str) -> bool:
-    from kubectl_win.explain.fields import KIND_WORDS
+    """TYPE/NAME or a resource type kubectl knows; field paths only carry '/' inside [map keys]."""
+    if "/" in word and "[" not in word:
+        return True
+    from kubectl_win.errors import UsageError as Unknown
+    from kubectl_win.kube.resources import resolve
 
-    if "/" in word and "[" not in word:  # TYPE/NAME; field paths only carry '/' inside [map keys]
-        return word.split("/", 1)[0].split(".", 1)[0].lower() in KIND_WORDS
-    return word.lower() in KIND_WORDS
+    try:
+        resolve(word)
+    except Unknown:
+        return False
+    return True
 
 
 def run(args: argparse.Namespace, env: Env) -> int:
@@ -133,12 +139,13 @@ def run(args: argparse.Namespace, env: Env) -> int:
 
 
 def _explain_live(command: ExplainCommand, args: argparse.Namespace, options: Any) -> Any:
-    from kubectl_win.explain.live import fetch_objects
+    from kubectl_win.explain.live import fetch_objects, parse_live_target
     from kubectl_win.explain.service import explain_objects
     from kubectl_win.kube import KubeFlags, connect
 
+    info, name = parse_live_target(command.args, args.all_namespaces, args.selector)
     cluster = connect(KubeFlags.from_args(args))
-    objects = fetch_objects(cluster, command.args, namespace=args.namespace,
+    objects = fetch_objects(cluster, info, name, namespace=args.namespace,
                             all_namespaces=args.all_namespaces, selector=args.selector)
     return explain_objects(objects, options)
 

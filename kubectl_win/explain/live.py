@@ -8,9 +8,8 @@ from kubectl_win.errors import UsageError
 from kubectl_win.manifests import POD_SPEC_PATHS
 
 
-def fetch_objects(cluster: Any, words: list[str], namespace: str | None, all_namespaces: bool,
-                  selector: str | None) -> list[dict[str, Any]]:
-    """TYPE/NAME, TYPE NAME or TYPE (with -l, -n, -A) -> objects with kind and apiVersion filled in."""
+def parse_live_target(words: list[str], all_namespaces: bool, selector: str | None) -> tuple[Any, str | None]:
+    """TYPE/NAME, TYPE NAME or TYPE -> (resource, name); pure, so bad input fails before any connection."""
     from kubectl_win.kube.resources import resolve
 
     if len(words) == 2:
@@ -29,6 +28,12 @@ def fetch_objects(cluster: Any, words: list[str], namespace: str | None, all_nam
         raise UsageError("a resource cannot be retrieved by name across all namespaces")
     if name and selector:
         raise UsageError("a name and a label selector (-l) cannot be used together")
+    return info, name
+
+
+def fetch_objects(cluster: Any, info: Any, name: str | None, namespace: str | None, all_namespaces: bool,
+                  selector: str | None) -> list[dict[str, Any]]:
+    """The objects, with kind and apiVersion filled in (list items carry neither)."""
     scope = None if all_namespaces else (namespace or cluster.namespace)
     if name:
         objects = [cluster.get_object(info.plural, name, scope)]
