@@ -165,18 +165,19 @@ def replicas(value: int) -> int:
 
 def run_as_user_name(value: str, hostprocess: bool) -> str:
     """The API server's runAsUserName rules; HostProcess pods only run as the built-in service accounts."""
+    shown = f"'{value}'" if value.isprintable() else repr(value)  # repr() doubles backslashes
     if not value or any(ord(c) < 32 or ord(c) == 127 for c in value) or value.count("\\") > 1:
-        raise UsageError(f"invalid run-as-user-name {value!r}: expected USER or DOMAIN\\USER")
+        raise UsageError(f"invalid run-as-user-name {shown}: expected USER or DOMAIN\\USER")
     domain, _, user = value.rpartition("\\")
     if domain and (len(domain) > 255 or not (_netbios(domain) or _DNS1123_SUBDOMAIN.match(domain.lower()))):
-        raise UsageError(f"invalid run-as-user-name {value!r}: {domain!r} is not a NetBIOS or DNS domain name")
+        raise UsageError(f"invalid run-as-user-name {shown}: {domain!r} is not a NetBIOS or DNS domain name")
     if not user or len(user) > 104 or set(user) <= {".", " "} or _USER_BAD & set(user):
-        raise UsageError(f"invalid run-as-user-name {value!r}: bad user name {user!r}")
+        raise UsageError(f"invalid run-as-user-name {shown}: bad user name {user!r}")
     if hostprocess and domain:
         for permitted in HOSTPROCESS_USERS:
             if value.lower() == permitted.lower():
                 return permitted
-        raise UsageError(f"invalid run-as-user-name {value!r} for a HostProcess pod: use "
+        raise UsageError(f"invalid run-as-user-name {shown} for a HostProcess pod: use "
                          f"{', '.join(HOSTPROCESS_USERS)}, or a local group name (containerd 1.7+)")
     return value
 
