@@ -87,6 +87,7 @@ FIRING: dict[str, dict[str, Any]] = {
     "windows-volume-default-mode": {"spec": {"volumes": [{"name": "v", "secret": {"secretName": "s", "defaultMode": 420}}]}},
     "windows-resize-policy": {"container": {"resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"}]}},
     "windows-apparmor-annotation": {"metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/app": "runtime/default"}}},
+    "windows-hyperv-isolation": {"metadata": {"annotations": {"experimental.windows.kubernetes.io/isolation-type": "hyperv"}}},
     "windows-emptydir-mode": {"spec": {"volumes": [{"name": "v", "emptyDir": {"mode": "0700"}}]}, "version": (1, 38)},
     "windows-bind-mount-options": {"container": {"volumeMounts": [{"name": "v", "mountPath": "C:\\d",
                                                                     "bindMountOptions": ["ro"]}]}, "version": (1, 38)},
