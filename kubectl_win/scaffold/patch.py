@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
@@ -35,9 +36,9 @@ class FilePatch:
 
     def diff(self) -> str:
         name = "<stdin>" if self.source == "-" else self.source
+        old, new = (name, name) if os.path.isabs(name) or name == "<stdin>" else (f"a/{name}", f"b/{name}")
         return "".join(difflib.unified_diff(self.original.splitlines(keepends=True),
-                                            self.patched.splitlines(keepends=True),
-                                            fromfile=f"a/{name}", tofile=f"b/{name}"))
+                                            self.patched.splitlines(keepends=True), fromfile=old, tofile=new))
 
 
 def patch_sources(paths: Iterable[str], placement: Placement, explicit_taints: bool,
@@ -70,7 +71,7 @@ def patch_text(text: str, source: str, placement: Placement, explicit_taints: bo
 
 
 def _patch_yaml(text: str, placer: _Placer) -> str | None:
-    from kubectl_win.scaffold.roundtrip import dump_document, split_documents
+    from kubectl_win.scaffold.roundtrip import render_document, split_documents
 
     docs = split_documents(text)
     parts = []
@@ -78,7 +79,7 @@ def _patch_yaml(text: str, placer: _Placer) -> str | None:
     for doc in docs:
         if placer.patch_any(doc.data):
             changed = True
-            parts.append(doc.header + dump_document(doc))
+            parts.append(doc.header + render_document(doc))
         else:
             parts.append(doc.header + doc.body)
     return "".join(parts) if changed else None
