@@ -7,6 +7,7 @@ work (and any heavy import) happens inside `run`.
 
 COMMANDS: dict[str, str] = {
     "explain": "kubectl_win.commands.explain",
+    "doctor": "kubectl_win.commands.doctor",
     "completion": "kubectl_win.commands.completion",
     "version": "kubectl_win.commands.version",
     "scaffold": "kubectl_win.commands.scaffold",

@@ -1,0 +1,118 @@
+"""`kubectl win doctor`: what is wrong with the cluster's Windows nodes and workloads, and how to fix it."""
+
+from __future__ import annotations
+
+import argparse
+
+from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
+from kubectl_win.env import Env
+
+HELP = "inspect a cluster (or a dump of one) for Windows node and workload problems"
+DESCRIPTION = (
+    "Inspect the cluster's Windows nodes and the workloads that run on or near them: node readiness and "
+    "builds, container runtime, version skew, taints and selectors, image builds, pod fields Windows "
+    "rejects, memory limits, kube-proxy/CNI/csi-proxy presence, gMSA and event symptoms. Every finding "
+    "comes with the exact command or change that fixes it. Read-only: doctor only GETs and LISTs."
+)
+EXAMPLES = """examples:
+  kubectl win doctor                              # the whole cluster
+  kubectl win doctor nodes                        # Windows node inventory and node findings
+  kubectl win doctor workloads -n shop            # workloads of one namespace
+  kubectl win doctor --from-dump cluster.json     # offline, from kubectl get nodes,pods,... -A -o json
+  kubectl win doctor --save-dump cluster.json     # read the cluster and keep a dump to share
+  kubectl win doctor -o sarif --fail-on warning   # for CI
+
+exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
+"""
+FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("scope", nargs="?", choices=("nodes", "workloads"), metavar="SCOPE",
+                        help="nodes (Windows node inventory) or workloads (workload findings only); "
+                             "default: the whole cluster")
+    parser.add_argument("--from-dump", metavar="PATH",
+                        help="read a dump (kubectl get nodes,pods,... -A -o json, or --save-dump output) "
+                             "instead of the cluster")
+    parser.add_argument("--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")
+    add_output_flag(parser, FORMATS, "table")
+    add_policy_flags(parser)
+    add_kube_flags(parser, selector=False)
+
+
+def run(args: argparse.Namespace, env: Env) -> int:
+    from kubectl_win.doctor.service import DoctorOptions, run_doctor
+    from kubectl_win.errors import UsageError
+    from kubectl_win.findings import exit_code
+
+    scope = args.scope or "cluster"
+    if args.from_dump and args.save_dump and args.from_dump == args.save_dump:
+        raise UsageError("--save-dump must name another file than --from-dump")
+    if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
+        raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
+    namespace = None if args.all_namespaces else args.namespace
+    if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump:
+        namespace = _context_namespace(args)
+    options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump,
+                            kube_flags=None if args.from_dump else _kube_flags(args), namespace=namespace,
+                            config=args.config, progress=_progress(env) if env.stderr_isatty else None)
+    try:
+        report = run_doctor(options)
+    finally:
+        if env.stderr_isatty:
+            env.stderr.write("\r\033[K")
+            env.stderr.flush()
+    if namespace and args.from_dump:
+        report.findings = [f for f in report.findings if f.object.namespace in (None, namespace)]
+    _render(report, args.output, env)
+    return exit_code(report.findings, args.fail_on)
+
+
+def _kube_flags(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from kubectl_win.kube import KubeFlags
+
+    return KubeFlags.from_args(args)
+
+
+def _context_namespace(args: argparse.Namespace) -> str:
+    from kubectl_win.kube import connect
+
+    with connect(_kube_flags(args)) as cluster:
+        return cluster.namespace or "default"
+
+
+def _progress(env: Env):  # type: ignore[no-untyped-def]
+    def show(resource: str, count: int) -> None:
+        env.stderr.write(f"\rreading {resource}: {count}\033[K")
+        env.stderr.flush()
+
+    return show
+
+
+def _render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-def]
+    from kubectl_win.doctor import catalog
+    from kubectl_win.doctor.report import render_findings, render_nodes
+
+    out = env.stdout
+    if output in ("json", "yaml"):
+        from kubectl_win.output.structured import render_json, render_yaml
+
+        (render_json if output == "json" else render_yaml)(report.to_dict(), out)
+    elif output == "junit":
+        from kubectl_win.output.junit import render_junit
+
+        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor")
+    elif output == "sarif":
+        from kubectl_win.output.sarif import render_sarif
+
+        rules = catalog.sarif_rules()
+        for finding in report.findings:
+            rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
+                                          "source": finding.source or ""})
+        render_sarif(report.findings, rules, out)
+    else:
+        wide = output == "wide"
+        if report.scope == "nodes":
+            render_nodes(report, out, wide)
+            out.write("\n")
+        render_findings(report, out, wide, env.color)

@@ -1,0 +1,121 @@
+"""Event and container-status symptoms (knowledge/symptoms.yaml) and NTSTATUS exit codes."""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from typing import Any
+
+from kubectl_win.doctor import builds, fixes
+from kubectl_win.doctor.catalog import finding
+from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
+from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.knowledge import load
+
+EXCERPT = 240
+
+
+@cache
+def ntstatus() -> dict[int, dict[str, Any]]:
+    return {int(e["code"]): e for e in load("ntstatus")["codes"]}
+
+
+def decode_exit(code: int) -> tuple[str, dict[str, Any] | None] | None:
+    """(hex, entry) for exit codes that are NTSTATUS values; None for ordinary exit codes."""
+    unsigned = code & 0xFFFFFFFF
+    entry = ntstatus().get(unsigned)
+    if entry is None and not (code < 0 and unsigned >= 0xC0000000):
+        return None
+    return f"0x{unsigned:08X}", entry
+
+
+def run(snapshot: Snapshot) -> list[Finding]:
+    pods = {(p.namespace, p.name): p for p in snapshot.pods}
+    out = [_event_finding(event, snapshot, pods) for event in snapshot.events]
+    out.extend(_exit_codes(snapshot))
+    return out
+
+
+def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str, str], PodRecord]) -> Finding:
+    pod_name = event.pod or (event.ref.name if event.ref.kind == "Pod" else None)
+    pod = pods.get((event.ref.namespace or "", pod_name)) if pod_name else None
+    node_name = event.node or (pod.node if pod else None) or "the node"
+    node = snapshot.node(node_name)
+    excerpt = event.message if len(event.message) <= EXCERPT else event.message[: EXCERPT - 1] + "…"
+    place = [f"on {node_name}"] if node_name != "the node" else []
+    if event.count > 1:
+        place.append(f"{event.count}x")
+    where = f" ({', '.join(place)})" if place else ""
+    values = {"object": event.ref.display(), "reason": event.reason or "status", "excerpt": excerpt,
+              "where": where, "node": node_name, "fix": _fix(event, snapshot, pod, node)}
+    return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(), **values)
+
+
+def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) -> str:  # type: ignore[no-untyped-def]
+    owner = pod.owner_ref if pod else event.ref
+    spec_path = "spec.jobTemplate.spec.template.spec" if owner.kind == "CronJob" else \
+        ("spec" if owner.kind == "Pod" else "spec.template.spec")
+    if event.check == "symptom-os-build-mismatch":
+        if node is not None and node.build_number:
+            text = (f"use images (and a pause image) built for build {node.build_number} "
+                    f"({builds.tags_for(node.build_number)})")
+            image_builds = [b for b in (builds.image_build(c.image) for c in (pod.containers if pod else ()))
+                            if b is not None and b != node.build_number]
+            info = builds.build_of(image_builds[0]) if image_builds else None
+            if info is not None:
+                text += ", or pin the workload to the image's build: " + fixes.node_selector(
+                    owner, spec_path, {"node.kubernetes.io/windows-build": info.version})
+            return text
+        return "compare the image tag with the node's node.kubernetes.io/windows-build label (kubectl get nodes -L " \
+               "node.kubernetes.io/windows-build) and use the matching tag"
+    if event.check == "symptom-no-matching-platform":
+        if node is not None and node.windows and not (pod and pod.target.windows):
+            return "this Linux image must not run on Windows: " + fixes.node_selector(
+                owner, spec_path, {"kubernetes.io/os": "linux"})
+        return ("use an image with a windows/amd64 variant for the node's build (docker manifest inspect IMAGE "
+                "lists the platforms)")
+    if event.check == "symptom-container-administrator-nonroot":
+        return fixes.merge_patch(owner, spec_path,
+                                 {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}})
+    if event.check == "symptom-untolerated-windows-taint":
+        taints = sorted({t for n in snapshot.windows_nodes for t in n.scheduling_taints}, key=lambda t: t.text())
+        if not taints:
+            return ("add the toleration for the Windows nodes' taint "
+                    "(kubectl describe nodes -l kubernetes.io/os=windows)")
+        taint = taints[0]
+        toleration = fixes.toleration_for(taint.key, taint.value, taint.effect)
+        if pod is None and owner.kind == "Pod":
+            return (f"add the toleration {json.dumps(toleration, separators=(',', ':'))} to the pod template of "
+                    f"{owner.name}'s controller (kubectl get pod {owner.name} -n {owner.namespace} -o "
+                    f"jsonpath='{{.metadata.ownerReferences[0].name}}')")
+        return fixes.add_toleration(owner, spec_path, True, toleration)
+    return ""
+
+
+def _exit_codes(snapshot: Snapshot) -> list[Finding]:
+    out = []
+    seen: set[tuple[ObjectRef, str, int]] = set()
+    for pod in snapshot.pods:
+        node = snapshot.node(pod.node)
+        if not (pod.target.windows or (node is not None and node.windows)):
+            continue
+        for state in pod.states:
+            if state.last_exit_code is None:
+                continue
+            decoded = decode_exit(state.last_exit_code)
+            if decoded is None:
+                continue
+            key = (pod.owner_ref, state.name, state.last_exit_code)
+            if key in seen:
+                continue
+            seen.add(key)
+            hex_code, entry = decoded
+            path = f"status.containerStatuses[{state.name}].lastState.terminated.exitCode"
+            out.append(finding(
+                "symptom-ntstatus-exit", pod.ref, path,
+                ignores=pod.ignores, container=state.name, pod=f"{pod.namespace}/{pod.name}",
+                code=state.last_exit_code, hex=hex_code, name=entry["name"] if entry else "(unknown NTSTATUS)",
+                meaning=entry["meaning"] if entry else "a Windows status code kubectl-win does not know",
+                restarts=state.restarts,
+                fix=entry["hint"] if entry else f"look up {hex_code} in Microsoft's NTSTATUS reference"))
+    return out

@@ -1,0 +1,118 @@
+"""Pods on the wrong OS, Windows image builds vs node builds, and build selectors in mixed clusters."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+from kubectl_win.doctor import builds, fixes, scheduling
+from kubectl_win.doctor.catalog import finding
+from kubectl_win.doctor.snapshot import PodRecord, Snapshot
+from kubectl_win.findings import Finding, ObjectRef
+
+BUILD_LABEL = "node.kubernetes.io/windows-build"
+
+
+def _hyperv(pod: PodRecord, snapshot: Snapshot) -> bool:
+    """Hyper-V isolated pods may run older image builds than the host."""
+    rc = snapshot.runtime_classes.get(pod.runtime_class or "")
+    text = f"{pod.runtime_class or ''} {rc.handler if rc else ''}".lower()
+    return "hyperv" in text or "hypervisor" in text
+
+
+def _spec_path(ref: ObjectRef) -> str:
+    from kubectl_win.manifests import POD_SPEC_PATHS, format_path
+
+    return format_path(POD_SPEC_PATHS.get(ref.kind, ("spec",)))
+
+
+def _pod_label(pods: list[PodRecord]) -> str:
+    first = pods[0]
+    if len(pods) == 1:
+        return f"{first.namespace}/{first.name}"
+    owner = first.controller.display() if first.controller else "the same owner"
+    return f"{first.namespace}/{first.name} (and {len(pods) - 1} more of {owner})"
+
+
+def run(snapshot: Snapshot) -> list[Finding]:
+    return _os_mismatch(snapshot) + _build_mismatch(snapshot) + _build_selector(snapshot)
+
+
+def _os_mismatch(snapshot: Snapshot) -> list[Finding]:
+    groups: dict[tuple[ObjectRef, str], list[PodRecord]] = defaultdict(list)
+    for pod in snapshot.pods:
+        node = snapshot.node(pod.node)
+        if node is None or node.os not in ("windows", "linux") or pod.target.os not in ("windows", "linux"):
+            continue
+        if node.os != pod.target.os:
+            groups[(pod.owner_ref, node.os)].append(pod)
+    out = []
+    for (owner, node_os), pods in groups.items():
+        pod = pods[0]
+        fix = fixes.node_selector(owner, _spec_path(owner), {"kubernetes.io/os": pod.target.os or ""})
+        if node_os == "windows":
+            fix += f"; and taint the Windows nodes (kubectl taint nodes {pod.node} os=windows:NoSchedule)"
+        out.append(finding("pod-os-mismatch", pod.ref, "spec.nodeName", ignores=pod.ignores, pod=_pod_label(pods),
+                           target=pod.target.os, reasons=pod.target.because(), node_os=node_os, node=pod.node,
+                           fix=fix))
+    return out
+
+
+def _build_mismatch(snapshot: Snapshot) -> list[Finding]:
+    groups: dict[tuple[ObjectRef, str, int, int], list[PodRecord]] = defaultdict(list)
+    for pod in snapshot.pods:
+        node = snapshot.node(pod.node)
+        if node is None or not node.windows or node.build_number is None or pod.host_process:
+            continue
+        if _hyperv(pod, snapshot):
+            continue
+        for container in pod.containers:
+            image_build = builds.image_build(container.image)
+            if image_build is not None and image_build != node.build_number:
+                groups[(pod.owner_ref, container.name, image_build, node.build_number)].append(pod)
+    out = []
+    for (owner, container_name, image_build, node_build), pods in groups.items():
+        pod = pods[0]
+        container = next(c for c in pod.containers if c.name == container_name)
+        image_info = builds.build_of(image_build)
+        image_version = image_info.version if image_info else str(image_build)
+        fix = (f"use the image tag built for {node_build} ({builds.tags_for(node_build)}) or pin the workload to "
+               f"build {image_build} nodes: "
+               + fixes.node_selector(owner, _spec_path(owner), {BUILD_LABEL: image_version}))
+        out.append(finding("image-build-mismatch", pod.ref, container.path + ".image", ignores=pod.ignores,
+                           container=container.name, pod=_pod_label(pods), image=container.image,
+                           image_os=image_info.name if image_info else "an unknown Windows build",
+                           image_build=image_build, node=pod.node, node_build=node_build, fix=fix))
+    return out
+
+
+def _build_selector(snapshot: Snapshot) -> list[Finding]:
+    present = sorted({n.build_number for n in snapshot.windows_nodes if n.build_number is not None})
+    if len(present) < 2:
+        return []
+    out = []
+    for workload in snapshot.workloads:
+        if not workload.target.windows or workload.host_process:
+            continue
+        placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
+        if BUILD_LABEL in placement.node_selector or _affinity_names_build(placement.required_terms):
+            continue
+        for container in workload.containers:
+            image_build = builds.image_build(container.image)
+            if image_build is None:
+                continue
+            info = builds.build_of(image_build)
+            version = info.version if info else str(image_build)
+            fix = fixes.node_selector(workload.ref, workload.spec_path, {BUILD_LABEL: version})
+            out.append(finding("image-build-selector-missing", workload.ref, container.path + ".image",
+                               ignores=workload.ignores, object=workload.ref.display(), image=container.image,
+                               image_build=image_build, builds=", ".join(str(b) for b in present), fix=fix))
+            break
+    return out
+
+
+def _affinity_names_build(terms) -> bool:  # type: ignore[no-untyped-def]
+    for term in terms or ():
+        for expr in (term.get("matchExpressions") or []) if isinstance(term, dict) else []:
+            if isinstance(expr, dict) and expr.get("key") == BUILD_LABEL:
+                return True
+    return False

@@ -1,0 +1,53 @@
+"""Windows pods without memory limits, and Windows nodes that reserve no memory for the system."""
+
+from __future__ import annotations
+
+from kubectl_win.doctor import fixes
+from kubectl_win.doctor.catalog import finding
+from kubectl_win.doctor.quantity import format_bytes
+from kubectl_win.doctor.snapshot import Container, Snapshot
+from kubectl_win.findings import Finding, ObjectRef
+
+DEFAULT_LIMIT = "512Mi"  # a starting point when the container requests nothing; size it to the app
+
+
+def run(snapshot: Snapshot) -> list[Finding]:
+    out = []
+    for node in snapshot.windows_nodes:
+        if node.memory_capacity and node.memory_allocatable is not None \
+                and node.memory_allocatable >= node.memory_capacity:
+            out.append(finding("windows-node-no-memory-reserve", node.ref, "status.allocatable.memory",
+                               ignores=node.ignores, node=node.name, capacity=format_bytes(node.memory_capacity)))
+    seen: set[ObjectRef] = set()
+    for workload in snapshot.workloads:
+        if workload.target.windows:
+            seen.add(workload.ref)
+            out.extend(_limits(workload.ref, workload.containers, workload.ignores))
+    # Pods that run on Windows although their template does not say so (no OS selector, untainted node).
+    for pod in snapshot.pods:
+        node = snapshot.node(pod.node)
+        owner = pod.owner_ref
+        if node is None or not node.windows or owner in seen:
+            continue
+        seen.add(owner)
+        containers = pod.containers
+        if owner.kind != "Pod":
+            prefix = _template_prefix(owner.kind)
+            containers = tuple(Container(prefix + c.path.removeprefix("spec"), c.name, c.image, c.memory_limit,
+                                         c.memory_request, c.init) for c in containers)
+        out.extend(_limits(owner, containers, pod.ignores))
+    return out
+
+
+def _template_prefix(kind: str) -> str:
+    return "spec.jobTemplate.spec.template.spec" if kind == "CronJob" else "spec.template.spec"
+
+
+def _limits(ref: ObjectRef, containers: tuple[Container, ...], ignores: frozenset[str]) -> list[Finding]:
+    missing = [c for c in containers if not c.init and not c.memory_limit]
+    if not missing:
+        return []
+    fix = fixes.memory_limits(ref, [(c.name, c.path, c.memory_request or DEFAULT_LIMIT) for c in missing])
+    path = missing[0].path + ".resources.limits.memory"
+    return [finding("windows-memory-limit-missing", ref, path, ignores=ignores, object=ref.display(),
+                    containers=", ".join(c.name for c in missing), fix=fix)]

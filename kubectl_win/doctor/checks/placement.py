@@ -1,0 +1,95 @@
+"""Taints and selectors that keep Linux pods off Windows nodes and let Windows pods onto them."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from kubectl_win.doctor import builds, fixes, scheduling
+from kubectl_win.doctor.catalog import finding
+from kubectl_win.doctor.checks import name_list
+from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, Taint, WorkloadRecord
+from kubectl_win.findings import Finding
+
+TAINT_KEYS = ("os", "node.kubernetes.io/os", "kubernetes.io/os")
+
+
+def suggested_taint(node: NodeRecord, windows: tuple[NodeRecord, ...]) -> str:
+    """The taint the other Windows nodes use (KEP-116's os=Win<release> per build), else os=windows."""
+    used = Counter(t for n in windows for t in n.scheduling_taints if t.key in TAINT_KEYS)
+    if not used:
+        return "os=windows"
+    taint = used.most_common(1)[0][0]
+    if taint.key == "os" and taint.value.lower().startswith("win") and taint.value.lower() != "windows":
+        build = builds.build_of(node.build_number)
+        if build and build.taint_value:
+            return f"os={build.taint_value}"
+    return f"{taint.key}={taint.value}" if taint.value else taint.key
+
+
+def run(snapshot: Snapshot) -> list[Finding]:
+    windows = snapshot.windows_nodes
+    if not windows:
+        return []
+    findings: list[Finding] = []
+    if "nodes" in snapshot.read and snapshot.namespace is None:
+        for node in windows:
+            if not node.scheduling_taints:
+                findings.append(finding("windows-node-untainted", node.ref, "spec.taints", ignores=node.ignores,
+                                        node=node.name, taint=suggested_taint(node, windows)))
+    for workload in snapshot.workloads:
+        placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
+        if workload.target.windows:
+            findings.extend(_windows_workload(workload, placement, windows))
+        else:
+            findings.extend(_linux_workload(workload, placement, windows))
+    return findings
+
+
+def _linux_workload(workload: WorkloadRecord, placement, windows) -> list[Finding]:  # type: ignore[no-untyped-def]
+    if scheduling.pins_os(placement, "linux") or workload.host_process:
+        return []
+    landing = [n.name for n in windows if scheduling.fits(placement, n)]
+    if not landing:
+        return []
+    ref = workload.ref
+    fix = fixes.node_selector(ref, workload.spec_path, {"kubernetes.io/os": "linux"})
+    severity = "error" if ref.kind == "DaemonSet" else None
+    return [finding("linux-workload-can-land-on-windows", ref, workload.spec_path + ".nodeSelector",
+                    severity=severity, ignores=workload.ignores, object=ref.display(), nodes=name_list(landing),
+                    fix=fix)]
+
+
+def _windows_workload(workload: WorkloadRecord, placement, windows) -> list[Finding]:  # type: ignore[no-untyped-def]
+    ref = workload.ref
+    out = []
+    if not scheduling.pins_os(placement, "windows"):
+        out.append(finding("windows-workload-no-os-selector", ref, workload.spec_path + ".nodeSelector",
+                           ignores=workload.ignores, object=ref.display(), reasons=workload.target.because(),
+                           fix=fixes.node_selector(ref, workload.spec_path, {"kubernetes.io/os": "windows"})))
+    selected = [n for n in windows if scheduling.selects(placement, n)]
+    if not selected:
+        if placement.node_name:
+            return out
+        selector = ", ".join(f"{k}={v}" for k, v in placement.node_selector.items()) or "node affinity"
+        labels = sorted({n.build_label or n.windows_build or "" for n in windows} - {""})
+        fix = (f"select labels a Windows node has, for example nodeSelector "
+               f"{{kubernetes.io/os: windows, node.kubernetes.io/windows-build: '{labels[0]}'}}"
+               if labels else "select labels a Windows node has (kubectl get nodes -l kubernetes.io/os=windows "
+                              "--show-labels)")
+        if labels:
+            fix += f" (builds present: {', '.join(labels)})"
+        out.append(finding("windows-workload-no-matching-node", ref, workload.spec_path + ".nodeSelector",
+                           ignores=workload.ignores, object=ref.display(), selector=selector, count=len(windows),
+                           fix=fix))
+        return out
+    if any(not scheduling.blocking_taints(placement, n) for n in selected):
+        return out
+    blocking: Counter[Taint] = Counter(t for n in selected for t in scheduling.blocking_taints(placement, n))
+    taint = blocking.most_common(1)[0][0]
+    nodes = [n.name for n in selected if taint in scheduling.blocking_taints(placement, n)]
+    toleration = fixes.toleration_for(taint.key, taint.value, taint.effect)
+    fix = fixes.add_toleration(ref, workload.spec_path, bool(workload.placement.tolerations), toleration)
+    out.append(finding("windows-workload-missing-toleration", ref, workload.spec_path + ".tolerations",
+                       ignores=workload.ignores, object=ref.display(), taint=taint.text(), nodes=name_list(nodes),
+                       fix=fix))
+    return out

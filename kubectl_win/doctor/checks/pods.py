@@ -1,0 +1,42 @@
+"""explain's Windows field rules on the live pods that run on or target Windows (once per pod template)."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from kubectl_win.doctor.catalog import catalog
+from kubectl_win.doctor.snapshot import Snapshot
+from kubectl_win.explain import lint_object
+from kubectl_win.findings import Finding
+from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, parse_version
+
+
+def cluster_version(snapshot: Snapshot) -> Version:
+    try:
+        version = parse_version(snapshot.server_version or "")
+    except ValueError:
+        return NEWEST_KNOWN
+    return min(max(version, OLDEST_KNOWN), NEWEST_KNOWN)
+
+
+def run(snapshot: Snapshot) -> list[Finding]:
+    version = cluster_version(snapshot)
+    out: list[Finding] = []
+    own = set(catalog())
+    for group in snapshot.pod_groups:
+        findings = lint_object(group.pod, k8s_version=version, assume_windows=group.on_windows)
+        # Ids doctor checks itself (memory limits) are reported once on the workload, with its exact fix.
+        findings = [f for f in findings if f.id not in own]
+        if group.count > 1:
+            owner = _owner(group.pod)
+            suffix = f" (the same in {group.count - 1} more pods of {owner})"
+            findings = [replace(f, message=f.message + suffix) for f in findings]
+        out.extend(findings)
+    return out
+
+
+def _owner(pod: dict) -> str:
+    for ref in (pod.get("metadata") or {}).get("ownerReferences") or ():
+        if isinstance(ref, dict) and ref.get("controller"):
+            return f"{ref.get('kind')}/{ref.get('name')}"
+    return "the same owner"

@@ -1,0 +1,31 @@
+"""CSI node plugins on Windows nodes need csi-proxy unless they run as HostProcess."""
+
+from __future__ import annotations
+
+from kubectl_win.doctor.agents import agent_kinds
+from kubectl_win.doctor.catalog import finding
+from kubectl_win.doctor.snapshot import PodRecord, Snapshot
+from kubectl_win.findings import Finding
+
+
+def run(snapshot: Snapshot) -> list[Finding]:
+    if "pods" not in snapshot.read or snapshot.namespace is not None:
+        return []
+    proxies: set[str] = set()
+    plugins: dict[str, PodRecord] = {}
+    for pod in snapshot.pods:
+        node = snapshot.node(pod.node)
+        if node is None or not node.windows:
+            continue
+        kinds = agent_kinds(pod.name, pod.controller.name if pod.controller else "", *(c.image for c in pod.containers))
+        if "csi_proxy" in kinds:
+            proxies.add(node.name)
+        elif "csi_node" in kinds and not pod.host_process:
+            plugins.setdefault(node.name, pod)
+    out = []
+    for node_name, pod in sorted(plugins.items()):
+        if node_name in proxies:
+            continue
+        out.append(finding("windows-csi-proxy-missing", pod.ref, "spec.nodeName", ignores=pod.ignores,
+                           pod=f"{pod.namespace}/{pod.name}", node=node_name))
+    return out

@@ -1,0 +1,142 @@
+"""--from-dump and --save-dump.
+
+Input: the JSON of `kubectl get nodes,pods,... -A -o json` (a List), a single typed list (PodList), several
+such documents one after another, or a dump written by --save-dump. The saved format is itself a v1 List of
+reduced objects plus a `kubectlWin` header (server version, counts, what was read and what was skipped), so
+reading it back gives the same snapshot and therefore the same findings.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import IO, Any
+
+from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, Snapshot, SnapshotBuilder
+from kubectl_win.errors import InputError
+from kubectl_win.findings import SCHEMA_VERSION
+
+HEADER_KEY = "kubectlWin"
+DUMP_FORMAT = "doctor-dump/v1"
+_ORDER = {kind: index for index, kind in enumerate(KIND_ORDER)}
+
+
+def load_dump(path: str) -> Snapshot:
+    builder = SnapshotBuilder()
+    read_dump(path, builder)
+    return builder.build()
+
+
+def read_dump(path: str, builder: SnapshotBuilder) -> None:
+    """Feed every object of the dump to the builder, in the order it needs (nodes first)."""
+    documents = _read_documents(path)
+    items: list[dict[str, Any]] = []
+    header: dict[str, Any] | None = None
+    for index, doc in enumerate(documents):
+        if not isinstance(doc, dict):
+            raise InputError(f"{path}: document {index + 1} is a {type(doc).__name__}, not a Kubernetes object or List")
+        if isinstance(doc.get(HEADER_KEY), dict):
+            header = doc[HEADER_KEY]
+        items.extend(_items_of(doc, path))
+    if header is not None and header.get("format") != DUMP_FORMAT:
+        raise InputError(f"{path}: unsupported kubectl-win dump format {header.get('format')!r} "
+                         f"(expected {DUMP_FORMAT})")
+    items.sort(key=lambda obj: _ORDER.get(str(obj.get("kind")), len(_ORDER)))
+    for obj in items:
+        builder.add(obj)
+    if header is not None:
+        builder.apply_header(header)  # after the items: its counts include objects the dump left out
+    else:
+        kinds = {str(obj.get("kind")) for obj in items}
+        for kind, resource in RESOURCE_OF_KIND.items():
+            if kind in kinds:
+                builder.mark_read(resource)
+            elif kind not in ("ReplicaSet", "ReplicationController"):
+                builder.skip(resource, "not in the dump")
+        builder.skip("version", "the dump does not record the API server version; skew checks skipped")
+
+
+def _read_documents(path: str) -> list[Any]:
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read()
+    except FileNotFoundError:
+        raise InputError(f"dump not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a directory, not a dump file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"cannot read dump {path}: {' '.join(str(exc).split())}") from None
+    decoder = json.JSONDecoder()
+    docs = []
+    position = 0
+    length = len(text)
+    while True:
+        while position < length and text[position] in " \t\r\n":
+            position += 1
+        if position >= length:
+            break
+        try:
+            doc, position = decoder.raw_decode(text, position)
+        except json.JSONDecodeError as exc:
+            what = "truncated" if exc.pos >= length - 1 or "Unterminated" in exc.msg else "malformed"
+            raise InputError(f"{path}: {what} JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
+                             f"(expected the output of kubectl get ... -o json or --save-dump)") from None
+        docs.append(doc)
+    if not docs:
+        raise InputError(f"{path}: empty dump (expected the output of kubectl get ... -o json or --save-dump)")
+    return docs
+
+
+def _items_of(doc: dict[str, Any], path: str) -> list[dict[str, Any]]:
+    kind = str(doc.get("kind") or "")
+    if "items" not in doc:
+        if kind in RESOURCE_OF_KIND:
+            return [doc]
+        raise InputError(f"{path}: a {kind or 'document without kind'} is not a List or an object doctor reads")
+    items = doc.get("items")
+    if not isinstance(items, list):
+        raise InputError(f"{path}: 'items' must be a list")
+    item_kind = kind[: -len("List")] if kind.endswith("List") and kind != "List" else None
+    out = []
+    for index, item in enumerate(items):
+        if not isinstance(item, dict):
+            raise InputError(f"{path}: items[{index}] is a {type(item).__name__}, not an object")
+        if "kind" not in item:
+            if item_kind is None:
+                raise InputError(f"{path}: items[{index}] has no kind")
+            item = {**item, "kind": item_kind}
+        out.append(item)
+    return out
+
+
+class DumpWriter:
+    """Streams reduced objects into a List file as they are read, then writes the header."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self._tmp = f"{path}.tmp{os.getpid()}"
+        try:
+            self._out: IO[str] = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish/abort
+        except OSError as exc:
+            raise InputError(f"cannot write dump {path}: {' '.join(str(exc).split())}") from None
+        self._out.write('{"apiVersion": "v1", "kind": "List", "items": [\n')
+        self._first = True
+
+    def write(self, obj: dict[str, Any]) -> None:
+        if not self._first:
+            self._out.write(",\n")
+        self._first = False
+        self._out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
+
+    def finish(self, header: dict[str, Any]) -> None:
+        header = {"format": DUMP_FORMAT, "schemaVersion": SCHEMA_VERSION, **header}
+        self._out.write(f'\n], "{HEADER_KEY}": ' + json.dumps(header, ensure_ascii=False) + "}\n")
+        self._out.close()
+        os.replace(self._tmp, self.path)
+
+    def abort(self) -> None:
+        self._out.close()
+        try:
+            os.unlink(self._tmp)
+        except OSError:
+            pass

@@ -1,0 +1,127 @@
+"""DoctorReport: the result of one run, its JSON contract and its table rendering."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from kubectl_win.doctor.quantity import format_bytes
+from kubectl_win.doctor.snapshot import NodeRecord, Skipped, Snapshot
+from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
+from kubectl_win.output.table import render_table
+
+SEVERITY_TITLES = (("error", "ERRORS"), ("warning", "WARNINGS"), ("info", "INFO"))
+
+
+@dataclass
+class DoctorReport:
+    scope: str
+    server_version: str | None
+    nodes: list[NodeRecord]
+    findings: list[Finding]
+    skipped: list[Skipped]
+    counts: dict[str, int] = field(default_factory=dict)
+    windows_node_count: int = 0
+
+    @classmethod
+    def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
+        return cls(scope, snapshot.server_version, list(snapshot.nodes), findings, list(snapshot.skipped),
+                   dict(snapshot.counts), len(snapshot.windows_nodes))
+
+    def summary(self) -> dict[str, Any]:
+        data: dict[str, Any] = summarize(self.findings)
+        data.update({"nodes": len(self.nodes), "windowsNodes": self.windows_node_count,
+                     "podsScanned": self.counts.get("pods", 0), "skipped": len(self.skipped)})
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        nodes = self.nodes if self.scope != "nodes" else [n for n in self.nodes if n.windows]
+        return {
+            "schemaVersion": SCHEMA_VERSION,
+            "kind": "DoctorReport",
+            "scope": self.scope,
+            "cluster": {"serverVersion": self.server_version},
+            "nodes": [node_dict(n) for n in nodes],
+            "findings": [f.to_dict(location=False) for f in self.findings],
+            "summary": self.summary(),
+            "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
+        }
+
+
+def node_dict(node: NodeRecord) -> dict[str, Any]:
+    return {
+        "name": node.name,
+        "os": node.os,
+        "osImage": node.os_image,
+        "kernelVersion": node.kernel_version,
+        "windowsBuild": node.windows_build,
+        "windowsBuildLabel": node.build_label,
+        "runtime": node.runtime,
+        "runtimeVersion": node.runtime_release or None,
+        "kubeletVersion": node.kubelet_version,
+        "ready": node.ready,
+        "taints": [t.text() for t in node.taints],
+        "memoryCapacity": node.memory_capacity,
+        "memoryAllocatable": node.memory_allocatable,
+    }
+
+
+def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False) -> None:
+    """The Windows node inventory (`doctor nodes`)."""
+    windows = [n for n in report.nodes if n.windows]
+    if not windows:
+        out.write("No Windows nodes found.\n")
+        return
+    headers = ["name", "ready", "os-image", "build", "build-label", "runtime", "kubelet", "memory", "taints"]
+    rows = []
+    for n in windows:
+        memory = f"{format_bytes(n.memory_allocatable)}/{format_bytes(n.memory_capacity)}"
+        runtime = f"{n.runtime}/{n.runtime_release}" if n.runtime else (n.runtime_version or None)
+        rows.append([n.name, _ready(n), n.os_image or None, n.windows_build, n.build_label, runtime,
+                     n.kubelet_version or None, memory, ",".join(t.text() for t in n.taints) or None])
+    if wide:
+        from kubectl_win.doctor.checks.runtime import port_forward_mode
+
+        headers.append("port-forward")
+        for row, n in zip(rows, windows, strict=True):
+            row.append(port_forward_mode(n) or None)
+    render_table(headers, rows, out)
+
+
+def _ready(node: NodeRecord) -> str:
+    state = "Ready" if node.ready else ("NotReady" if node.ready is False else "Unknown")
+    return state + (",SchedulingDisabled" if node.unschedulable else "")
+
+
+def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colour: bool = False) -> None:
+    """Findings grouped by severity, each group a table, then the fixes and one summary line."""
+    for severity, title in SEVERITY_TITLES:
+        group = [f for f in report.findings if f.severity == severity]
+        if not group:
+            continue
+        out.write(f"{title} ({len(group)})\n")
+        if wide:
+            render_table(["id", "object", "path", "message", "fix"],
+                         [[f.id, f.object.display(), f.path or "-", f.message, f.hint] for f in group], out)
+        else:
+            render_table(["id", "object", "message"], [[f.id, f.object.display(), f.message] for f in group], out)
+            out.write("  fix:\n")
+            for f in group:
+                if f.hint:
+                    out.write(f"    {f.object.display()}: {f.hint}\n")
+        out.write("\n")
+    out.write(summary_line(report) + "\n")
+
+
+def summary_line(report: DoctorReport) -> str:
+    s = report.summary()
+    parts = [f"{s['errors']} errors, {s['warnings']} warnings, {s['infos']} info",
+             f"{s['nodes']} nodes ({s['windowsNodes']} Windows)"]
+    if report.scope != "nodes":
+        parts.append(f"{s['podsScanned']} pods scanned")
+    text = "; ".join(parts)
+    if report.skipped:
+        text += "; skipped: " + ", ".join(f"{sk.resource} ({sk.reason})" for sk in report.skipped)
+    if not report.findings:
+        text = "No problems found. " + text
+    return text

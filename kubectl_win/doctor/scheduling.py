@@ -1,0 +1,122 @@
+"""Could the scheduler put a pod template on a node? nodeSelector, required node affinity and taints.
+
+Only what decides Windows vs Linux placement is modelled: resources, pod affinity and spread
+constraints are ignored (they never make a Linux pod fit a Windows node or the reverse).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from kubectl_win.doctor.snapshot import NodeRecord, Placement, RuntimeClassRecord, Taint
+
+OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
+BUILD_LABEL = "node.kubernetes.io/windows-build"
+
+
+def effective(placement: Placement, runtime_classes: dict[str, RuntimeClassRecord]) -> Placement:
+    """Merge the RuntimeClass's scheduling block, as the RuntimeClass admission plugin does."""
+    rc = runtime_classes.get(placement.runtime_class or "")
+    if rc is None or not (rc.node_selector or rc.tolerations):
+        return placement
+    return Placement({**rc.node_selector, **placement.node_selector}, placement.required_terms,
+                     placement.tolerations + rc.tolerations, placement.node_name, placement.runtime_class)
+
+
+def tolerates(tolerations: tuple[dict[str, Any], ...], taint: Taint) -> bool:
+    for toleration in tolerations:
+        effect = toleration.get("effect")
+        if effect and effect != taint.effect:
+            continue
+        key = toleration.get("key")
+        if toleration.get("operator") == "Exists":
+            if not key or key == taint.key:
+                return True
+        elif key == taint.key and str(toleration.get("value") or "") == taint.value:
+            return True
+    return False
+
+
+def blocking_taints(placement: Placement, node: NodeRecord) -> list[Taint]:
+    return [t for t in node.scheduling_taints if not tolerates(placement.tolerations, t)]
+
+
+def selects(placement: Placement, node: NodeRecord) -> bool:
+    """nodeName, nodeSelector and required node affinity all allow the node."""
+    if placement.node_name and placement.node_name != node.name:
+        return False
+    for key, value in placement.node_selector.items():
+        if node.labels.get(key) != value:
+            return False
+    if placement.required_terms is None:
+        return True
+    return any(_term_matches(term, node) for term in placement.required_terms)
+
+
+def fits(placement: Placement, node: NodeRecord) -> bool:
+    return selects(placement, node) and not blocking_taints(placement, node)
+
+
+def pins_os(placement: Placement, os_name: str) -> bool:
+    """The template's selector or every affinity term requires nodes of this OS."""
+    if any(placement.node_selector.get(label, "").lower() == os_name for label in OS_LABELS):
+        return True
+    if os_name == "windows" and BUILD_LABEL in placement.node_selector:
+        return True
+    terms = placement.required_terms
+    if not terms:
+        return False
+    return all(_term_pins_os(term, os_name) for term in terms)
+
+
+def _term_pins_os(term: Any, os_name: str) -> bool:
+    expressions = term.get("matchExpressions") if isinstance(term, dict) else None
+    for expr in expressions or ():
+        if not isinstance(expr, dict):
+            continue
+        values = [str(v).lower() for v in expr.get("values") or ()]
+        if expr.get("key") in OS_LABELS and expr.get("operator") == "In" and values == [os_name]:
+            return True
+        if os_name == "windows" and expr.get("key") == BUILD_LABEL and expr.get("operator") in ("In", "Exists"):
+            return True
+    return False
+
+
+def _term_matches(term: Any, node: NodeRecord) -> bool:
+    if not isinstance(term, dict):
+        return False
+    expressions = term.get("matchExpressions") or []
+    fields = term.get("matchFields") or []
+    if not expressions and not fields:
+        return False  # an empty term matches nothing
+    for expr in expressions:
+        if not _expression_matches(expr, node.labels):
+            return False
+    for expr in fields:
+        if not _expression_matches(expr, {"metadata.name": node.name}):
+            return False
+    return True
+
+
+def _expression_matches(expr: Any, labels: dict[str, str]) -> bool:
+    if not isinstance(expr, dict):
+        return False
+    key, operator = expr.get("key"), expr.get("operator")
+    values = [str(v) for v in expr.get("values") or ()]
+    present = key in labels
+    value = labels.get(key)
+    if operator == "In":
+        return present and value in values
+    if operator == "NotIn":
+        return not present or value not in values
+    if operator == "Exists":
+        return present
+    if operator == "DoesNotExist":
+        return not present
+    if operator in ("Gt", "Lt") and present and values:
+        try:
+            number, bound = int(value or ""), int(values[0])
+        except ValueError:
+            return False
+        return number > bound if operator == "Gt" else number < bound
+    return False

@@ -1,0 +1,62 @@
+"""run_doctor(options) -> DoctorReport: snapshot (live or dump), checks, suppression. No printing here."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_win.doctor.dump import DumpWriter, read_dump
+from kubectl_win.doctor.registry import run_checks
+from kubectl_win.doctor.report import DoctorReport
+from kubectl_win.doctor.snapshot import Snapshot, SnapshotBuilder
+from kubectl_win.findings import sort_key
+from kubectl_win.policy import load_policy
+
+SCOPES = ("cluster", "nodes", "workloads")
+
+
+@dataclass
+class DoctorOptions:
+    scope: str = "cluster"
+    from_dump: str | None = None
+    save_dump: str | None = None
+    kube_flags: Any = None  # kubectl_win.kube.KubeFlags; built lazily so dump runs never import the client
+    namespace: str | None = None  # None: every namespace
+    config: str | None = None
+    progress: Callable[[str, int], None] | None = field(default=None, repr=False)
+
+
+def take_snapshot(options: DoctorOptions) -> Snapshot:
+    writer = DumpWriter(options.save_dump) if options.save_dump else None
+    builder = SnapshotBuilder(sink=writer.write if writer else None)
+    try:
+        if options.from_dump:
+            read_dump(options.from_dump, builder)
+        else:
+            _read_live(options, builder)
+    except BaseException:
+        if writer:
+            writer.abort()
+        raise
+    if writer:
+        writer.finish(builder.header())
+    return builder.build()
+
+
+def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:
+    from kubectl_win.doctor.collect import collect
+    from kubectl_win.kube import KubeFlags, connect
+
+    with connect(options.kube_flags or KubeFlags()) as cluster:
+        collect(cluster, builder, options.scope, options.namespace, options.progress)
+
+
+def run_doctor(options: DoctorOptions) -> DoctorReport:
+    if options.scope not in SCOPES:
+        raise ValueError(f"unknown scope {options.scope!r}")
+    policy = load_policy(options.config)
+    snapshot = take_snapshot(options)
+    findings = policy.apply(run_checks(snapshot, options.scope))
+    findings.sort(key=sort_key)
+    return DoctorReport.build(snapshot, findings, options.scope)

@@ -1,0 +1,654 @@
+"""A frozen, compact snapshot of what doctor's checks read, built one object at a time.
+
+The builder sees every object once (a live list page or a dump item) and keeps only small records:
+every node, the pods that run on or target Windows, pod-bearing workloads, events that match a known
+symptom, Service counts. Linux pods on Linux nodes are counted and dropped, so a 150,000-pod cluster
+never sits in memory as dicts. Nodes must be added before pods (the builder needs to know which nodes
+run Windows); `KIND_ORDER` gives the order the collector and the dump reader use.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from kubectl_win.doctor import reduce
+from kubectl_win.doctor.quantity import parse_bytes
+from kubectl_win.doctor.symptoms import SymptomMatcher
+from kubectl_win.explain import Target, infer_target
+from kubectl_win.findings import ObjectRef
+from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
+from kubectl_win.policy import ignores_from_annotations
+
+OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
+BUILD_LABEL = "node.kubernetes.io/windows-build"
+PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
+TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
+
+# The order objects must reach the builder in: nodes first, then what pods are judged against.
+KIND_ORDER = ("Node", "Namespace", "RuntimeClass", "GMSACredentialSpec", "Pod", "Deployment", "StatefulSet",
+              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "Event")
+WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
+                            "ReplicationController"})
+
+
+@dataclass(frozen=True, slots=True)
+class Taint:
+    key: str
+    value: str
+    effect: str
+
+    def text(self) -> str:
+        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
+
+
+@dataclass(frozen=True, slots=True)
+class NodeRecord:
+    name: str
+    os: str | None
+    arch: str | None
+    labels: dict[str, str]
+    os_image: str
+    kernel_version: str
+    build_label: str | None
+    runtime_version: str
+    kubelet_version: str
+    ready: bool | None
+    ready_reason: str
+    ready_message: str
+    unschedulable: bool
+    network_unavailable: tuple[str, str] | None  # (reason, message) when the condition is True
+    taints: tuple[Taint, ...]
+    memory_capacity: int | None
+    memory_allocatable: int | None
+    ignores: frozenset[str] = frozenset()
+
+    @property
+    def windows(self) -> bool:
+        return self.os == "windows"
+
+    @property
+    def windows_build(self) -> str | None:
+        """major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), Windows only."""
+        if not self.windows:
+            return None
+        match = re.match(r"^(\d+\.\d+\.\d+)", self.kernel_version or "")
+        return match.group(1) if match else None
+
+    @property
+    def build_number(self) -> int | None:
+        build = self.windows_build
+        return int(build.split(".")[2]) if build else None
+
+    @property
+    def runtime(self) -> str | None:
+        scheme, sep, _ = (self.runtime_version or "").partition("://")
+        return scheme if sep else None
+
+    @property
+    def runtime_release(self) -> str:
+        return (self.runtime_version or "").partition("://")[2]
+
+    @property
+    def scheduling_taints(self) -> tuple[Taint, ...]:
+        return tuple(t for t in self.taints if t.effect in ("NoSchedule", "NoExecute"))
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("v1", "Node", None, self.name)
+
+
+@dataclass(frozen=True, slots=True)
+class Container:
+    path: str  # spec.containers[0]
+    name: str
+    image: str
+    memory_limit: str | None
+    memory_request: str | None
+    init: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Placement:
+    """What the scheduler reads from a pod template (RuntimeClass scheduling is merged by the checks)."""
+
+    node_selector: dict[str, str]
+    required_terms: tuple[Any, ...] | None  # nodeAffinity required nodeSelectorTerms (raw), None when absent
+    tolerations: tuple[dict[str, Any], ...]
+    node_name: str | None
+    runtime_class: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadRecord:
+    """A pod template that decides where future pods go: a controller, or a bare pod not yet placed."""
+
+    ref: ObjectRef
+    spec_path: str
+    target: Target
+    placement: Placement
+    containers: tuple[Container, ...]
+    host_process: bool
+    gmsa: tuple[tuple[str, str], ...]  # (path, credential spec name)
+    ignores: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerState:
+    name: str
+    image: str
+    waiting_reason: str
+    waiting_message: str
+    last_exit_code: int | None
+    restarts: int
+
+
+@dataclass(frozen=True, slots=True)
+class PodRecord:
+    namespace: str
+    name: str
+    node: str | None
+    phase: str
+    controller: ObjectRef | None  # ReplicaSet resolved to its Deployment when the hash label allows
+    target: Target
+    containers: tuple[Container, ...]
+    host_process: bool
+    runtime_class: str | None
+    states: tuple[ContainerState, ...]
+    group: int  # index into Snapshot.pod_groups (explain's rules run once per group)
+    ignores: frozenset[str]
+
+    @property
+    def ref(self) -> ObjectRef:
+        return ObjectRef("v1", "Pod", self.namespace, self.name)
+
+    @property
+    def owner_ref(self) -> ObjectRef:
+        return self.controller or self.ref
+
+
+@dataclass(slots=True)
+class PodGroup:
+    """Pods that share one template (same controller and template hash): linted once, reported once."""
+
+    pod: dict[str, Any]  # a representative pod, reduced
+    on_windows: bool
+    count: int = 1
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    check: str
+    ref: ObjectRef
+    reason: str
+    message: str
+    node: str | None
+    count: int
+    pod: str | None = None  # the pod whose container status showed it (ref is then its controller)
+
+
+@dataclass(frozen=True, slots=True)
+class RuntimeClassRecord:
+    name: str
+    handler: str
+    node_selector: dict[str, str]
+    tolerations: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    resource: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    server_version: str | None
+    nodes: tuple[NodeRecord, ...]
+    pods: tuple[PodRecord, ...]
+    pod_groups: tuple[PodGroup, ...]
+    workloads: tuple[WorkloadRecord, ...]
+    events: tuple[EventRecord, ...]
+    namespaces: dict[str, dict[str, str]]  # name -> labels
+    runtime_classes: dict[str, RuntimeClassRecord]
+    gmsa_specs: frozenset[str] | None  # None when the cluster does not serve the CRD
+    services: int
+    service_ports: int
+    agents_seen: frozenset[str]  # node-agent names seen anywhere in the cluster (calico, flannel, ...)
+    counts: dict[str, int]  # objects read, per resource
+    read: frozenset[str]  # resources that were read completely
+    skipped: tuple[Skipped, ...]
+    namespace: str | None = None  # None: every namespace
+
+    @property
+    def windows_nodes(self) -> tuple[NodeRecord, ...]:
+        return tuple(n for n in self.nodes if n.windows)
+
+    def node(self, name: str | None) -> NodeRecord | None:
+        if not name:
+            return None
+        return self._node_index().get(name)
+
+    def _node_index(self) -> dict[str, NodeRecord]:
+        index = self.__dict__.get("_nodes_by_name")
+        if index is None:
+            index = {n.name: n for n in self.nodes}
+            object.__setattr__(self, "_nodes_by_name", index)
+        return index
+
+
+@dataclass
+class SnapshotBuilder:
+    """Turns raw objects into records; `sink`, when set, receives each kept object reduced (--save-dump)."""
+
+    sink: Callable[[dict[str, Any]], None] | None = None
+    namespace: str | None = None
+    server_version: str | None = None
+    _nodes: dict[str, NodeRecord] = field(default_factory=dict)
+    _pods: list[PodRecord] = field(default_factory=list)
+    _groups: list[PodGroup] = field(default_factory=list)
+    _group_index: dict[Any, int] = field(default_factory=dict)
+    _workloads: list[WorkloadRecord] = field(default_factory=list)
+    _events: dict[tuple[str, ObjectRef], EventRecord] = field(default_factory=dict)
+    _namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
+    _runtime_classes: dict[str, RuntimeClassRecord] = field(default_factory=dict)
+    _gmsa: set[str] = field(default_factory=set)
+    _gmsa_served: bool = True
+    _services: int = 0
+    _service_ports: int = 0
+    _agents_seen: set[str] = field(default_factory=set)
+    _counts: dict[str, int] = field(default_factory=dict)
+    _read: set[str] = field(default_factory=set)
+    _skipped: list[Skipped] = field(default_factory=list)
+    _symptoms: SymptomMatcher = field(default_factory=SymptomMatcher)
+
+    # -- bookkeeping -------------------------------------------------------------------------------
+    def mark_read(self, resource: str) -> None:
+        self._read.add(resource)
+
+    def skip(self, resource: str, reason: str) -> None:
+        self._skipped.append(Skipped(resource, reason))
+
+    def gmsa_not_served(self) -> None:
+        self._gmsa_served = False
+        self._read.add("gmsacredentialspecs")
+
+    def set_counts(self, counts: dict[str, int]) -> None:
+        self._counts.update(counts)
+
+    def add(self, obj: dict[str, Any], kind: str | None = None) -> None:
+        kind = kind or str(obj.get("kind") or "")
+        handler = _HANDLERS.get(kind)
+        if handler is None:
+            return
+        resource = RESOURCE_OF_KIND[kind]
+        self._counts[resource] = self._counts.get(resource, 0) + 1
+        handler(self, obj)
+
+    def _keep(self, reduced: dict[str, Any]) -> None:
+        if self.sink is not None:
+            self.sink(reduced)
+
+    # -- per kind --------------------------------------------------------------------------------
+    def _add_node(self, obj: dict[str, Any]) -> None:
+        record = node_record(obj)
+        self._nodes[record.name] = record
+        self._keep(reduce.node(obj))
+
+    def _add_namespace(self, obj: dict[str, Any]) -> None:
+        meta = _meta(obj)
+        self._namespaces[str(meta.get("name") or "")] = _str_map(meta.get("labels"))
+        self._keep(reduce.namespace(obj))
+
+    def _add_runtime_class(self, obj: dict[str, Any]) -> None:
+        scheduling = obj.get("scheduling") if isinstance(obj.get("scheduling"), dict) else {}
+        name = str(_meta(obj).get("name") or "")
+        self._runtime_classes[name] = RuntimeClassRecord(
+            name, str(obj.get("handler") or ""), _str_map(scheduling.get("nodeSelector")),
+            tuple(t for t in scheduling.get("tolerations") or () if isinstance(t, dict)))
+        self._keep(reduce.runtime_class(obj))
+
+    def _add_gmsa(self, obj: dict[str, Any]) -> None:
+        self._gmsa.add(str(_meta(obj).get("name") or ""))
+        self._keep(reduce.gmsa(obj))
+
+    def _add_service(self, obj: dict[str, Any]) -> None:
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        cluster_ip = spec.get("clusterIP")
+        if cluster_ip and cluster_ip != "None" and spec.get("type") != "ExternalName":
+            self._services += 1
+            ports = spec.get("ports")
+            self._service_ports += len(ports) if isinstance(ports, list) else 0
+        self._keep(reduce.service(obj))
+
+    def _add_event(self, obj: dict[str, Any]) -> None:
+        reason = str(obj.get("reason") or "")
+        message = str(obj.get("message") or obj.get("note") or "")
+        check = self._symptoms.match_event(reason, message)
+        if check is None:
+            return
+        involved = obj.get("involvedObject") or obj.get("regarding") or {}
+        if not isinstance(involved, dict):
+            return
+        ref = ObjectRef(str(involved.get("apiVersion") or ""), str(involved.get("kind") or ""),
+                        involved.get("namespace") or None, str(involved.get("name") or ""))
+        source = obj.get("source") if isinstance(obj.get("source"), dict) else {}
+        count = int(obj.get("count") or (obj.get("series") or {}).get("count") or 1)
+        key = (check, ref)
+        previous = self._events.get(key)
+        record = EventRecord(check, ref, reason, " ".join(message.split()),
+                             source.get("host") or obj.get("reportingInstance") or None,
+                             count + (previous.count if previous else 0))
+        self._events[key] = record
+        self._keep(reduce.event(obj))
+
+    def _add_pod(self, obj: dict[str, Any]) -> None:
+        meta = _meta(obj)
+        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+        node_name = spec.get("nodeName") or None
+        node = self._nodes.get(node_name) if node_name else None
+        owner = _controller_of(meta)
+        if owner is not None and owner.kind == "DaemonSet":
+            self._agents_seen.update(_agent_names(owner.name))
+        target = infer_target(spec, meta)
+        on_windows = node is not None and node.windows
+        if not (on_windows or target.windows):
+            if owner is None and not node_name:
+                self._workloads.append(workload_record(obj, spec, "spec", target))
+                self._keep(reduce.pod(obj))
+            return
+        namespace = str(meta.get("namespace") or "")
+        group_key: Any = None
+        labels = _str_map(meta.get("labels"))
+        template_hash = next((labels[k] for k in TEMPLATE_HASH_LABELS if k in labels), None)
+        if owner is not None and template_hash:
+            group_key = (namespace, owner.kind, owner.name, template_hash, on_windows)
+        group = self._group_index.get(group_key) if group_key is not None else None
+        reduced = reduce.pod(obj)
+        if group is None:
+            group = len(self._groups)
+            self._groups.append(PodGroup(reduced, on_windows))
+            if group_key is not None:
+                self._group_index[group_key] = group
+        else:
+            self._groups[group].count += 1
+        controller = _resolve_controller(owner, template_hash)
+        self._pods.append(PodRecord(
+            namespace=namespace,
+            name=str(meta.get("name") or ""),
+            node=node_name,
+            phase=str(status.get("phase") or ""),
+            controller=controller,
+            target=target,
+            containers=containers_of(spec, "spec"),
+            host_process=is_host_process(spec),
+            runtime_class=spec.get("runtimeClassName") or None,
+            states=_container_states(status),
+            group=group,
+            ignores=ignores_from_annotations(meta),
+        ))
+        if owner is None and not node_name:
+            self._workloads.append(workload_record(obj, spec, "spec", target))
+        for state in self._pods[-1].states:
+            check = self._symptoms.match_waiting(state.waiting_reason, state.waiting_message)
+            if check is not None:
+                ref = controller or ObjectRef("v1", "Pod", namespace, self._pods[-1].name)
+                key = (check, ref)
+                if key not in self._events:
+                    self._events[key] = EventRecord(check, ref, state.waiting_reason, state.waiting_message,
+                                                    node_name, 1, self._pods[-1].name)
+        self._keep(reduced)
+
+    def _add_workload(self, obj: dict[str, Any]) -> None:
+        meta = _meta(obj)
+        if _controller_of(meta) is not None and obj.get("kind") in ("Job", "ReplicaSet"):
+            return  # the CronJob or Deployment above it is checked instead
+        templates = pod_templates(obj)
+        if not templates:
+            return
+        template = templates[0]
+        target = infer_target(template.spec, template.metadata)
+        self._workloads.append(workload_record(obj, template.spec, format_path(template.spec_path), target,
+                                               template.metadata))
+        self._keep(reduce.workload(obj))
+
+    # -- result ----------------------------------------------------------------------------------
+    def build(self) -> Snapshot:
+        return Snapshot(
+            server_version=self.server_version,
+            nodes=tuple(self._nodes.values()),
+            pods=tuple(self._pods),
+            pod_groups=tuple(self._groups),
+            workloads=tuple(self._workloads),
+            events=tuple(self._events.values()),
+            namespaces=dict(self._namespaces),
+            runtime_classes=dict(self._runtime_classes),
+            gmsa_specs=frozenset(self._gmsa) if self._gmsa_served else None,
+            services=self._services,
+            service_ports=self._service_ports,
+            agents_seen=frozenset(self._agents_seen),
+            counts=dict(self._counts),
+            read=frozenset(self._read),
+            skipped=tuple(self._skipped),
+            namespace=self.namespace,
+        )
+
+    def header(self) -> dict[str, Any]:
+        """What a saved dump records besides its objects (so a reload sees the same cluster)."""
+        return {
+            "serverVersion": self.server_version,
+            "namespace": self.namespace,
+            "counts": dict(self._counts),
+            "read": sorted(self._read),
+            "gmsaServed": self._gmsa_served,
+            "agentsSeen": sorted(self._agents_seen),
+            "skipped": [{"resource": s.resource, "reason": s.reason} for s in self._skipped],
+        }
+
+    def apply_header(self, header: dict[str, Any]) -> None:
+        self.server_version = header.get("serverVersion") or self.server_version
+        self.namespace = header.get("namespace")
+        if header.get("counts"):
+            self._counts = {str(k): int(v) for k, v in header["counts"].items()}
+        self._read = set(header.get("read") or ())
+        self._gmsa_served = bool(header.get("gmsaServed", True))
+        self._agents_seen.update(header.get("agentsSeen") or ())
+        for item in header.get("skipped") or ():
+            self.skip(str(item.get("resource")), str(item.get("reason")))
+
+
+RESOURCE_OF_KIND = {
+    "Node": "nodes", "Namespace": "namespaces", "RuntimeClass": "runtimeclasses",
+    "GMSACredentialSpec": "gmsacredentialspecs", "Pod": "pods", "Deployment": "deployments",
+    "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
+    "ReplicaSet": "replicasets", "ReplicationController": "replicationcontrollers", "Service": "services",
+    "Event": "events",
+}
+
+_HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
+    "Node": SnapshotBuilder._add_node,
+    "Namespace": SnapshotBuilder._add_namespace,
+    "RuntimeClass": SnapshotBuilder._add_runtime_class,
+    "GMSACredentialSpec": SnapshotBuilder._add_gmsa,
+    "Pod": SnapshotBuilder._add_pod,
+    "Service": SnapshotBuilder._add_service,
+    "Event": SnapshotBuilder._add_event,
+    **{kind: SnapshotBuilder._add_workload for kind in WORKLOAD_KINDS},
+}
+
+
+# -- record construction (pure functions, also used by tests) ---------------------------------------
+def node_record(obj: dict[str, Any]) -> NodeRecord:
+    meta = _meta(obj)
+    labels = _str_map(meta.get("labels"))
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
+    os_name = next((labels[k] for k in OS_LABELS if labels.get(k)), None) or info.get("operatingSystem") or None
+    conditions = {c.get("type"): c for c in status.get("conditions") or () if isinstance(c, dict)}
+    ready = conditions.get("Ready")
+    network = conditions.get("NetworkUnavailable")
+    taints = tuple(Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
+                   for t in spec.get("taints") or () if isinstance(t, dict))
+    capacity = status.get("capacity") if isinstance(status.get("capacity"), dict) else {}
+    allocatable = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else {}
+    return NodeRecord(
+        name=str(meta.get("name") or ""),
+        os=str(os_name).lower() if os_name else None,
+        arch=labels.get("kubernetes.io/arch") or info.get("architecture") or None,
+        labels=labels,
+        os_image=str(info.get("osImage") or ""),
+        kernel_version=str(info.get("kernelVersion") or ""),
+        build_label=labels.get(BUILD_LABEL),
+        runtime_version=str(info.get("containerRuntimeVersion") or ""),
+        kubelet_version=str(info.get("kubeletVersion") or ""),
+        ready=None if ready is None else ready.get("status") == "True",
+        ready_reason=str((ready or {}).get("reason") or "no Ready condition"),
+        ready_message=" ".join(str((ready or {}).get("message") or "").split()),
+        unschedulable=bool(spec.get("unschedulable")),
+        network_unavailable=(str(network.get("reason") or ""), " ".join(str(network.get("message") or "").split()))
+        if network and network.get("status") == "True" else None,
+        taints=taints,
+        memory_capacity=parse_bytes(capacity.get("memory")),
+        memory_allocatable=parse_bytes(allocatable.get("memory")),
+        ignores=ignores_from_annotations(meta),
+    )
+
+
+def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, target: Target,
+                    template_meta: dict[str, Any] | None = None) -> WorkloadRecord:
+    meta = _meta(obj)
+    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
+    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
+    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
+    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
+    placement = Placement(
+        node_selector=_str_map(spec.get("nodeSelector")),
+        required_terms=tuple(terms) if isinstance(terms, list) else None,
+        tolerations=tuple(t for t in spec.get("tolerations") or () if isinstance(t, dict)),
+        node_name=spec.get("nodeName") or None,
+        runtime_class=spec.get("runtimeClassName") or None,
+    )
+    return WorkloadRecord(
+        ref=ObjectRef.of(obj),
+        spec_path=spec_path,
+        target=target,
+        placement=placement,
+        containers=containers_of(spec, spec_path),
+        host_process=is_host_process(spec),
+        gmsa=_gmsa_names(spec, spec_path),
+        ignores=ignores_from_annotations(meta, template_meta),
+    )
+
+
+def containers_of(spec: dict[str, Any], spec_path: str) -> tuple[Container, ...]:
+    out = []
+    for list_name, index, container in iter_containers(spec):
+        if list_name == "ephemeralContainers":
+            continue
+        resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
+        limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
+        requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
+        out.append(Container(f"{spec_path}.{list_name}[{index}]", str(container.get("name") or ""),
+                             str(container.get("image") or ""),
+                             _opt_str(limits.get("memory")), _opt_str(requests.get("memory")),
+                             list_name == "initContainers"))
+    return tuple(out)
+
+
+def is_host_process(spec: dict[str, Any]) -> bool:
+    context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
+    options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
+    if options.get("hostProcess") is True:
+        return True
+    for _, _, container in iter_containers(spec):
+        ctx = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else {}
+        opts = ctx.get("windowsOptions") if isinstance(ctx.get("windowsOptions"), dict) else {}
+        if opts.get("hostProcess") is True:
+            return True
+    return False
+
+
+def _gmsa_names(spec: dict[str, Any], spec_path: str) -> tuple[tuple[str, str], ...]:
+    found = []
+    context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
+    options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
+    if options.get("gmsaCredentialSpecName"):
+        found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
+                      str(options["gmsaCredentialSpecName"])))
+    for list_name, index, container in iter_containers(spec):
+        ctx = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else {}
+        opts = ctx.get("windowsOptions") if isinstance(ctx.get("windowsOptions"), dict) else {}
+        if opts.get("gmsaCredentialSpecName"):
+            found.append((f"{spec_path}.{list_name}[{index}].securityContext.windowsOptions.gmsaCredentialSpecName",
+                          str(opts["gmsaCredentialSpecName"])))
+    return tuple(found)
+
+
+def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
+    out = []
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for item in status.get(key) or ():
+            if not isinstance(item, dict):
+                continue
+            state = item.get("state") if isinstance(item.get("state"), dict) else {}
+            waiting = state.get("waiting") if isinstance(state.get("waiting"), dict) else {}
+            last = item.get("lastState") if isinstance(item.get("lastState"), dict) else {}
+            terminated = last.get("terminated") if isinstance(last.get("terminated"), dict) else None
+            if terminated is None and isinstance(state.get("terminated"), dict):
+                terminated = state["terminated"]
+            exit_code = terminated.get("exitCode") if terminated else None
+            out.append(ContainerState(
+                str(item.get("name") or ""), str(item.get("image") or ""),
+                str(waiting.get("reason") or ""), " ".join(str(waiting.get("message") or "").split()),
+                exit_code if isinstance(exit_code, int) else None, int(item.get("restartCount") or 0)))
+    return tuple(out)
+
+
+def _controller_of(meta: dict[str, Any]) -> ObjectRef | None:
+    for owner in meta.get("ownerReferences") or ():
+        if isinstance(owner, dict) and owner.get("controller"):
+            return ObjectRef(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""),
+                             meta.get("namespace") or None, str(owner.get("name") or ""))
+    return None
+
+
+def _resolve_controller(owner: ObjectRef | None, template_hash: str | None) -> ObjectRef | None:
+    """A ReplicaSet named <deployment>-<pod-template-hash> belongs to that Deployment."""
+    if owner is None:
+        return None
+    if owner.kind == "ReplicaSet" and template_hash and owner.name.endswith("-" + template_hash):
+        return ObjectRef("apps/v1", "Deployment", owner.namespace, owner.name[: -len(template_hash) - 1])
+    return owner
+
+
+def _agent_names(name: str) -> set[str]:
+    from kubectl_win.doctor.agents import cni_names
+
+    return cni_names(name)
+
+
+def _meta(obj: dict[str, Any]) -> dict[str, Any]:
+    meta = obj.get("metadata")
+    return meta if isinstance(meta, dict) else {}
+
+
+def _str_map(value: Any) -> dict[str, str]:
+    if not isinstance(value, dict):
+        return {}
+    return {str(k): str(v) for k, v in value.items()}
+
+
+def _opt_str(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+def canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+__all__ = ["KIND_ORDER", "POD_SPEC_PATHS", "Snapshot", "SnapshotBuilder"]
