@@ -32,14 +32,15 @@ class StoreError(Exception):
 
 
 class Entry:
-    __slots__ = ("namespace", "name", "labels", "fields", "raw", "rv")
+    __slots__ = ("namespace", "name", "labels", "raw", "rv")
 
-    def __init__(self, namespace: str, name: str, labels: dict, fields: dict, raw: bytes, rv: int) -> None:
-        self.namespace, self.name, self.labels, self.fields, self.raw, self.rv = (
-            namespace, name, labels, fields, raw, rv)
+    def __init__(self, namespace: str, name: str, labels: dict, raw: bytes, rv: int) -> None:
+        self.namespace, self.name, self.labels, self.raw, self.rv = namespace, name, labels, raw, rv
 
-    def field_values(self) -> dict[str, str]:
-        values = dict(self.fields)
+    def field_values(self, resource: Resource) -> dict[str, str]:
+        """Computed from the JSON on demand: field selectors are rare, memory per object is not."""
+        obj = loads(self.raw)
+        values = {p: _field_value(obj, p) for p in resource.field_labels}
         values["metadata.name"] = self.name
         values["metadata.namespace"] = self.namespace
         return values
@@ -165,8 +166,8 @@ class Store:
             return entry
 
     def _entry(self, resource: Resource, ns: str, name: str, labels: dict, obj: dict, rv: int) -> Entry:
-        fields = {p: v for p in resource.field_labels if (v := _field_value(obj, p))} or _EMPTY
-        return Entry(ns, name, labels, fields, dumps(obj), rv)
+        # A copy of exactly the right size: orjson's result keeps its over-allocated buffer.
+        return Entry(ns, name, labels, memoryview(dumps(obj)).tobytes(), rv)
 
     def put_many(self, objs: Iterable[dict]) -> int:
         count = 0
@@ -234,7 +235,7 @@ class Store:
                     i += 1
                     if labels is not None and not labels(e.labels):
                         continue
-                    if fields is not None and not fields(e.field_values()):
+                    if fields is not None and not fields(e.field_values(resource)):
                         continue
                     entries.append(e)
                 more = i < hi
