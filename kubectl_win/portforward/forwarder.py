@@ -53,6 +53,9 @@ class ForwardOptions:
     read_timeout: float = 60.0  # no frame or pong for this long: the stream is dead
     connect_timeout: float = 30.0
     shutdown_grace: float = 2.0  # on Ctrl-C, how long open connections may finish
+    # v4 cannot pass a local half-close on; after the local EOF, end the exec once the pod side
+    # has been silent this long (else a keep-alive server would hold the exec open forever).
+    v4_eof_linger: float = 2.0
 
 
 class PodGone(Exception):
@@ -184,7 +187,8 @@ class Forwarder:
         raise AssertionError("unreachable")
 
     def _pump(self, conn_id: int, conn: socket.socket, stream: ExecStream, relay: Relay, label: str) -> None:
-        upstream = threading.Thread(target=self._pump_up, args=(conn, stream), daemon=True)
+        last_stdout = [time.monotonic()]
+        upstream = threading.Thread(target=self._pump_up, args=(conn, stream, last_stdout), daemon=True)
         upstream.start()
         status: ExecStatus | None = None
         stderr = bytearray()
@@ -199,6 +203,7 @@ class Forwarder:
                     continue
                 channel = message[0]
                 if channel == STDOUT:
+                    last_stdout[0] = time.monotonic()
                     if len(message) > 1 and not local_gone:
                         try:
                             conn.sendall(memoryview(message)[1:])
@@ -213,7 +218,8 @@ class Forwarder:
                 elif channel == CLOSE_SIGNAL and message[1:] == bytes((STDOUT,)):
                     _shutdown(conn, socket.SHUT_WR)
         except ExecError as exc:
-            broken = str(exc)
+            if not stream.closed:  # not when we closed it ourselves (local client gone, v4 linger)
+                broken = str(exc)
         finally:
             stream.abort()
         _shutdown(conn, socket.SHUT_WR)  # everything received is delivered: send our FIN
@@ -233,21 +239,33 @@ class Forwarder:
                 reason = relay.describe_failure(status.exit_code, bytes(stderr))
                 self._error(f"connection {conn_id} ({label}): {reason}")
 
-    @staticmethod
-    def _pump_up(conn: socket.socket, stream: ExecStream) -> None:
+    def _pump_up(self, conn: socket.socket, stream: ExecStream, last_stdout: list[float]) -> None:
         buffer = bytearray(CHUNK)
         view = memoryview(buffer)
         try:
             while True:
                 count = conn.recv_into(buffer)
                 if count == 0:
-                    # Local half-close: v5 passes it on; v4 cannot, so stdin stays open until the
-                    # relay ends (the pod's server sees no FIN; see docs/port-forward.md).
-                    stream.close_stdin()
-                    return
+                    break
                 stream.send_stdin(view[:count])
         except (OSError, ExecError):
             stream.abort()
+            return
+        # Local half-close: v5 passes it on as CLOSE on stdin. v4 cannot: stdin stays open, the
+        # pod's server sees no FIN, and the exec ends once the pod side has been quiet a while.
+        try:
+            if stream.close_stdin():
+                return
+        except ExecError:
+            return
+        linger = self.options.v4_eof_linger
+        last_stdout[0] = max(last_stdout[0], time.monotonic())
+        while not stream.closed:
+            idle = time.monotonic() - last_stdout[0]
+            if idle >= linger:
+                stream.close()
+                return
+            time.sleep(min(0.1, linger - idle))
 
     # --- helpers -------------------------------------------------------------------------------
     def _resolve(self) -> targets.ResolvedPod:

@@ -108,16 +108,102 @@ def mask(key: bytes, data: bytes | bytearray | memoryview) -> bytearray:
     return out
 
 
+class _PlainIO:
+    """Bytes over a TCP socket."""
+
+    def __init__(self, sock: socket.socket) -> None:
+        self.sock = sock
+
+    def send(self, data: bytes | bytearray) -> None:
+        self.sock.sendall(data)
+
+    def recv(self, size: int) -> bytes:
+        return self.sock.recv(size)
+
+
+class _TlsIO:
+    """TLS over memory BIOs, so one thread can read while another writes.
+
+    An ssl.SSLSocket must not be read and written from two threads at once (records get
+    corrupted under load); here the SSL object is only touched under a lock and the blocking
+    socket calls happen outside it.
+    """
+
+    def __init__(self, sock: socket.socket, context: ssl.SSLContext, hostname: str | None) -> None:
+        self.sock = sock
+        self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
+        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=hostname)
+        self._lock = threading.Lock()  # the SSL object and its BIOs
+        self._send_lock = threading.Lock()  # keeps records in order on the wire
+        while True:
+            try:
+                self._tls.do_handshake()
+                break
+            except ssl.SSLWantReadError:
+                self._flush()
+                data = sock.recv(65536)
+                if not data:
+                    raise ConnectionResetError("the server closed the connection during the TLS handshake") from None
+                self._incoming.write(data)
+        self._flush()
+
+    def _flush(self) -> None:
+        with self._send_lock:
+            with self._lock:
+                data = self._outgoing.read()
+            if data:
+                self.sock.sendall(data)
+
+    def send(self, data: bytes | bytearray) -> None:
+        with self._send_lock:
+            with self._lock:
+                self._tls.write(data)
+                records = self._outgoing.read()
+            self.sock.sendall(records)
+
+    def recv(self, size: int) -> bytes:
+        while True:
+            with self._lock:
+                try:
+                    data = self._tls.read(size)
+                except ssl.SSLWantReadError:
+                    data = None
+                except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
+                    return b""
+                pending = self._outgoing.pending
+            if pending and self._send_lock.acquire(blocking=False):
+                # TLS answered something (e.g. a key update); a writer busy sending will carry it otherwise.
+                try:
+                    with self._lock:
+                        records = self._outgoing.read()
+                    self.sock.sendall(records)
+                finally:
+                    self._send_lock.release()
+            if data:
+                return data
+            raw = self.sock.recv(262144)
+            with self._lock:
+                if raw:
+                    self._incoming.write(raw)
+                else:
+                    self._incoming.write_eof()
+
+
 class ExecStream:
     """One open exec websocket. One reader thread and any number of writers may use it."""
 
-    def __init__(self, sock: socket.socket, protocol: str, leftover: bytes) -> None:
+    def __init__(self, sock: socket.socket, io: _PlainIO | _TlsIO, protocol: str, leftover: bytes) -> None:
         self.sock = sock
+        self._io = io
         self.protocol = protocol
         self._buffer = bytearray(leftover)
         self._send_lock = threading.Lock()
         self._closed = False
         self.last_heard = time.monotonic()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
 
     @property
     def supports_close(self) -> bool:
@@ -139,7 +225,9 @@ class ExecStream:
             sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
             if secure:
                 context = target.ssl_context or ssl.create_default_context()
-                sock = context.wrap_socket(sock, server_hostname=target.server_hostname or host)
+                io: _PlainIO | _TlsIO = _TlsIO(sock, context, target.server_hostname or host)
+            else:
+                io = _PlainIO(sock)
             key = base64.b64encode(os.urandom(16)).decode()
             path = parts.path + (f"?{parts.query}" if parts.query else "")
             default_port = port == (443 if secure else 80)
@@ -154,10 +242,11 @@ class ExecStream:
             ]
             lines += [f"{name}: {value}" for name, value in target.headers.items()
                       if name.lower() not in ("host", "upgrade", "connection", "sec-websocket-protocol")]
-            sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-            status, headers, rest = _read_response_head(sock)
+            io.send(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
+            status, headers, rest = _read_response_head(io)
             if status != 101:
-                body = _read_body(sock, headers, rest)
+                sock.settimeout(5)
+                body = _read_body(io, headers, rest)
                 raise _rejection(status, body)
             accept = base64.b64encode(hashlib.sha1((key + _GUID).encode()).digest()).decode()
             if headers.get("sec-websocket-accept") != accept:
@@ -166,7 +255,7 @@ class ExecStream:
             if protocol not in protocols:
                 raise ExecError(f"the API server chose an unsupported exec protocol {protocol!r}")
             sock.settimeout(read_timeout)
-            return cls(sock, protocol, rest)
+            return cls(sock, io, protocol, rest)
         except ExecError:
             sock.close()
             raise
@@ -189,7 +278,7 @@ class ExecStream:
             if self._closed:
                 raise StreamBroken("the exec stream is closed")
             try:
-                self.sock.sendall(data)
+                self._io.send(data)
             except (OSError, ssl.SSLError) as exc:
                 raise StreamBroken(f"the exec stream broke while sending: {_os_reason(exc)}") from None
 
@@ -226,7 +315,7 @@ class ExecStream:
     def _fill(self, needed: int) -> None:
         while len(self._buffer) < needed:
             try:
-                chunk = self.sock.recv(max(needed - len(self._buffer), 262144))
+                chunk = self._io.recv(max(needed - len(self._buffer), 262144))
             except TimeoutError:
                 raise StreamBroken("no data or pong from the API server within the read timeout") from None
             except (OSError, ssl.SSLError) as exc:
@@ -333,10 +422,10 @@ def _host_header(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
-def _read_response_head(sock: socket.socket) -> tuple[int, dict[str, str], bytes]:
+def _read_response_head(io: _PlainIO | _TlsIO) -> tuple[int, dict[str, str], bytes]:
     data = b""
     while b"\r\n\r\n" not in data:
-        chunk = sock.recv(4096)
+        chunk = io.recv(4096)
         if not chunk:
             raise ExecError("the API server closed the connection during the websocket handshake")
         data += chunk
@@ -355,16 +444,15 @@ def _read_response_head(sock: socket.socket) -> tuple[int, dict[str, str], bytes
     return status, headers, rest
 
 
-def _read_body(sock: socket.socket, headers: dict[str, str], rest: bytes) -> bytes:
+def _read_body(io: _PlainIO | _TlsIO, headers: dict[str, str], rest: bytes) -> bytes:
     try:
         length = int(headers.get("content-length", ""))
     except ValueError:
         length = MAX_HANDSHAKE_BYTES
     body = rest
-    sock.settimeout(5)
     try:
         while len(body) < min(length, MAX_HANDSHAKE_BYTES):
-            chunk = sock.recv(4096)
+            chunk = io.recv(4096)
             if not chunk:
                 break
             body += chunk
