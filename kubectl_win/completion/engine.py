@@ -90,20 +90,20 @@ def _consume_flag(state: _State, word: str) -> None:
 
 def _complete_current(state: _State, current: str, names: NameSource) -> Completion:
     if state.pending is not None and not (state.pending_left == -1 and _looks_like_flag(current)):
-        return _values(state.pending, current, state.values, names)
+        return _values(state, state.pending, current, names)
     if current.startswith("-") and not state.after_double_dash:
         name, has_value, partial = current.partition("=")
         if not has_value and not current.startswith("--") and len(current) > 2:
             name, has_value, partial = current[:2], "", current[2:]  # -nkube-sys: value attached
             action = _option(state.parser, name)
             if action is not None and _values_needed(action) != 0:
-                return _values(action, partial, state.values, names, prefix=name)
+                return _values(state, action, partial, names, prefix=name)
             return Completion()
         if has_value:
             action = _option(state.parser, name)
             if action is None or _values_needed(action) == 0:
                 return Completion()
-            return _values(action, partial, state.values, names, prefix=f"{name}=")
+            return _values(state, action, partial, names, prefix=f"{name}=")
         return _flags(state, current)
     subparsers = _subparsers(state.parser)
     if subparsers is not None:
@@ -111,15 +111,20 @@ def _complete_current(state: _State, current: str, names: NameSource) -> Complet
     action = _positional_at(state.parser, state.positionals_done)
     if action is None:
         return Completion()
-    return _values(action, current, state.values, names)
+    return _values(state, action, current, names)
 
 
-def _values(action: argparse.Action, current: str, values: dict[str, str], names: NameSource,
+def _values(state: _State, action: argparse.Action, current: str, names: NameSource,
             prefix: str = "") -> Completion:
     if action.choices is not None:
         choices = [Candidate(prefix + str(choice)) for choice in action.choices]
         return Completion(_filter(choices, prefix + current))
-    hint = hints.BY_DEST.get(action.dest) or hints.BY_METAVAR.get(str(action.metavar or ""))
+    values = state.values
+    hint = (hints.BY_DEST.get(f"{' '.join(state.command_path)}:{action.dest}") or hints.BY_DEST.get(action.dest)
+            or hints.BY_METAVAR.get(str(action.metavar or "")))
+    if isinstance(hint, hints.WindowsBuilds):
+        return Completion(_filter([Candidate(prefix + value, text) for value, text in _windows_builds(hint)],
+                                  prefix + current))
     if isinstance(hint, hints.Files):
         if hint.extensions:
             return Completion([Candidate(ext) for ext in hint.extensions], Directive.FILTER_FILE_EXT)
@@ -141,9 +146,22 @@ def _typed_names(hint: hints.TypedNames, current: str, values: dict[str, str], n
             found = names(hints.LiveNames(resource), values)
             candidates = [Candidate(prefix + type_prefix + name, description) for name, description in found]
             return Completion(_filter(candidates, prefix + current))
-    # Offer the canonical TYPE/ prefixes only; the short aliases still work when typed.
-    types = [Candidate(prefix + type_prefix) for type_prefix, _ in hint.types if len(type_prefix) > 4]
+    types = [Candidate(prefix + type_prefix) for type_prefix in hint.offered]
     return Completion(_filter(types, prefix + current), Directive.NO_FILE | Directive.NO_SPACE)
+
+
+def _windows_builds(hint: hints.WindowsBuilds) -> list[tuple[str, str]]:
+    from kubectl_win.knowledge import load
+
+    offered: dict[str, str] = {}
+    for build in load("windows_builds").get("builds", []):
+        if hint.supported_only and not build.get("supported"):
+            continue
+        for tag in build.get("image_tags", []):
+            if str(tag).startswith("ltsc"):
+                offered.setdefault(str(tag), str(build.get("name", "")))
+        offered.setdefault(str(build.get("version")), str(build.get("name", "")))
+    return list(offered.items())
 
 
 def _flags(state: _State, current: str) -> Completion:

@@ -22,7 +22,15 @@ class LiveNames:
 class TypedNames:
     """kubectl's TYPE/NAME form (pod/web-0, deploy/web, svc/web), as port-forward takes it."""
 
-    types: tuple[tuple[str, str], ...]  # (prefix the user types, resource listed)
+    types: tuple[tuple[str, str], ...]  # (prefix the user may type, resource listed)
+    offered: tuple[str, ...]  # the prefixes a TAB on an empty word suggests
+
+
+@dataclass(frozen=True)
+class WindowsBuilds:
+    """Windows Server builds from knowledge/windows_builds.yaml: ltsc names and 10.0.N versions."""
+
+    supported_only: bool = True
 
 
 @dataclass(frozen=True)
@@ -37,13 +45,15 @@ class Directories:
     pass
 
 
-Hint = LiveNames | TypedNames | Files | Directories
+Hint = LiveNames | TypedNames | WindowsBuilds | Files | Directories
 
 # Names in the kubeconfig rather than in the cluster: read locally, no API call.
 KUBECONFIG_RESOURCES = ("contexts", "clusters", "users")
 
 MANIFEST_EXTENSIONS = ("yaml", "yml", "json")
 
+# Keyed by dest, or by "command:dest" (the command path joined by spaces) where one command's
+# argument means something else than another's with the same dest; the scoped key wins.
 BY_DEST: dict[str, Hint] = {
     "namespace": LiveNames("namespaces", namespaced=False),
     "context": LiveNames("contexts", namespaced=False),
@@ -54,8 +64,12 @@ BY_DEST: dict[str, Hint] = {
     "pod": LiveNames("pods"),
     "pods": LiveNames("pods"),
     "deployment": LiveNames("deployments"),
-    "target": TypedNames((("pod/", "pods"), ("deployment/", "deployments"), ("deploy/", "deployments"),
-                          ("service/", "services"), ("svc/", "services"))),
+    "port-forward:target": TypedNames(
+        types=(("pod/", "pods"), ("po/", "pods"), ("deployment/", "deployments"), ("deploy/", "deployments"),
+               ("statefulset/", "statefulsets"), ("sts/", "statefulsets"), ("replicaset/", "replicasets"),
+               ("rs/", "replicasets"), ("service/", "services"), ("svc/", "services")),
+        offered=("pod/", "deploy/", "sts/", "rs/", "svc/")),
+    "windows_build": WindowsBuilds(),
     "filename": Files(MANIFEST_EXTENSIONS),
     "filenames": Files(MANIFEST_EXTENSIONS),
     "files": Files(MANIFEST_EXTENSIONS),

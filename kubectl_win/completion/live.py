@@ -14,6 +14,7 @@ from kubectl_win.completion.hints import KUBECONFIG_RESOURCES, LiveNames
 
 DEFAULT_TIMEOUT = 2.0  # seconds for the whole lookup; a TAB that hangs is worse than no names
 TIMEOUT_ENV = "KUBECTL_WIN_COMPLETION_TIMEOUT"
+MAX_NAMES = 500  # one page; a longer menu helps nobody
 
 Names = list[tuple[str, str]]
 
@@ -57,10 +58,16 @@ def cluster_names(hint: LiveNames, values: dict[str, str]) -> Names:
     from kubectl_win import kube
 
     flags = kube.KubeFlags(**_flag_values(kube.KubeFlags, values))
-    cluster = kube.connect(flags)
-    namespace = values.get("namespace") if hint.namespaced else None
-    items = cluster.list(hint.resource, namespace=namespace) if hint.namespaced else cluster.list(hint.resource)
-    return [(name, _describe(hint.resource, item)) for item in items if (name := _name(item))]
+    with kube.connect(flags) as cluster:
+        # Like kubectl: -n if typed, else the context's namespace.
+        namespace = (values.get("namespace") or cluster.namespace) if hint.namespaced else None
+        names = []
+        for item in cluster.list(hint.resource, namespace=namespace, page_size=MAX_NAMES):
+            if name := _name(item):
+                names.append((name, _describe(hint.resource, item)))
+            if len(names) >= MAX_NAMES:
+                break
+        return names
 
 
 def _within(seconds: float, lookup: Any) -> Names:
