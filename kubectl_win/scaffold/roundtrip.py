@@ -89,7 +89,7 @@ def _collect(node: Any, lines: list[str], style: tuple[int, int], out: list[tupl
         if len(node) > known_count:
             if known_count == 0 or node.fa.flow_style():
                 return False
-            line, col = node.lc.item(0)
+            line, col = node.lc.item(known_count - 1)
             prefix = lines[line][:col] if line < len(lines) else ""
             dash = prefix.rstrip()
             if not dash.endswith("-") or dash[:-1].strip():
@@ -98,9 +98,22 @@ def _collect(node: Any, lines: list[str], style: tuple[int, int], out: list[tupl
             block = []
             for item in list(node)[known_count:]:
                 block += _item(item, dash_col, style)
-            out.append((_above_comments(lines, line, dash_col), block))
+            out.append((_after_item(lines, line, dash_col), block))
         return all(_collect(item, lines, style, out) for item in list(node)[:known_count])
     return True
+
+
+def _after_item(lines: list[str], line: int, dash_col: int) -> int:
+    """The line after the sequence item that starts at `line`: its content is indented past the dash."""
+    end = line + 1
+    for index in range(line + 1, len(lines)):
+        stripped = lines[index].strip()
+        if not stripped or stripped.startswith("#"):
+            continue
+        if len(lines[index]) - len(lines[index].lstrip(" ")) <= dash_col:
+            break
+        end = index + 1
+    return end
 
 
 def _above_comments(lines: list[str], line: int, col: int) -> int:
