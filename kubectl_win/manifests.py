@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -174,18 +174,22 @@ def read_text(source: str, stdin: IO[str] | None = None) -> str | Problem:
         return Problem(source, f"not UTF-8 text (byte {exc.start})", fatal=True)
 
 
-def read_objects(paths: Iterable[str], stdin: IO[str] | None = None) -> Iterator[ManifestObject | Problem]:
-    """Every object in every source; Problems are yielded in place and reading goes on."""
+def read_objects(paths: Iterable[str], stdin: IO[str] | None = None,
+                 kinds: Container[str] | None = None) -> Iterator[ManifestObject | Problem]:
+    """Every object in every source; Problems are yielded in place and reading goes on.
+
+    With `kinds`, YAML documents of other kinds are skipped before they are constructed (the cheap part
+    of YAML is libyaml's parse; building Python objects costs more than linting them)."""
     for source in iter_sources(paths):
         text = read_text(source, stdin)
         name = "<stdin>" if source == "-" else source
         if isinstance(text, Problem):
             yield text
             continue
-        yield from parse_text(text, name)
+        yield from parse_text(text, name, kinds)
 
 
-def parse_text(text: str, source: str) -> Iterator[ManifestObject | Problem]:
+def parse_text(text: str, source: str, kinds: Container[str] | None = None) -> Iterator[ManifestObject | Problem]:
     """Objects of a YAML or JSON text (multi-document, kind: List expanded)."""
     if not text.strip():
         yield Problem(source, "empty file, nothing to check")
@@ -198,10 +202,20 @@ def parse_text(text: str, source: str) -> Iterator[ManifestObject | Problem]:
         else:
             yield from _objects_of(data, source, 0, _LazyLocator(text, 0))
             return
-    yield from _parse_yaml(text, source)
+    yield from _parse_yaml(text, source, kinds)
 
 
-def _parse_yaml(text: str, source: str) -> Iterator[ManifestObject | Problem]:
+def _top_level_kind(node: Any) -> str | None:
+    """The `kind` of a document from its node tree, without constructing it (None if not a plain mapping)."""
+    if not getattr(node, "tag", "").endswith(":map"):
+        return None
+    for key_node, value_node in node.value:
+        if getattr(key_node, "value", None) == "kind" and isinstance(getattr(value_node, "value", None), str):
+            return value_node.value
+    return None
+
+
+def _parse_yaml(text: str, source: str, kinds: Container[str] | None = None) -> Iterator[ManifestObject | Problem]:
     import yaml
 
     loader = _loader_class()(text)
@@ -209,6 +223,11 @@ def _parse_yaml(text: str, source: str) -> Iterator[ManifestObject | Problem]:
     try:
         while loader.check_node():
             node = loader.get_node()
+            if kinds is not None:
+                kind = _top_level_kind(node)
+                if kind is not None and kind not in kinds and not kind.endswith("List"):
+                    index += 1
+                    continue
             data = loader.construct_document(node)
             if data is not None:
                 yield from _objects_of(data, source, index, LineLocator(node))

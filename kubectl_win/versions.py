@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 # The newest Kubernetes minor the knowledge files describe; --k8s-version defaults to it.
 NEWEST_KNOWN = (1, 37)
@@ -13,6 +14,7 @@ _VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.\d+)?(?:[-+].*)?$")
 Version = tuple[int, int]
 
 
+@lru_cache(maxsize=256)
 def parse_version(text: str) -> Version:
     """Parse '1.30', 'v1.30.2' or '1.30.0-eks-1234' into (1, 30); raise ValueError otherwise."""
     match = _VERSION.match(str(text).strip())

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from kubectl_win.explain.context import PodContext
-from kubectl_win.explain.rules import checks
+from kubectl_win.explain.rules import Rule, checks
 from kubectl_win.explain.target import infer_target
 from kubectl_win.explain.templates import TEMPLATES
 from kubectl_win.findings import Finding, ObjectRef
@@ -26,24 +27,47 @@ def lint_object(
     locate: Locate | None = None,
 ) -> list[Finding]:
     """Findings for one pod-bearing object ([] for other kinds and for pods that do not target Windows)."""
+    return lint_object_detailed(obj, k8s_version=k8s_version, assume_windows=assume_windows, file=file,
+                                locate=locate)[0]
+
+
+@cache
+def _rules_for(version: Version) -> tuple[Rule, ...]:
+    """The rules that apply at a version (`forbidden` reads `since` itself: before it, ignored not rejected)."""
+    selected = []
+    for rule in checks():
+        assert rule.check is not None
+        since = rule.field_since if rule.check.template == "forbidden" else max_version(rule.since, rule.field_since)
+        if in_range(version, since, rule.until):
+            selected.append(rule)
+    return tuple(selected)
+
+
+def lint_object_detailed(
+    obj: dict[str, Any],
+    *,
+    k8s_version: Version = NEWEST_KNOWN,
+    assume_windows: bool = False,
+    file: str | None = None,
+    locate: Locate | None = None,
+) -> tuple[list[Finding], bool]:
+    """(findings, whether any pod template was treated as a Windows pod)."""
     findings: list[Finding] = []
     templates = pod_templates(obj)
+    treated_as_windows = False
     if not templates:
-        return findings
+        return findings, treated_as_windows
     ref = ObjectRef.of(obj)
     object_meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
     for template in templates:
         target = infer_target(template.spec, template.metadata)
         windows = target.windows or (assume_windows and not (target.explicit and target.os == "linux"))
+        treated_as_windows = treated_as_windows or windows
         ctx = PodContext(template.spec, template.metadata, template.spec_path, target, windows, k8s_version)
         ignores = ignores_from_annotations(object_meta, template.metadata)
         seen: set[tuple[str, Path]] = set()
-        for rule in checks():
+        for rule in _rules_for(k8s_version):
             assert rule.check is not None
-            # `forbidden` reads `since` itself (before it, the field is ignored rather than rejected).
-            since = rule.field_since if rule.check.template == "forbidden" else max_version(rule.since, rule.field_since)
-            if not in_range(k8s_version, since, rule.until):
-                continue
             for path, severity, message, hint in TEMPLATES[rule.check.template](rule, ctx):
                 if (rule.id, path) in seen:
                     continue
@@ -61,4 +85,4 @@ def lint_object(
                     source=rule.source,
                     object_ignores=ignores,
                 ))
-    return findings
+    return findings, treated_as_windows

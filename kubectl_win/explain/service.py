@@ -6,7 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import IO, Any
 
-from kubectl_win.explain.lint import lint_object
+from kubectl_win.explain.lint import lint_object_detailed
 from kubectl_win.findings import SCHEMA_VERSION, SEVERITY_RANK, Finding, ObjectRef, summarize
 from kubectl_win.manifests import (
     POD_SPEC_PATHS,
@@ -48,7 +48,7 @@ class ExplainReport:
 def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] | None = None) -> ExplainReport:
     """Lint every pod-bearing object in the files, directories or stdin ('-') given."""
     report = ExplainReport()
-    for item in read_objects(paths, stdin):
+    for item in read_objects(paths, stdin, kinds=POD_SPEC_PATHS):
         if isinstance(item, Problem):
             report.problems.append(item)
             continue
@@ -63,8 +63,9 @@ def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions) 
         if str(obj.get("kind")) not in POD_SPEC_PATHS:
             continue
         report.objects += 1
-        findings = lint_object(obj, k8s_version=options.k8s_version, assume_windows=options.assume_windows)
-        report.windows_objects += _targets_windows(obj, options)
+        findings, windows = lint_object_detailed(obj, k8s_version=options.k8s_version,
+                                                 assume_windows=options.assume_windows)
+        report.windows_objects += windows
         report.findings.extend(findings)
     return _finish(report, options)
 
@@ -79,25 +80,11 @@ def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: Explai
         report.problems.append(Problem(item.source, f"{ref.display()}: {problem}; skipped", line=item.line(())))
         return
     report.objects += 1
-    report.windows_objects += _targets_windows(item.obj, options)
-    report.findings.extend(lint_object(
-        item.obj,
-        k8s_version=options.k8s_version,
-        assume_windows=options.assume_windows,
-        file=item.source,
-        locate=item.line,
-    ))
-
-
-def _targets_windows(obj: dict[str, Any], options: ExplainOptions) -> int:
-    from kubectl_win.explain.target import infer_target
-    from kubectl_win.manifests import pod_templates
-
-    for template in pod_templates(obj):
-        target = infer_target(template.spec, template.metadata)
-        if target.windows or (options.assume_windows and not (target.explicit and target.os == "linux")):
-            return 1
-    return 0
+    findings, windows = lint_object_detailed(item.obj, k8s_version=options.k8s_version,
+                                             assume_windows=options.assume_windows, file=item.source,
+                                             locate=item.line)
+    report.windows_objects += windows
+    report.findings.extend(findings)
 
 
 def _finish(report: ExplainReport, options: ExplainOptions) -> ExplainReport:
