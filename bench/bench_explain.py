@@ -30,8 +30,10 @@ def manifest(index: int, rng: random.Random) -> str:
     kind = rng.choice(KINDS)
     security = ""
     if rng.random() < 0.5:
-        security = ("          securityContext:\n            allowPrivilegeEscalation: false\n"
-                    "            readOnlyRootFilesystem: true\n            capabilities: {drop: [ALL]}\n")
+        security = (
+            "          securityContext:\n            allowPrivilegeEscalation: false\n"
+            "            readOnlyRootFilesystem: true\n            capabilities: {drop: [ALL]}\n"
+        )
     os_block = "      os: {name: windows}\n" if windows and rng.random() < 0.5 else ""
     selector = f"      nodeSelector: {{kubernetes.io/os: {'windows' if windows else 'linux'}}}\n"
     image = "mcr.microsoft.com/windows/servercore:ltsc2022" if windows else "nginx:1.27"

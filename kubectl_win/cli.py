@@ -56,8 +56,9 @@ def _add_process_flags(parser: argparse.ArgumentParser, suppress: bool) -> None:
     # Defined on the root and on every subcommand, so they work before or after the verb;
     # SUPPRESS on subcommands keeps a root value from being reset by the subparser's default.
     default = argparse.SUPPRESS if suppress else False
-    parser.add_argument("--debug", action="store_true", default=default,
-                        help="show tracebacks and HTTP details for troubleshooting")
+    parser.add_argument(
+        "--debug", action="store_true", default=default, help="show tracebacks and HTTP details for troubleshooting"
+    )
     parser.add_argument("--no-color", action="store_true", default=default, help="never colour output")
 
 
@@ -90,8 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
         if debug:
             raise
-        print(f"error: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)",
-              file=sys.stderr)
+        print(f"error: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", file=sys.stderr)
         return ExitStatus.INTERNAL
 
 

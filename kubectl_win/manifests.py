@@ -156,8 +156,11 @@ def read_text(source: str, stdin: IO[str] | None = None) -> str | Problem:
     try:
         size = os.path.getsize(source)
         if size > MAX_FILE_BYTES:
-            return Problem(source, f"file is too large ({size // (1024 * 1024)} MiB; the limit is "
-                                   f"{MAX_FILE_BYTES // (1024 * 1024)} MiB)", fatal=True)
+            return Problem(
+                source,
+                f"file is too large ({size // (1024 * 1024)} MiB; the limit is {MAX_FILE_BYTES // (1024 * 1024)} MiB)",
+                fatal=True,
+            )
         with open(source, "rb") as handle:
             raw = handle.read()
     except FileNotFoundError:
@@ -174,8 +177,9 @@ def read_text(source: str, stdin: IO[str] | None = None) -> str | Problem:
         return Problem(source, f"not UTF-8 text (byte {exc.start})", fatal=True)
 
 
-def read_objects(paths: Iterable[str], stdin: IO[str] | None = None,
-                 kinds: Container[str] | None = None) -> Iterator[ManifestObject | Problem]:
+def read_objects(
+    paths: Iterable[str], stdin: IO[str] | None = None, kinds: Container[str] | None = None
+) -> Iterator[ManifestObject | Problem]:
     """Every object in every source; Problems are yielded in place and reading goes on.
 
     With `kinds`, YAML documents of other kinds are skipped before they are constructed (the cheap part
@@ -247,21 +251,29 @@ def _parse_yaml(text: str, source: str, kinds: Container[str] | None = None) -> 
 def _objects_of(data: Any, source: str, document: int, locator: LineLocator) -> Iterator[ManifestObject | Problem]:
     if not isinstance(data, dict):
         kind = type(data).__name__
-        yield Problem(source, f"document {document + 1} is a {_type_word(kind)}, not a Kubernetes object; skipped",
-                      line=locator.line(()))
+        yield Problem(
+            source,
+            f"document {document + 1} is a {_type_word(kind)}, not a Kubernetes object; skipped",
+            line=locator.line(()),
+        )
         return
     if data.get("kind") == "List" or (str(data.get("kind", "")).endswith("List") and "items" in data):
         items = data.get("items")
         if not isinstance(items, list):
             if items is not None:
-                yield Problem(source, f"document {document + 1}: 'items' is not a list; skipped", line=locator.line(("items",)))
+                yield Problem(
+                    source, f"document {document + 1}: 'items' is not a list; skipped", line=locator.line(("items",))
+                )
             return
         for index, item in enumerate(items):
             if isinstance(item, dict):
                 yield ManifestObject(item, source, document, ("items", index), locator)
             else:
-                yield Problem(source, f"document {document + 1}: items[{index}] is not an object; skipped",
-                              line=locator.line(("items", index)))
+                yield Problem(
+                    source,
+                    f"document {document + 1}: items[{index}] is not an object; skipped",
+                    line=locator.line(("items", index)),
+                )
         return
     yield ManifestObject(data, source, document, (), locator)
 
@@ -333,8 +345,17 @@ def format_path(path: Path) -> str:
 
 
 def _type_word(python_type: str) -> str:
-    return {"str": "string", "int": "number", "float": "number", "bool": "boolean", "list": "list",
-            "dict": "mapping", "NoneType": "null", "datetime": "timestamp", "date": "date"}.get(python_type, python_type)
+    return {
+        "str": "string",
+        "int": "number",
+        "float": "number",
+        "bool": "boolean",
+        "list": "list",
+        "dict": "mapping",
+        "NoneType": "null",
+        "datetime": "timestamp",
+        "date": "date",
+    }.get(python_type, python_type)
 
 
 def _one_line(exc: BaseException) -> str:

@@ -115,12 +115,14 @@ def parse_policy(data: Any, origin: str = "config") -> Policy:
     for index, item in enumerate(data.get("exclude") or []):
         if not isinstance(item, dict) or not set(item) <= {"namespace", "kind", "name", "checks"}:
             raise InputError(f"{origin}: exclude[{index}] must be a mapping of namespace, kind, name, checks")
-        exclusions.append(Exclusion(
-            namespace=_opt_str(item.get("namespace")),
-            kind=_opt_str(item.get("kind")),
-            name=_opt_str(item.get("name")),
-            checks=frozenset(item.get("checks") or ()),
-        ))
+        exclusions.append(
+            Exclusion(
+                namespace=_opt_str(item.get("namespace")),
+                kind=_opt_str(item.get("kind")),
+                name=_opt_str(item.get("name")),
+                checks=frozenset(item.get("checks") or ()),
+            )
+        )
     return Policy(frozenset(disabled), dict(severity), tuple(exclusions))
 
 

@@ -142,7 +142,9 @@ def test_directories_recurse_and_several_f_flags(tmp_path: Path) -> None:
 
 
 def test_other_kinds_are_skipped_silently(tmp_path: Path) -> None:
-    path = write(tmp_path, "svc.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n")
+    path = write(
+        tmp_path, "svc.yaml", "apiVersion: v1\nkind: Service\nmetadata: {name: s}\nspec: {ports: [{port: 80}]}\n"
+    )
     result = run_cli("explain", "-f", str(path))
     assert result.exit_code == 0 and "0 object(s)" in result.stdout
     assert result.stderr == ""
@@ -159,10 +161,13 @@ def test_invalid_yaml_is_reported_with_line_and_other_files_still_checked(tmp_pa
     assert "Traceback" not in result.stderr
 
 
-@pytest.mark.parametrize("content,message", [
-    (b"\x00\x01\x02binary", "binary file"),
-    (b"\xff\xfe\xfa not utf8", "not UTF-8"),
-])
+@pytest.mark.parametrize(
+    "content,message",
+    [
+        (b"\x00\x01\x02binary", "binary file"),
+        (b"\xff\xfe\xfa not utf8", "not UTF-8"),
+    ],
+)
 def test_unreadable_files_exit_2_with_one_line(tmp_path: Path, content: bytes, message: str) -> None:
     path = tmp_path / "x.yaml"
     path.write_bytes(content)
@@ -214,8 +219,9 @@ def test_annotation_suppresses_by_id_on_object_or_template(tmp_path: Path) -> No
 def test_config_file_disables_overrides_and_excludes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     deploy = write(tmp_path, "d.yaml", WINDOWS_DEPLOY)
     pod = write(tmp_path, "p.yaml", INFERRED_POD)
-    config = write(tmp_path, "cfg.yaml", "checks:\n  severity: {windows-privileged: warning}\n"
-                                         "exclude:\n  - name: agent\n")
+    config = write(
+        tmp_path, "cfg.yaml", "checks:\n  severity: {windows-privileged: warning}\nexclude:\n  - name: agent\n"
+    )
     data = run_cli("explain", "-f", str(deploy), "-f", str(pod), "--config", str(config), "-o", "json").json
     assert [(f["id"], f["severity"]) for f in data["findings"]] == [("windows-privileged", "warning")]
     monkeypatch.chdir(tmp_path)
@@ -283,13 +289,16 @@ def test_list_prints_the_whole_table() -> None:
     assert len(data["fields"]) >= 50
 
 
-@pytest.mark.parametrize("argv,message", [
-    (["explain"], "nothing to explain"),
-    (["explain", "-f", "x.yaml", "pods"], "not both"),
-    (["explain", "-o", "xml", "-f", "x"], "invalid choice"),
-    (["explain", "--list", "-o", "sarif"], "-o sarif is for findings"),
-    (["explain", "a", "b", "c"], "too many arguments"),
-])
+@pytest.mark.parametrize(
+    "argv,message",
+    [
+        (["explain"], "nothing to explain"),
+        (["explain", "-f", "x.yaml", "pods"], "not both"),
+        (["explain", "-o", "xml", "-f", "x"], "invalid choice"),
+        (["explain", "--list", "-o", "sarif"], "-o sarif is for findings"),
+        (["explain", "a", "b", "c"], "too many arguments"),
+    ],
+)
 def test_usage_errors_are_one_line_exit_2(argv: list[str], message: str) -> None:
     result = run_cli(*argv)
     assert result.exit_code == 2

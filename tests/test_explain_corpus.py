@@ -34,30 +34,40 @@ def test_the_only_error_is_the_uppercase_gmsa_name(report: dict) -> None:
     assert errors == [("kubernetes-website__configure-gmsa-container-level.yaml", "windows-gmsa-name-invalid")]
 
 
-@pytest.mark.parametrize("name,expected", [
-    ("azure-container-networking__cns-azure-cns-windows.yaml", ("windows-privileged", "warning")),
-    ("csi-driver-smb__deploy-csi-smb-node-windows.yaml", ("windows-capabilities", "warning")),
-    ("csi-driver-smb__deploy-csi-smb-node-windows.yaml", ("windows-seccomp-profile", "warning")),
-    ("azurefile-csi-driver__deploy-csi-azurefile-node-windows.yaml", ("windows-seccomp-profile", "warning")),
-    ("kubernetes-website__examples-windows-deploy-hyperv.yaml", ("windows-hyperv-isolation", "warning")),
-    ("sig-windows-tools__kubeadm-kube-proxy-wins.yml", ("windows-volume-default-mode", "info")),
-])
+@pytest.mark.parametrize(
+    "name,expected",
+    [
+        ("azure-container-networking__cns-azure-cns-windows.yaml", ("windows-privileged", "warning")),
+        ("csi-driver-smb__deploy-csi-smb-node-windows.yaml", ("windows-capabilities", "warning")),
+        ("csi-driver-smb__deploy-csi-smb-node-windows.yaml", ("windows-seccomp-profile", "warning")),
+        ("azurefile-csi-driver__deploy-csi-azurefile-node-windows.yaml", ("windows-seccomp-profile", "warning")),
+        ("kubernetes-website__examples-windows-deploy-hyperv.yaml", ("windows-hyperv-isolation", "warning")),
+        ("sig-windows-tools__kubeadm-kube-proxy-wins.yml", ("windows-volume-default-mode", "info")),
+    ],
+)
 def test_genuine_problems_are_reported(report: dict, name: str, expected: tuple[str, str]) -> None:
     assert expected in by_file(report, name)
 
 
-@pytest.mark.parametrize("name", [
-    "azure-aks-docs__quick-windows-container-deploy-sample.yaml",
-    "kubernetes-website__examples-windows-deploy-resource.yaml",
-])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "azure-aks-docs__quick-windows-container-deploy-sample.yaml",
+        "kubernetes-website__examples-windows-deploy-resource.yaml",
+    ],
+)
 def test_correct_manifests_stay_quiet(report: dict, name: str) -> None:
     assert by_file(report, name) == set()
 
 
 def test_hostprocess_daemonsets_are_not_told_to_drop_host_network(report: dict) -> None:
     ids = {f["id"] for f in report["findings"] if "hostprocess" in Path(f["file"]).name}
-    assert not ids & {"windows-host-network-ignored", "windows-hostprocess-host-network",
-                      "windows-hostprocess-not-all-containers", "windows-dns-cluster-first-with-host-net"}
+    assert not ids & {
+        "windows-host-network-ignored",
+        "windows-hostprocess-host-network",
+        "windows-hostprocess-not-all-containers",
+        "windows-dns-cluster-first-with-host-net",
+    }
 
 
 def test_findings_point_at_real_lines(report: dict) -> None:

@@ -17,22 +17,33 @@ from tests.plugin_shim import install_shim, path_with
 def deployment(name: str, namespace: str, os_name: str, privileged: bool = True) -> dict[str, Any]:
     spec: dict[str, Any] = {
         "nodeSelector": {"kubernetes.io/os": os_name},
-        "containers": [{"name": "app", "image": "example.com/app:1",
-                        "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
-                        "securityContext": {"privileged": privileged}}],
+        "containers": [
+            {
+                "name": "app",
+                "image": "example.com/app:1",
+                "resources": {"limits": {"cpu": "1", "memory": "1Gi"}},
+                "securityContext": {"privileged": privileged},
+            }
+        ],
     }
     if os_name == "windows":
         spec["os"] = {"name": "windows"}
-    return {"apiVersion": "apps/v1", "kind": "Deployment",
-            "metadata": {"name": name, "namespace": namespace, "labels": {"tier": "web"}},
-            "spec": {"selector": {"matchLabels": {"app": name}},
-                     "template": {"metadata": {"labels": {"app": name}}, "spec": spec}}}
+    return {
+        "apiVersion": "apps/v1",
+        "kind": "Deployment",
+        "metadata": {"name": name, "namespace": namespace, "labels": {"tier": "web"}},
+        "spec": {
+            "selector": {"matchLabels": {"app": name}},
+            "template": {"metadata": {"labels": {"app": name}}, "spec": spec},
+        },
+    }
 
 
 @pytest.fixture
 def seeded(apiserver: Any) -> Any:
-    apiserver.put(deployment("iis", "web", "windows"), deployment("nginx", "web", "linux"),
-                  deployment("api", "shop", "windows"))
+    apiserver.put(
+        deployment("iis", "web", "windows"), deployment("nginx", "web", "linux"), deployment("api", "shop", "windows")
+    )
     return apiserver
 
 
@@ -73,9 +84,11 @@ def test_missing_object_and_wrong_type_are_one_line_errors(seeded: Any) -> None:
 
 def test_unreachable_cluster_exits_3(tmp_path: Path) -> None:
     config = tmp_path / "config"
-    config.write_text("apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:9'}\n"
-                      "users:\n- name: u\n  user: {token: secret-token-value}\ncontexts:\n- name: x\n"
-                      "  context: {cluster: c, user: u}\ncurrent-context: x\n")
+    config.write_text(
+        "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster: {server: 'https://127.0.0.1:9'}\n"
+        "users:\n- name: u\n  user: {token: secret-token-value}\ncontexts:\n- name: x\n"
+        "  context: {cluster: c, user: u}\ncurrent-context: x\n"
+    )
     result = run_cli("explain", "pods", "--kubeconfig", str(config), "--request-timeout", "2")
     assert result.exit_code == 3
     assert len(result.stderr.strip().splitlines()) == 1
@@ -87,27 +100,41 @@ def test_through_the_real_kubectl(seeded: Any, tmp_path: Path) -> None:
     install_shim(tmp_path / "bin")
     env = seeded.kubectl_env()
     env["PATH"] = path_with(tmp_path / "bin")
-    listed = subprocess.run(["kubectl", "get", "deploy", "-n", "web", "-o", "name"], env=env,
-                            capture_output=True, text=True, timeout=60)
+    listed = subprocess.run(
+        ["kubectl", "get", "deploy", "-n", "web", "-o", "name"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert listed.returncode == 0, listed.stderr
     assert "deployment.apps/iis" in listed.stdout
-    live = subprocess.run(["kubectl", "win", "explain", "deploy", "-n", "web", "-o", "json"], env=env,
-                          capture_output=True, text=True, timeout=60)
+    live = subprocess.run(
+        ["kubectl", "win", "explain", "deploy", "-n", "web", "-o", "json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert live.returncode == 1, live.stderr
     assert '"windows-privileged"' in live.stdout
     example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples"
-    offline = subprocess.run(["kubectl", "win", "explain", "-f", str(example)], env=env, capture_output=True,
-                             text=True, timeout=60)
+    offline = subprocess.run(
+        ["kubectl", "win", "explain", "-f", str(example)], env=env, capture_output=True, text=True, timeout=60
+    )
     assert offline.returncode == 1 and "windows-privileged" not in offline.stderr
     assert "ERROR" in offline.stdout
 
 
 def test_offline_explain_does_not_import_kubernetes(tmp_path: Path) -> None:
     example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples"
-    code = ("import sys\nfrom kubectl_win.cli import main\n"
-            f"rc = main(['explain', '-f', {str(example)!r}, '-o', 'json'])\n"
-            "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'aiohttp'))\n"
-            "print('HEAVY', heavy)\n")
-    out = subprocess.run([os.sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
-                         cwd=Path(__file__).resolve().parents[1])
+    code = (
+        "import sys\nfrom kubectl_win.cli import main\n"
+        f"rc = main(['explain', '-f', {str(example)!r}, '-o', 'json'])\n"
+        "heavy = sorted(m for m in sys.modules if m.split('.')[0] in ('kubernetes', 'urllib3', 'aiohttp'))\n"
+        "print('HEAVY', heavy)\n"
+    )
+    out = subprocess.run(
+        [os.sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=Path(__file__).resolve().parents[1],
+    )
     assert "HEAVY []" in out.stdout, out.stdout[-500:] + out.stderr

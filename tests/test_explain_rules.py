@@ -14,18 +14,31 @@ from kubectl_win.explain.templates import run_as_user_name_problem
 LIMITS = {"limits": {"cpu": "500m", "memory": "512Mi"}, "requests": {"cpu": "250m", "memory": "256Mi"}}
 
 
-def pod(spec: dict[str, Any] | None = None, *, os: str | None = "windows", container: dict[str, Any] | None = None,
-        selector: bool = False, metadata: dict[str, Any] | None = None) -> dict[str, Any]:
+def pod(
+    spec: dict[str, Any] | None = None,
+    *,
+    os: str | None = "windows",
+    container: dict[str, Any] | None = None,
+    selector: bool = False,
+    metadata: dict[str, Any] | None = None,
+) -> dict[str, Any]:
     """A Pod with one well-formed Windows container, plus the given spec and container fields."""
-    body: dict[str, Any] = {"containers": [{"name": "app", "image": "example.com/app:1", "resources": copy.deepcopy(LIMITS),
-                                            **(container or {})}]}
+    body: dict[str, Any] = {
+        "containers": [
+            {"name": "app", "image": "example.com/app:1", "resources": copy.deepcopy(LIMITS), **(container or {})}
+        ]
+    }
     if os:
         body["os"] = {"name": os}
     if selector:
         body["nodeSelector"] = {"kubernetes.io/os": "windows"}
     body.update(spec or {})
-    return {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "p", "namespace": "ns", **(metadata or {})},
-            "spec": body}
+    return {
+        "apiVersion": "v1",
+        "kind": "Pod",
+        "metadata": {"name": "p", "namespace": "ns", **(metadata or {})},
+        "spec": body,
+    }
 
 
 def found(obj: dict[str, Any], **kwargs: Any) -> list[tuple[str, str, str]]:
@@ -64,40 +77,59 @@ FIRING: dict[str, dict[str, Any]] = {
     "windows-pod-os-label": {"metadata": {"labels": {"kubernetes.io/os": "linux"}}},
     "windows-hostprocess-inconsistent": {
         "spec": {"hostNetwork": True, "securityContext": {"windowsOptions": {"hostProcess": True}}},
-        "container": {"securityContext": {"windowsOptions": {"hostProcess": False}}}},
+        "container": {"securityContext": {"windowsOptions": {"hostProcess": False}}},
+    },
     "windows-hostprocess-not-all-containers": {
         "spec": {"hostNetwork": True, "initContainers": [{"name": "init", "image": "x", "resources": LIMITS}]},
-        "container": {"securityContext": {"windowsOptions": {"hostProcess": True}}}},
+        "container": {"securityContext": {"windowsOptions": {"hostProcess": True}}},
+    },
     "windows-hostprocess-host-network": {"spec": {"securityContext": {"windowsOptions": {"hostProcess": True}}}},
-    "windows-run-as-user-name-invalid": {"container": {"securityContext": {"windowsOptions": {"runAsUserName": "a\\b\\c"}}}},
-    "windows-gmsa-name-invalid": {"spec": {"securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "gmsa-Webapp1"}}}},
+    "windows-run-as-user-name-invalid": {
+        "container": {"securityContext": {"windowsOptions": {"runAsUserName": "a\\b\\c"}}}
+    },
+    "windows-gmsa-name-invalid": {
+        "spec": {"securityContext": {"windowsOptions": {"gmsaCredentialSpecName": "gmsa-Webapp1"}}}
+    },
     "windows-gmsa-spec-invalid": {"spec": {"securityContext": {"windowsOptions": {"gmsaCredentialSpec": ""}}}},
     "windows-stop-signal": {"container": {"lifecycle": {"stopSignal": "SIGINT"}}},
     "windows-run-as-non-root-administrator": {
-        "container": {"securityContext": {"runAsNonRoot": True, "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}}},
+        "container": {
+            "securityContext": {"runAsNonRoot": True, "windowsOptions": {"runAsUserName": "ContainerAdministrator"}}
+        }
+    },
     "windows-host-network-ignored": {"spec": {"hostNetwork": True}},
     "windows-dns-cluster-first-with-host-net": {"spec": {"dnsPolicy": "ClusterFirstWithHostNet"}},
     "windows-emptydir-memory": {"spec": {"volumes": [{"name": "v", "emptyDir": {"medium": "Memory"}}]}},
     "windows-hugepages": {"container": {"resources": {"limits": {"memory": "1Gi", "hugepages-2Mi": "100Mi"}}}},
     "windows-volume-devices": {"container": {"volumeDevices": [{"name": "v", "devicePath": "/dev/xvda"}]}},
-    "windows-mount-propagation": {"container": {"volumeMounts": [{"name": "v", "mountPath": "C:\\d",
-                                                                   "mountPropagation": "Bidirectional"}]}},
+    "windows-mount-propagation": {
+        "container": {"volumeMounts": [{"name": "v", "mountPath": "C:\\d", "mountPropagation": "Bidirectional"}]}
+    },
     "windows-termination-message-path": {"container": {"terminationMessagePath": "C:\\logs\\term.log"}},
     "windows-nfs-volume": {"spec": {"volumes": [{"name": "v", "nfs": {"server": "s", "path": "/x"}}]}},
-    "windows-volume-default-mode": {"spec": {"volumes": [{"name": "v", "secret": {"secretName": "s", "defaultMode": 420}}]}},
+    "windows-volume-default-mode": {
+        "spec": {"volumes": [{"name": "v", "secret": {"secretName": "s", "defaultMode": 420}}]}
+    },
     "windows-resize-policy": {"container": {"resizePolicy": [{"resourceName": "cpu", "restartPolicy": "NotRequired"}]}},
-    "windows-apparmor-annotation": {"metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/app": "runtime/default"}}},
-    "windows-hyperv-isolation": {"metadata": {"annotations": {"experimental.windows.kubernetes.io/isolation-type": "hyperv"}}},
+    "windows-apparmor-annotation": {
+        "metadata": {"annotations": {"container.apparmor.security.beta.kubernetes.io/app": "runtime/default"}}
+    },
+    "windows-hyperv-isolation": {
+        "metadata": {"annotations": {"experimental.windows.kubernetes.io/isolation-type": "hyperv"}}
+    },
     "windows-emptydir-mode": {"spec": {"volumes": [{"name": "v", "emptyDir": {"mode": "0700"}}]}, "version": (1, 38)},
-    "windows-bind-mount-options": {"container": {"volumeMounts": [{"name": "v", "mountPath": "C:\\d",
-                                                                    "bindMountOptions": ["ro"]}]}, "version": (1, 38)},
+    "windows-bind-mount-options": {
+        "container": {"volumeMounts": [{"name": "v", "mountPath": "C:\\d", "bindMountOptions": ["ro"]}]},
+        "version": (1, 38),
+    },
     "windows-memory-limit-missing": {"container": {"resources": {"limits": {"cpu": "1"}}}},
 }
 
 
 def _firing_pod(case: dict[str, Any]) -> dict[str, Any]:
-    return pod(case.get("spec"), os=case.get("os", "windows"), container=case.get("container"),
-               metadata=case.get("metadata"))
+    return pod(
+        case.get("spec"), os=case.get("os", "windows"), container=case.get("container"), metadata=case.get("metadata")
+    )
 
 
 def test_every_check_has_a_firing_case() -> None:
@@ -115,22 +147,32 @@ def test_a_clean_windows_pod_has_no_findings() -> None:
     assert found(pod(os=None, selector=True)) == []
 
 
-@pytest.mark.parametrize("fields", [
-    {"hostPID": False}, {"hostIPC": False}, {"securityContext": {"sysctls": []}},
-    {"securityContext": {"runAsUser": None}}, {"securityContext": {"runAsNonRoot": True}},
-    {"volumes": [{"name": "v", "emptyDir": {"medium": ""}}]}, {"dnsPolicy": "ClusterFirst"},
-])
+@pytest.mark.parametrize(
+    "fields",
+    [
+        {"hostPID": False},
+        {"hostIPC": False},
+        {"securityContext": {"sysctls": []}},
+        {"securityContext": {"runAsUser": None}},
+        {"securityContext": {"runAsNonRoot": True}},
+        {"volumes": [{"name": "v", "emptyDir": {"medium": ""}}]},
+        {"dnsPolicy": "ClusterFirst"},
+    ],
+)
 def test_values_the_api_server_accepts_are_quiet(fields: dict[str, Any]) -> None:
     assert found(pod(fields)) == []
 
 
-@pytest.mark.parametrize("container", [
-    {"securityContext": {"runAsNonRoot": True, "windowsOptions": {"runAsUserName": "ContainerUser"}}},
-    {"terminationMessagePath": "/dev/termination-log"},
-    {"volumeMounts": [{"name": "v", "mountPath": "C:\\d", "mountPropagation": "None"}]},
-    {"lifecycle": {"stopSignal": "SIGTERM"}},
-    {"securityContext": {"windowsOptions": {"runAsUserName": "NT AUTHORITY\\SYSTEM"}}},
-])
+@pytest.mark.parametrize(
+    "container",
+    [
+        {"securityContext": {"runAsNonRoot": True, "windowsOptions": {"runAsUserName": "ContainerUser"}}},
+        {"terminationMessagePath": "/dev/termination-log"},
+        {"volumeMounts": [{"name": "v", "mountPath": "C:\\d", "mountPropagation": "None"}]},
+        {"lifecycle": {"stopSignal": "SIGTERM"}},
+        {"securityContext": {"windowsOptions": {"runAsUserName": "NT AUTHORITY\\SYSTEM"}}},
+    ],
+)
 def test_container_values_windows_accepts_are_quiet(container: dict[str, Any]) -> None:
     assert found(pod(container=container)) == []
 
@@ -151,32 +193,56 @@ def test_targeting_windows_without_os_is_a_warning_naming_why() -> None:
 
 
 def test_pods_for_linux_or_nowhere_are_not_reported_unless_assumed() -> None:
-    linux = pod({"nodeSelector": {"kubernetes.io/os": "linux"}}, os=None, container={"securityContext": {"privileged": True}})
+    linux = pod(
+        {"nodeSelector": {"kubernetes.io/os": "linux"}}, os=None, container={"securityContext": {"privileged": True}}
+    )
     nowhere = pod(os=None, container={"securityContext": {"privileged": True}})
     assert found(linux) == [] and found(nowhere) == []
     assert ids(nowhere, assume_windows=True) == {"windows-privileged"}
     assert found(pod(os="linux", container={"securityContext": {"privileged": True}}), assume_windows=True) == []
 
 
-@pytest.mark.parametrize("version,severity", [
-    ((1, 22), "warning"),  # no validation for spec.os yet: the field is merely ignored on Windows
-    ((1, 23), "warning"),  # IdentifyPodOS alpha, off by default
-    ((1, 24), "error"),  # on by default: the API server rejects it
-    ((1, 37), "error"),
-])
+@pytest.mark.parametrize(
+    "version,severity",
+    [
+        ((1, 22), "warning"),  # no validation for spec.os yet: the field is merely ignored on Windows
+        ((1, 23), "warning"),  # IdentifyPodOS alpha, off by default
+        ((1, 24), "error"),  # on by default: the API server rejects it
+        ((1, 37), "error"),
+    ],
+)
 def test_rejection_starts_when_identify_pod_os_is_on(version: tuple[int, int], severity: str) -> None:
     obj = pod(container={"securityContext": {"privileged": False}})
     assert {(f.id, f.severity) for f in lint_object(obj, k8s_version=version)} == {("windows-privileged", severity)}
 
 
-@pytest.mark.parametrize("check_id,fields,before,at", [
-    ("windows-apparmor-profile", {"securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}}, (1, 29), (1, 30)),
-    ("windows-host-users", {"hostUsers": False}, (1, 24), (1, 25)),
-    ("windows-supplemental-groups-policy", {"securityContext": {"supplementalGroupsPolicy": "Merge"}}, (1, 30), (1, 31)),
-    ("windows-selinux-change-policy", {"securityContext": {"seLinuxChangePolicy": "MountOption"}}, (1, 31), (1, 32)),
-])
-def test_fields_added_later_are_gated_by_version(check_id: str, fields: dict[str, Any], before: tuple[int, int],
-                                                 at: tuple[int, int]) -> None:
+@pytest.mark.parametrize(
+    "check_id,fields,before,at",
+    [
+        (
+            "windows-apparmor-profile",
+            {"securityContext": {"appArmorProfile": {"type": "RuntimeDefault"}}},
+            (1, 29),
+            (1, 30),
+        ),
+        ("windows-host-users", {"hostUsers": False}, (1, 24), (1, 25)),
+        (
+            "windows-supplemental-groups-policy",
+            {"securityContext": {"supplementalGroupsPolicy": "Merge"}},
+            (1, 30),
+            (1, 31),
+        ),
+        (
+            "windows-selinux-change-policy",
+            {"securityContext": {"seLinuxChangePolicy": "MountOption"}},
+            (1, 31),
+            (1, 32),
+        ),
+    ],
+)
+def test_fields_added_later_are_gated_by_version(
+    check_id: str, fields: dict[str, Any], before: tuple[int, int], at: tuple[int, int]
+) -> None:
     assert found(pod(fields), k8s_version=before) == []
     assert {(f.id, f.severity) for f in lint_object(pod(fields), k8s_version=at)} == {(check_id, "error")}
 
@@ -195,8 +261,14 @@ def test_stop_signal_needs_spec_os_and_is_new_in_1_33() -> None:
 
 
 def test_init_and_ephemeral_containers_are_checked_with_their_own_paths() -> None:
-    obj = pod({"initContainers": [{"name": "i", "image": "x", "resources": LIMITS, "securityContext": {"privileged": False}}],
-               "ephemeralContainers": [{"name": "e", "image": "x", "securityContext": {"capabilities": {"add": ["X"]}}}]})
+    obj = pod(
+        {
+            "initContainers": [
+                {"name": "i", "image": "x", "resources": LIMITS, "securityContext": {"privileged": False}}
+            ],
+            "ephemeralContainers": [{"name": "e", "image": "x", "securityContext": {"capabilities": {"add": ["X"]}}}],
+        }
+    )
     assert {(f.id, f.path) for f in lint_object(obj)} == {
         ("windows-privileged", "spec.initContainers[0].securityContext.privileged"),
         ("windows-capabilities", "spec.ephemeralContainers[0].securityContext.capabilities"),
@@ -204,8 +276,12 @@ def test_init_and_ephemeral_containers_are_checked_with_their_own_paths() -> Non
 
 
 def test_hostprocess_pod_done_right_is_quiet_and_hostnetwork_is_not_flagged() -> None:
-    obj = pod({"hostNetwork": True, "securityContext": {"windowsOptions": {"hostProcess": True,
-                                                                           "runAsUserName": "NT AUTHORITY\\SYSTEM"}}})
+    obj = pod(
+        {
+            "hostNetwork": True,
+            "securityContext": {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}},
+        }
+    )
     assert found(obj) == []
 
 
@@ -222,9 +298,13 @@ def test_hugepages_path_names_the_resource_key() -> None:
 
 
 def test_server_core_image_with_run_as_non_root_warns() -> None:
-    obj = pod(container={"image": "mcr.microsoft.com/windows/servercore:ltsc2022", "securityContext": {"runAsNonRoot": True}})
+    obj = pod(
+        container={"image": "mcr.microsoft.com/windows/servercore:ltsc2022", "securityContext": {"runAsNonRoot": True}}
+    )
     assert {(f.id, f.severity) for f in lint_object(obj)} == {("windows-run-as-non-root-administrator", "warning")}
-    nano = pod(container={"image": "mcr.microsoft.com/windows/nanoserver:ltsc2022", "securityContext": {"runAsNonRoot": True}})
+    nano = pod(
+        container={"image": "mcr.microsoft.com/windows/nanoserver:ltsc2022", "securityContext": {"runAsNonRoot": True}}
+    )
     assert found(nano) == []
 
 
@@ -233,14 +313,24 @@ def test_memory_limit_is_not_asked_of_ephemeral_containers() -> None:
     assert found(obj) == []
 
 
-@pytest.mark.parametrize("name", ["ContainerUser", "NT AUTHORITY\\SYSTEM", "NT AUTHORITY\\Local service",
-                                  "CONTOSO\\svc-web", "contoso.com\\svc", "a" * 104])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ContainerUser",
+        "NT AUTHORITY\\SYSTEM",
+        "NT AUTHORITY\\Local service",
+        "CONTOSO\\svc-web",
+        "contoso.com\\svc",
+        "a" * 104,
+    ],
+)
 def test_valid_run_as_user_names(name: str) -> None:
     assert run_as_user_name_problem(name) is None
 
 
-@pytest.mark.parametrize("name", ["", "a\\b\\c", "\\user", "DOMAIN\\", "user@contoso", "x" * 105, "...", "bad*dom\\u",
-                                  "tab\tname", "a:b"])
+@pytest.mark.parametrize(
+    "name", ["", "a\\b\\c", "\\user", "DOMAIN\\", "user@contoso", "x" * 105, "...", "bad*dom\\u", "tab\tname", "a:b"]
+)
 def test_invalid_run_as_user_names(name: str) -> None:
     assert run_as_user_name_problem(name)
 
@@ -276,23 +366,58 @@ def test_other_kinds_are_ignored() -> None:
     assert lint_object({"kind": "Pod", "spec": "not a mapping"}) == []
 
 
-@pytest.mark.parametrize("spec,expected", [
-    ({"nodeSelector": {"kubernetes.io/os": "windows"}}, "windows"),
-    ({"nodeSelector": {"beta.kubernetes.io/os": "windows"}}, "windows"),
-    ({"nodeSelector": {"node.kubernetes.io/windows-build": "10.0.17763"}}, "windows"),
-    ({"nodeSelector": {"kubernetes.io/os": "linux"}}, "linux"),
-    ({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]}}}}, "windows"),
-    ({"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
-        {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows", "linux"]}]}]}}}}, None),
-    ({"tolerations": [{"key": "os", "value": "Win1809", "effect": "NoSchedule"}]}, "windows"),
-    ({"tolerations": [{"operator": "Exists"}]}, None),
-    ({"runtimeClassName": "windows-2022"}, "windows"),
-    ({"containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}, "windows"),
-    ({"containers": [{"name": "c", "image": "nginx:1.27"}]}, None),
-    ({"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}}, "windows"),
-    ({"os": {"name": "linux"}, "nodeSelector": {"kubernetes.io/os": "windows"}}, "linux"),
-])
+@pytest.mark.parametrize(
+    "spec,expected",
+    [
+        ({"nodeSelector": {"kubernetes.io/os": "windows"}}, "windows"),
+        ({"nodeSelector": {"beta.kubernetes.io/os": "windows"}}, "windows"),
+        ({"nodeSelector": {"node.kubernetes.io/windows-build": "10.0.17763"}}, "windows"),
+        ({"nodeSelector": {"kubernetes.io/os": "linux"}}, "linux"),
+        (
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                }
+            },
+            "windows",
+        ),
+        (
+            {
+                "affinity": {
+                    "nodeAffinity": {
+                        "requiredDuringSchedulingIgnoredDuringExecution": {
+                            "nodeSelectorTerms": [
+                                {
+                                    "matchExpressions": [
+                                        {"key": "kubernetes.io/os", "operator": "In", "values": ["windows", "linux"]}
+                                    ]
+                                }
+                            ]
+                        }
+                    }
+                }
+            },
+            None,
+        ),
+        ({"tolerations": [{"key": "os", "value": "Win1809", "effect": "NoSchedule"}]}, "windows"),
+        ({"tolerations": [{"operator": "Exists"}]}, None),
+        ({"runtimeClassName": "windows-2022"}, "windows"),
+        ({"containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}, "windows"),
+        ({"containers": [{"name": "c", "image": "nginx:1.27"}]}, None),
+        ({"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}}, "windows"),
+        ({"os": {"name": "linux"}, "nodeSelector": {"kubernetes.io/os": "windows"}}, "linux"),
+    ],
+)
 def test_target_inference(spec: dict[str, Any], expected: str | None) -> None:
     target = infer_target(spec)
     assert target.os == expected

@@ -54,15 +54,27 @@ class ExplainCommand:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", nargs="*", metavar="FIELD | TYPE[/NAME] [NAME]",
-                        help="a field path, or live objects to check")
-    parser.add_argument("-f", "--filename", action="append", default=[], metavar="PATH",
-                        help="manifest file or directory to check (recursive; - for stdin; repeatable)")
+    parser.add_argument(
+        "target", nargs="*", metavar="FIELD | TYPE[/NAME] [NAME]", help="a field path, or live objects to check"
+    )
+    parser.add_argument(
+        "-f",
+        "--filename",
+        action="append",
+        default=[],
+        metavar="PATH",
+        help="manifest file or directory to check (recursive; - for stdin; repeatable)",
+    )
     parser.add_argument("--list", action="store_true", help="list every field rule")
-    parser.add_argument("--k8s-version", metavar="1.N", default=format_version(NEWEST_KNOWN),
-                        help=f"the Kubernetes version to judge by (default {format_version(NEWEST_KNOWN)})")
-    parser.add_argument("--assume-windows", action="store_true",
-                        help="check pods that do not target Windows as if they did")
+    parser.add_argument(
+        "--k8s-version",
+        metavar="1.N",
+        default=format_version(NEWEST_KNOWN),
+        help=f"the Kubernetes version to judge by (default {format_version(NEWEST_KNOWN)})",
+    )
+    parser.add_argument(
+        "--assume-windows", action="store_true", help="check pods that do not target Windows as if they did"
+    )
     add_output_flag(parser, OUTPUTS, "table")
     add_policy_flags(parser)
     add_kube_flags(parser)
@@ -75,8 +87,10 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
     except ValueError as exc:
         raise UsageError(f"--k8s-version: {exc}") from None
     if not OLDEST_KNOWN <= version <= (NEWEST_KNOWN[0], NEWEST_KNOWN[1] + 1):
-        raise UsageError(f"--k8s-version {args.k8s_version} is outside what kubectl-win knows "
-                         f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})")
+        raise UsageError(
+            f"--k8s-version {args.k8s_version} is outside what kubectl-win knows "
+            f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})"
+        )
     targets = list(args.target)
     if args.list:
         mode = "list"
@@ -85,7 +99,9 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
         if targets:
             raise UsageError("give either -f PATH or a field/object, not both")
     elif not targets:
-        raise UsageError("nothing to explain: give a FIELD, -f PATH, TYPE/NAME or --list (see 'kubectl win explain --help')")
+        raise UsageError(
+            "nothing to explain: give a FIELD, -f PATH, TYPE/NAME or --list (see 'kubectl win explain --help')"
+        )
     elif len(targets) > 2:
         raise UsageError("too many arguments: expected FIELD, TYPE/NAME or TYPE [NAME]")
     elif _looks_like_resource(targets[0]) or len(targets) == 2:
@@ -96,8 +112,9 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
             raise UsageError("explain one field at a time")
     if mode in ("field", "list") and args.output in ("sarif",):
         raise UsageError(f"-o {args.output} is for findings; use -o table, json or yaml here")
-    return ExplainCommand(mode, targets, list(args.filename), args.output, version, args.assume_windows,
-                          args.fail_on, args.config)
+    return ExplainCommand(
+        mode, targets, list(args.filename), args.output, version, args.assume_windows, args.fail_on, args.config
+    )
 
 
 def _looks_like_resource(word: str) -> bool:
@@ -145,8 +162,9 @@ def _explain_live(command: ExplainCommand, args: argparse.Namespace, options: An
 
     info, name = parse_live_target(command.args, args.all_namespaces, args.selector)
     cluster = connect(KubeFlags.from_args(args))
-    objects = fetch_objects(cluster, info, name, namespace=args.namespace,
-                            all_namespaces=args.all_namespaces, selector=args.selector)
+    objects = fetch_objects(
+        cluster, info, name, namespace=args.namespace, all_namespaces=args.all_namespaces, selector=args.selector
+    )
     return explain_objects(objects, options)
 
 
@@ -159,8 +177,10 @@ def _run_field(command: ExplainCommand, env: Env) -> int:
         from kubectl_win.findings import SCHEMA_VERSION
         from kubectl_win.output.structured import render_json, render_yaml
 
-        payload = {"schemaVersion": SCHEMA_VERSION,
-                   "fields": [field_payload(match, command.k8s_version) for match in matches]}
+        payload = {
+            "schemaVersion": SCHEMA_VERSION,
+            "fields": [field_payload(match, command.k8s_version) for match in matches],
+        }
         (render_json if command.output == "json" else render_yaml)(payload, env.stdout)
         return 0
     render_fields(matches, command.k8s_version, env)

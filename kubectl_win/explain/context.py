@@ -77,8 +77,9 @@ class PodContext:
                 mounts = container.get("volumeMounts")
                 for mount_index, mount in enumerate(mounts if isinstance(mounts, list) else []):
                     if isinstance(mount, dict):
-                        yield Hit(self.spec_path + (list_name, index, "volumeMounts", mount_index) + path,
-                                  get(mount, path))
+                        yield Hit(
+                            self.spec_path + (list_name, index, "volumeMounts", mount_index) + path, get(mount, path)
+                        )
 
 
 def get(data: Any, path: tuple[str, ...] | Path) -> Any:

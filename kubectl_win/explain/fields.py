@@ -13,9 +13,31 @@ from kubectl_win.versions import Version, format_version, in_range, parse_versio
 
 # Leading words that name an object kind rather than a field (kubectl's names, short names and plurals).
 KIND_WORDS = {
-    "pod", "pods", "po", "podtemplate", "podtemplates", "deployment", "deployments", "deploy", "replicaset",
-    "replicasets", "rs", "replicationcontroller", "replicationcontrollers", "rc", "statefulset", "statefulsets",
-    "sts", "daemonset", "daemonsets", "ds", "job", "jobs", "cronjob", "cronjobs", "cj",
+    "pod",
+    "pods",
+    "po",
+    "podtemplate",
+    "podtemplates",
+    "deployment",
+    "deployments",
+    "deploy",
+    "replicaset",
+    "replicasets",
+    "rs",
+    "replicationcontroller",
+    "replicationcontrollers",
+    "rc",
+    "statefulset",
+    "statefulsets",
+    "sts",
+    "daemonset",
+    "daemonsets",
+    "ds",
+    "job",
+    "jobs",
+    "cronjob",
+    "cronjobs",
+    "cj",
 }
 CONTAINER_WORDS = ("containers", "initcontainers", "ephemeralcontainers", "container")
 _INDEX = re.compile(r"\[(?:\d+|\*|)\]")
@@ -41,13 +63,13 @@ def normalize(path: str) -> str:
     text = ".".join(parts)
     for prefix in _WORKLOAD_PREFIXES:
         if text.startswith(prefix):
-            text = "spec." + text[len(prefix):]
+            text = "spec." + text[len(prefix) :]
             break
     if not text.startswith(("spec.", "metadata.")) and text not in ("spec", "metadata"):
         text = "spec." + text
     for word in CONTAINER_WORDS:
         if text.startswith(f"spec.{word}.") or text == f"spec.{word}":
-            text = "spec.containers" + text[len(f"spec.{word}"):]
+            text = "spec.containers" + text[len(f"spec.{word}") :]
             break
     return text
 
@@ -59,16 +81,21 @@ def find_fields(query: str, version: Version) -> list[FieldMatch]:
     by_id = [rule for rule in rules if rule.id == query.strip().lower()]
     exact = [rule for rule in rules if wanted in {normalize(field) for field in rule.fields}]
     if not exact:
-        exact = [rule for rule in rules
-                 if any(normalize(field).startswith(wanted + ".") for field in rule.fields)]
+        exact = [rule for rule in rules if any(normalize(field).startswith(wanted + ".") for field in rule.fields)]
     if not exact:  # a bare or partial name: 'privileged', 'securityContext.runAsUser'
         tail = "." + wanted.removeprefix("spec.")
         exact = [rule for rule in rules if any(normalize(field).endswith(tail) for field in rule.fields)]
     matches = by_id or exact
     if not matches:
         raise UsageError(_unknown(query, rules))
-    return [FieldMatch(rule, in_range(version, rule.since, rule.until),
-                       rule.field_since is None or version >= parse_version(rule.field_since)) for rule in matches]
+    return [
+        FieldMatch(
+            rule,
+            in_range(version, rule.since, rule.until),
+            rule.field_since is None or version >= parse_version(rule.field_since),
+        )
+        for rule in matches
+    ]
 
 
 def _unknown(query: str, rules: tuple[Rule, ...]) -> str:
@@ -81,9 +108,14 @@ def _unknown(query: str, rules: tuple[Rule, ...]) -> str:
     close = difflib.get_close_matches(wanted, list(spellings), n=3, cutoff=0.6)
     if not close:  # compare the last segment too: 'privilegd' -> ...securityContext.privileged
         leaf = wanted.rsplit(".", 1)[-1]
-        close = [key for key in spellings if difflib.SequenceMatcher(None, leaf, key.rsplit(".", 1)[-1]).ratio() > 0.8][:3]
-    hint = f"; did you mean {', '.join(spellings[c] for c in close)}?" if close else \
-        " (run 'kubectl win explain --list' for every field kubectl-win knows)"
+        close = [key for key in spellings if difflib.SequenceMatcher(None, leaf, key.rsplit(".", 1)[-1]).ratio() > 0.8][
+            :3
+        ]
+    hint = (
+        f"; did you mean {', '.join(spellings[c] for c in close)}?"
+        if close
+        else " (run 'kubectl win explain --list' for every field kubectl-win knows)"
+    )
     return f"no Windows rule for field {query!r}{hint}"
 
 
@@ -117,6 +149,8 @@ def status_line(match: FieldMatch, version: Version) -> str:
     if not match.in_effect:
         return f"{rule.status} from Kubernetes {rule.since} (not yet in {v})"
     if rule.status == "rejected":
-        return (f"rejected by the API server when spec.os.name=windows (since {rule.since}); "
-                "ignored on Windows nodes when spec.os is unset")
+        return (
+            f"rejected by the API server when spec.os.name=windows (since {rule.since}); "
+            "ignored on Windows nodes when spec.os is unset"
+        )
     return f"{rule.status} (since Kubernetes {rule.since})"

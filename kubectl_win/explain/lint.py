@@ -27,8 +27,9 @@ def lint_object(
     locate: Locate | None = None,
 ) -> list[Finding]:
     """Findings for one pod-bearing object ([] for other kinds and for pods that do not target Windows)."""
-    return lint_object_detailed(obj, k8s_version=k8s_version, assume_windows=assume_windows, file=file,
-                                locate=locate)[0]
+    return lint_object_detailed(obj, k8s_version=k8s_version, assume_windows=assume_windows, file=file, locate=locate)[
+        0
+    ]
 
 
 @cache
@@ -72,17 +73,19 @@ def lint_object_detailed(
                 if (rule.id, path) in seen:
                     continue
                 seen.add((rule.id, path))
-                findings.append(Finding(
-                    id=rule.id,
-                    severity=severity,
-                    object=ref,
-                    path=format_path(path),
-                    message=message,
-                    hint=hint,
-                    file=file,
-                    line=locate(path) if locate else None,
-                    since=rule.since,
-                    source=rule.source,
-                    object_ignores=ignores,
-                ))
+                findings.append(
+                    Finding(
+                        id=rule.id,
+                        severity=severity,
+                        object=ref,
+                        path=format_path(path),
+                        message=message,
+                        hint=hint,
+                        file=file,
+                        line=locate(path) if locate else None,
+                        since=rule.since,
+                        source=rule.source,
+                        object_ignores=ignores,
+                    )
+                )
     return findings, treated_as_windows

@@ -20,8 +20,10 @@ def parse_live_target(words: list[str], all_namespaces: bool, selector: str | No
         type_word, name = words[0], None
     info = resolve(type_word)
     if info.kind not in POD_SPEC_PATHS:
-        raise UsageError(f"{info.plural} have no pod spec; explain checks pods, pod templates and workloads "
-                         "(deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs)")
+        raise UsageError(
+            f"{info.plural} have no pod spec; explain checks pods, pod templates and workloads "
+            "(deployments, statefulsets, daemonsets, replicasets, jobs, cronjobs)"
+        )
     if name is not None and not name:
         raise UsageError(f"missing a name after {type_word}/")
     if name and all_namespaces:
@@ -31,8 +33,9 @@ def parse_live_target(words: list[str], all_namespaces: bool, selector: str | No
     return info, name
 
 
-def fetch_objects(cluster: Any, info: Any, name: str | None, namespace: str | None, all_namespaces: bool,
-                  selector: str | None) -> list[dict[str, Any]]:
+def fetch_objects(
+    cluster: Any, info: Any, name: str | None, namespace: str | None, all_namespaces: bool, selector: str | None
+) -> list[dict[str, Any]]:
     """The objects, with kind and apiVersion filled in (list items carry neither)."""
     scope = None if all_namespaces else (namespace or cluster.namespace)
     if name:

@@ -27,8 +27,9 @@ def render_report(report: ExplainReport, output: str, env: Env, live: bool = Fal
         from kubectl_win.explain.rules import all_rules
         from kubectl_win.output.sarif import render_sarif
 
-        rules = {rule.id: {"description": rule.summary, "help": rule.instead, "source": rule.source}
-                 for rule in all_rules()}
+        rules = {
+            rule.id: {"description": rule.summary, "help": rule.instead, "source": rule.source} for rule in all_rules()
+        }
         render_sarif(report.findings, rules, env.stdout)
         return
     _render_table(report, output == "wide", env, live)
@@ -36,7 +37,9 @@ def render_report(report: ExplainReport, output: str, env: Env, live: bool = Fal
 
 def _render_table(report: ExplainReport, wide: bool, env: Env, live: bool) -> None:
     if report.findings:
-        headers = ["object", "path", "severity", "message"] if live else ["location", "object", "path", "severity", "message"]
+        headers = (
+            ["object", "path", "severity", "message"] if live else ["location", "object", "path", "severity", "message"]
+        )
         if wide:
             headers = headers[:-1] + ["id", "message", "hint"]
         rows = []
@@ -48,17 +51,24 @@ def _render_table(report: ExplainReport, wide: bool, env: Env, live: bool) -> No
             rows.append(row)
         render_table(headers, rows, env.stdout, colour_column=2 if live else 3, colour=env.color)
         if not wide:
-            print("\nRun with -o wide for the fix of each finding, or 'kubectl win explain CHECK-ID' for the rule.",
-                  file=env.stdout)
+            print(
+                "\nRun with -o wide for the fix of each finding, or 'kubectl win explain CHECK-ID' for the rule.",
+                file=env.stdout,
+            )
     counts = {"error": 0, "warning": 0, "info": 0}
     for finding in report.findings:
         counts[finding.severity] += 1
-    summary = (f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info(s) "
-               f"in {report.objects} object(s) with a pod spec ({report.windows_objects} targeting Windows)")
+    summary = (
+        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info(s) "
+        f"in {report.objects} object(s) with a pod spec ({report.windows_objects} targeting Windows)"
+    )
     print(("\n" if report.findings else "") + summary, file=env.stdout)
     if report.objects and not report.windows_objects:
-        print("note: no object targets Windows (spec.os.name, nodeSelector, tolerations, windowsOptions or a "
-              "Windows image); add --assume-windows to check them as Windows pods", file=env.stderr)
+        print(
+            "note: no object targets Windows (spec.os.name, nodeSelector, tolerations, windowsOptions or a "
+            "Windows image); add --assume-windows to check them as Windows pods",
+            file=env.stderr,
+        )
 
 
 def render_fields(matches: list[FieldMatch], version: Version, env: Env) -> None:
@@ -90,22 +100,35 @@ def render_rule_list(output: str, version: Version, env: Env) -> None:
     from kubectl_win.explain.rules import all_rules
     from kubectl_win.versions import in_range, parse_version
 
-    matches = [FieldMatch(rule, in_range(version, rule.since, rule.until),
-                          rule.field_since is None or version >= parse_version(rule.field_since))
-               for rule in all_rules()]
+    matches = [
+        FieldMatch(
+            rule,
+            in_range(version, rule.since, rule.until),
+            rule.field_since is None or version >= parse_version(rule.field_since),
+        )
+        for rule in all_rules()
+    ]
     if output in ("json", "yaml"):
         from kubectl_win.findings import SCHEMA_VERSION
         from kubectl_win.output.structured import render_json, render_yaml
 
-        payload = {"schemaVersion": SCHEMA_VERSION, "k8sVersion": format_version(version),
-                   "fields": [field_payload(m, version) for m in matches]}
+        payload = {
+            "schemaVersion": SCHEMA_VERSION,
+            "k8sVersion": format_version(version),
+            "fields": [field_payload(m, version) for m in matches],
+        }
         (render_json if output == "json" else render_yaml)(payload, env.stdout)
         return
     rows = []
     for match in matches:
         rule = match.rule
         since = rule.since if match.in_effect and match.exists else f"{rule.since} (not in {format_version(version)})"
-        row = [rule.id, rule.status, rule.fields[0] + (f" (+{len(rule.fields) - 1})" if len(rule.fields) > 1 else ""),
-               since, rule.summary]
+        row = [
+            rule.id,
+            rule.status,
+            rule.fields[0] + (f" (+{len(rule.fields) - 1})" if len(rule.fields) > 1 else ""),
+            since,
+            rule.summary,
+        ]
         rows.append(row)
     render_table(["id", "status", "field", "since", "summary"], rows, env.stdout)

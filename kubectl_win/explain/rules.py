@@ -12,9 +12,20 @@ from kubectl_win.versions import parse_version
 STATUSES = ("rejected", "ignored", "unsupported", "partial", "works", "windows-only", "rule")
 SCOPES = ("pod", "container", "volume", "mount", "metadata")
 TEMPLATES = (
-    "forbidden", "runtime", "linux-forbidden", "os-name", "pod-os-label", "hostprocess-consistent",
-    "hostprocess-all", "hostprocess-host-network", "run-as-user-name", "gmsa-name", "gmsa-spec", "stop-signal",
-    "run-as-non-root-admin", "missing",
+    "forbidden",
+    "runtime",
+    "linux-forbidden",
+    "os-name",
+    "pod-os-label",
+    "hostprocess-consistent",
+    "hostprocess-all",
+    "hostprocess-host-network",
+    "run-as-user-name",
+    "gmsa-name",
+    "gmsa-spec",
+    "stop-signal",
+    "run-as-non-root-admin",
+    "missing",
 )
 TRIGGERS = ("present", "true", "non-empty", "equals:", "not-equals:", "key-prefix:")
 SEVERITIES = ("error", "warning", "info")

@@ -63,8 +63,9 @@ def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions) 
         if str(obj.get("kind")) not in POD_SPEC_PATHS:
             continue
         report.objects += 1
-        findings, windows = lint_object_detailed(obj, k8s_version=options.k8s_version,
-                                                 assume_windows=options.assume_windows)
+        findings, windows = lint_object_detailed(
+            obj, k8s_version=options.k8s_version, assume_windows=options.assume_windows
+        )
         report.windows_objects += windows
         report.findings.extend(findings)
     return _finish(report, options)
@@ -80,9 +81,13 @@ def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: Explai
         report.problems.append(Problem(item.source, f"{ref.display()}: {problem}; skipped", line=item.line(())))
         return
     report.objects += 1
-    findings, windows = lint_object_detailed(item.obj, k8s_version=options.k8s_version,
-                                             assume_windows=options.assume_windows, file=item.source,
-                                             locate=item.line)
+    findings, windows = lint_object_detailed(
+        item.obj,
+        k8s_version=options.k8s_version,
+        assume_windows=options.assume_windows,
+        file=item.source,
+        locate=item.line,
+    )
     report.windows_objects += windows
     report.findings.extend(findings)
 
@@ -95,5 +100,13 @@ def _finish(report: ExplainReport, options: ExplainOptions) -> ExplainReport:
 def _file_order(finding: Finding) -> tuple[Any, ...]:
     """Findings in the order a reader meets them in the files (live objects: by namespace and name)."""
     ref = finding.object
-    return (finding.file or "", finding.line or 0, ref.namespace or "", ref.kind, ref.name, finding.path,
-            -SEVERITY_RANK[finding.severity], finding.id)
+    return (
+        finding.file or "",
+        finding.line or 0,
+        ref.namespace or "",
+        ref.kind,
+        ref.name,
+        finding.path,
+        -SEVERITY_RANK[finding.severity],
+        finding.id,
+    )

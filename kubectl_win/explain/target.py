@@ -93,7 +93,9 @@ def _windows_hints(spec: dict[str, Any]) -> list[str]:
     hints = []
     for toleration in spec.get("tolerations") or []:
         if isinstance(toleration, dict) and is_windows_toleration(toleration):
-            hints.append(f"tolerates the Windows taint {toleration.get('key')}={toleration.get('value', '')}".rstrip("="))
+            hints.append(
+                f"tolerates the Windows taint {toleration.get('key')}={toleration.get('value', '')}".rstrip("=")
+            )
             break
     runtime_class = spec.get("runtimeClassName")
     if isinstance(runtime_class, str) and "windows" in runtime_class.lower():

@@ -31,11 +31,11 @@ def triggered(trigger: str, value: Any) -> Any:
     if trigger == "non-empty":
         return True if isinstance(value, list | dict | str) and len(value) > 0 else None
     if trigger.startswith("equals:"):
-        return True if str(value) == trigger[len("equals:"):] else None
+        return True if str(value) == trigger[len("equals:") :] else None
     if trigger.startswith("not-equals:"):
-        return True if str(value) != trigger[len("not-equals:"):] else None
+        return True if str(value) != trigger[len("not-equals:") :] else None
     if trigger.startswith("key-prefix:"):
-        prefix = trigger[len("key-prefix:"):]
+        prefix = trigger[len("key-prefix:") :]
         if isinstance(value, dict):
             for key in value:
                 if str(key).startswith(prefix):
@@ -60,7 +60,7 @@ def _fired(rule: Rule, ctx: PodContext, containers: tuple[str, ...] | None = Non
 def _relative(path: Path, ctx: PodContext) -> str:
     """The path relative to the pod spec, for messages: securityContext.privileged, not spec.template..."""
     base = ctx.spec_path if path[: len(ctx.spec_path)] == ctx.spec_path else ctx.metadata_path[:-1]
-    rel = path[len(base):]
+    rel = path[len(base) :]
     if rel and rel[0] in ("containers", "initContainers", "ephemeralContainers") and len(rel) > 2:
         rel = rel[2:]
     return format_path(rel) or format_path(path)
@@ -84,14 +84,21 @@ def forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
         if enforced:
             yield path, "error", f"{what} cannot be set for a windows pod: {rule.reason}", rule.instead
         elif ctx.explicit_windows:
-            yield (path, rule.check.inferred,
-                   f"{what} is ignored on Windows nodes ({rule.reason}); the API server rejects it from "
-                   f"Kubernetes {rule.since}, not in {format_version(ctx.version)}", rule.instead)
+            yield (
+                path,
+                rule.check.inferred,
+                f"{what} is ignored on Windows nodes ({rule.reason}); the API server rejects it from "
+                f"Kubernetes {rule.since}, not in {format_version(ctx.version)}",
+                rule.instead,
+            )
         else:
             because = f" (it targets Windows: {ctx.target.because()})" if ctx.target.reasons else ""
-            yield (path, rule.check.inferred,
-                   f"{what} is ignored on Windows nodes: {rule.reason}",
-                   f"{rule.instead} {SET_OS_HINT}{because}.")
+            yield (
+                path,
+                rule.check.inferred,
+                f"{what} is ignored on Windows nodes: {rule.reason}",
+                f"{rule.instead} {SET_OS_HINT}{because}.",
+            )
 
 
 def runtime(rule: Rule, ctx: PodContext) -> Iterator[Result]:
@@ -110,13 +117,18 @@ def missing(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     for location in rule.check.at:
         for hit in ctx.hits(location, rule.check.container_lists):
             if hit.value is MISSING or hit.value is None:
-                yield hit.path, rule.check.severity, f"{_relative(hit.path, ctx)} is not set: {rule.reason}", rule.instead
+                yield (
+                    hit.path,
+                    rule.check.severity,
+                    f"{_relative(hit.path, ctx)} is not set: {rule.reason}",
+                    rule.instead,
+                )
 
 
 def linux_forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     if not (ctx.target.explicit and ctx.target.os == "linux") or ctx.version < parse_version(rule.since):
         return
-    for hit, path in _fired(rule, ctx):
+    for _hit, path in _fired(rule, ctx):
         yield path, "error", f"{_relative(path, ctx)} cannot be set for a linux pod", rule.instead
 
 
@@ -148,9 +160,12 @@ def hostprocess_consistent(rule: Rule, ctx: PodContext) -> Iterator[Result]:
         value = get(container, ("securityContext", "windowsOptions", "hostProcess"))
         if value is not MISSING and value is not None and value != pod_value:
             path = ctx.spec_path + (list_name, index, "securityContext", "windowsOptions", "hostProcess")
-            yield (path, "error",
-                   f"hostProcess is {str(value).lower()} here but {str(pod_value).lower()} for the pod: {rule.reason}",
-                   rule.instead)
+            yield (
+                path,
+                "error",
+                f"hostProcess is {str(value).lower()} here but {str(pod_value).lower()} for the pod: {rule.reason}",
+                rule.instead,
+            )
 
 
 def hostprocess_all(rule: Rule, ctx: PodContext) -> Iterator[Result]:
@@ -168,7 +183,9 @@ def hostprocess_host_network(rule: Rule, ctx: PodContext) -> Iterator[Result]:
 # runAsUserName rules from validateWindowsSecurityContextOptions.
 _USER_FORBIDDEN = set('"/\\:;|=,+*?<>@[]')
 _NETBIOS_FORBIDDEN = set('\\/:*?"<>|')
-_DNS_NAME = re.compile(r"^(?=.{1,255}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$")
+_DNS_NAME = re.compile(
+    r"^(?=.{1,255}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
 
 
@@ -231,7 +248,12 @@ def stop_signal(rule: Rule, ctx: PodContext) -> Iterator[Result]:
         if not ctx.target.explicit:
             yield path, "error", f"stopSignal {hit.value} needs spec.os.name: {rule.reason}", rule.instead
         elif ctx.explicit_windows and hit.value not in ("SIGTERM", "SIGKILL"):
-            yield path, "error", f"stopSignal {hit.value} is not supported on Windows (only SIGTERM and SIGKILL)", rule.instead
+            yield (
+                path,
+                "error",
+                f"stopSignal {hit.value} is not supported on Windows (only SIGTERM and SIGKILL)",
+                rule.instead,
+            )
 
 
 # Images that run as ContainerAdministrator unless told otherwise (Server Core based).
@@ -249,11 +271,20 @@ def run_as_non_root_admin(rule: Rule, ctx: PodContext) -> Iterator[Result]:
         user = _effective(container, pod_context, ("windowsOptions", "runAsUserName"))
         path = ctx.spec_path + (list_name, index, "securityContext", "runAsNonRoot")
         if isinstance(user, str) and user.lower() == "containeradministrator":
-            yield path, "error", f"runAsNonRoot is true but the container runs as ContainerAdministrator: {rule.reason}", rule.instead
+            yield (
+                path,
+                "error",
+                f"runAsNonRoot is true but the container runs as ContainerAdministrator: {rule.reason}",
+                rule.instead,
+            )
         elif user in (MISSING, None) and _ADMIN_IMAGE.search(str(container.get("image", ""))):
-            yield (path, "warning",
-                   f"runAsNonRoot is true and {container.get('image')} runs as ContainerAdministrator by default: "
-                   f"{rule.reason}", rule.instead)
+            yield (
+                path,
+                "warning",
+                f"runAsNonRoot is true and {container.get('image')} runs as ContainerAdministrator by default: "
+                f"{rule.reason}",
+                rule.instead,
+            )
 
 
 def _effective(container: dict[str, Any], pod_context: dict[str, Any], path: tuple[str, ...]) -> Any:

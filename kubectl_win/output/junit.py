@@ -9,23 +9,31 @@ from xml.sax.saxutils import escape, quoteattr
 from kubectl_win.findings import Finding
 
 
-def render_junit(findings: Iterable[Finding], check_ids: Sequence[str], out: IO[str], suite: str = "kubectl-win") -> None:
+def render_junit(
+    findings: Iterable[Finding], check_ids: Sequence[str], out: IO[str], suite: str = "kubectl-win"
+) -> None:
     by_check: dict[str, list[Finding]] = {check_id: [] for check_id in check_ids}
     for finding in findings:
         by_check.setdefault(finding.id, []).append(finding)
     failures = sum(1 for items in by_check.values() if any(f.severity != "info" for f in items))
     out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    out.write(f"<testsuites><testsuite name={quoteattr(suite)} tests=\"{len(by_check)}\" failures=\"{failures}\">\n")
+    out.write(f'<testsuites><testsuite name={quoteattr(suite)} tests="{len(by_check)}" failures="{failures}">\n')
     for check_id, items in by_check.items():
         out.write(f"  <testcase classname={quoteattr(suite)} name={quoteattr(check_id)}>")
         problems = [f for f in items if f.severity != "info"]
         if problems:
-            text = "\n".join(f"[{f.severity}] {f.object.display()} {f.path}: {f.message} {f.hint}".rstrip() for f in problems)
-            out.write(f"\n    <failure type={quoteattr(problems[0].severity)} message={quoteattr(problems[0].message)}>"
-                      f"{escape(text)}</failure>\n  ")
+            text = "\n".join(
+                f"[{f.severity}] {f.object.display()} {f.path}: {f.message} {f.hint}".rstrip() for f in problems
+            )
+            out.write(
+                f"\n    <failure type={quoteattr(problems[0].severity)} message={quoteattr(problems[0].message)}>"
+                f"{escape(text)}</failure>\n  "
+            )
         infos = [f for f in items if f.severity == "info"]
         if infos:
-            out.write(f"<system-out>{escape(chr(10).join(f'{f.object.display()} {f.path}: {f.message}' for f in infos))}"
-                      "</system-out>")
+            out.write(
+                f"<system-out>{escape(chr(10).join(f'{f.object.display()} {f.path}: {f.message}' for f in infos))}"
+                "</system-out>"
+            )
         out.write("</testcase>\n")
     out.write("</testsuite></testsuites>\n")

@@ -24,13 +24,21 @@ def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str,
             "ruleId": finding.id,
             "ruleIndex": rule_index[finding.id],
             "level": LEVELS[finding.severity],
-            "message": {"text": f"{finding.object.display()}: {finding.path}: {finding.message}"
-                                + (f" Fix: {finding.hint}" if finding.hint else "")},
+            "message": {
+                "text": f"{finding.object.display()}: {finding.path}: {finding.message}"
+                + (f" Fix: {finding.hint}" if finding.hint else "")
+            },
             "properties": {"object": finding.object.to_dict(), "path": finding.path},
         }
-        location: dict[str, Any] = {"logicalLocations": [{"name": finding.path,
-                                                          "fullyQualifiedName": f"{finding.object.display()}:{finding.path}",
-                                                          "kind": "member"}]}
+        location: dict[str, Any] = {
+            "logicalLocations": [
+                {
+                    "name": finding.path,
+                    "fullyQualifiedName": f"{finding.object.display()}:{finding.path}",
+                    "kind": "member",
+                }
+            ]
+        }
         if finding.file:
             physical: dict[str, Any] = {"artifactLocation": {"uri": _uri(finding.file)}}
             if finding.line:
@@ -53,12 +61,19 @@ def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str,
     return {
         "$schema": SARIF_SCHEMA,
         "version": "2.1.0",
-        "runs": [{
-            "tool": {"driver": {"name": "kubectl-win", "version": __version__,
-                                "informationUri": "https://github.com/kubectl-win/kubectl-win",
-                                "rules": driver_rules}},
-            "results": results,
-        }],
+        "runs": [
+            {
+                "tool": {
+                    "driver": {
+                        "name": "kubectl-win",
+                        "version": __version__,
+                        "informationUri": "https://github.com/kubectl-win/kubectl-win",
+                        "rules": driver_rules,
+                    }
+                },
+                "results": results,
+            }
+        ],
     }
 
 

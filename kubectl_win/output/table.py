@@ -9,8 +9,13 @@ SEVERITY_COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36
 RESET = "\033[0m"
 
 
-def render_table(headers: Sequence[str], rows: Sequence[Sequence[Any]], out: IO[str], colour_column: int | None = None,
-                 colour: bool = False) -> None:
+def render_table(
+    headers: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    out: IO[str],
+    colour_column: int | None = None,
+    colour: bool = False,
+) -> None:
     """Write rows aligned under headers; the last column is never padded (it may be long)."""
     cells = [[_cell(value) for value in row] for row in rows]
     widths = [len(h) for h in headers]
@@ -45,4 +50,4 @@ def _colourise(text: str, row: Sequence[str], widths: Sequence[int], column: int
     code = SEVERITY_COLOURS.get(value.lower())
     if not code:
         return text
-    return text[:start] + code + value + RESET + text[start + len(value):]
+    return text[:start] + code + value + RESET + text[start + len(value) :]
