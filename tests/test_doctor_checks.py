@@ -1,0 +1,377 @@
+"""Every doctor check fires on a cluster that has its problem and stays quiet on the fixed cluster.
+
+Each case builds a small cluster from a healthy base (one Linux node, one tainted, labelled Windows Server
+2022 node with containerd 1.7, kube-proxy and Calico pods on it) and asserts on the findings the registry
+returns: the id, the object and the exact values in message and hint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from kubectl_win.doctor.catalog import catalog
+from kubectl_win.doctor.registry import run_checks
+from kubectl_win.findings import Finding
+from tests.test_doctor_helpers import (
+    daemonset_pod,
+    deployment_pod,
+    event,
+    gmsa,
+    linux_spec,
+    namespace,
+    node,
+    pod,
+    runtime_class,
+    service,
+    snapshot_of,
+    waiting,
+    windows_spec,
+    workload,
+)
+
+HP = {"securityContext": {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}},
+      "hostNetwork": True}
+TOLERATE_ALL = [{"operator": "Exists"}]
+
+
+def agents(node_name: str = "win-0") -> list[dict[str, Any]]:
+    proxy = windows_spec("sigwindowstools/kube-proxy:v1.31.4-calico-hostprocess", toleration=False,
+                         tolerations=TOLERATE_ALL, **HP)
+    calico = windows_spec("docker.io/calico/node-windows:v3.28.2", toleration=False, tolerations=TOLERATE_ALL, **HP)
+    return [daemonset_pod("kube-proxy-windows", node_name, proxy),
+            daemonset_pod("calico-node-windows", node_name, calico, namespace="calico-system")]
+
+
+def base(*extra: dict[str, Any], win: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+    return [node("linux-0", os="linux"), win or node("win-0"), namespace("shop"), *agents(), *extra]
+
+
+def run(objs: list[dict[str, Any]], **kw: Any) -> list[Finding]:
+    return run_checks(snapshot_of(*objs, **kw))
+
+
+@dataclass
+class Case:
+    check: str
+    fire: Callable[[], list[dict[str, Any]]]
+    quiet: Callable[[], list[dict[str, Any]]]
+    expect: tuple[str, ...] = ()  # substrings of message or hint of the fired finding
+    kw: dict[str, Any] | None = None
+    quiet_kw: dict[str, Any] | None = None
+
+
+def deploy(name: str, spec: dict[str, Any], node_name: str | None = "win-0", **pod_kw: Any) -> list[dict[str, Any]]:
+    return [workload("Deployment", name, spec), deployment_pod(name, "abcde", spec, node=node_name, **pod_kw)]
+
+
+TWO_BUILDS = [node("win-2019", build=17763), *agents("win-2019")]
+
+CASES = [
+    Case("windows-nodes-missing", lambda: [node("linux-0", os="linux")], lambda: base(),
+         ("1 nodes and none of them runs Windows",)),
+    Case("windows-node-not-ready", lambda: base(win=node("win-0", ready=False)), lambda: base(),
+         ("KubeletNotReady: container runtime is down", "kubectl describe node win-0")),
+    Case("windows-node-cordoned", lambda: base(win=node("win-0", unschedulable=True)), lambda: base(),
+         ("kubectl uncordon win-0",)),
+    Case("windows-node-network-unavailable", lambda: base(win=node("win-0", network_unavailable=True)),
+         lambda: base(), ("NoRouteCreated", "spec.nodeName=win-0")),
+    Case("windows-build-label-missing", lambda: base(win=node("win-0", label=None)), lambda: base(),
+         ("kubectl label node win-0 node.kubernetes.io/windows-build=10.0.20348",)),
+    Case("windows-build-label-mismatch", lambda: base(win=node("win-0", label="10.0.17763")), lambda: base(),
+         ("labelled node.kubernetes.io/windows-build=10.0.17763", "windows-build=10.0.20348 --overwrite")),
+    Case("windows-build-unsupported", lambda: base(win=node("win-0", build=19042)), lambda: base(),
+         ("version 20H2", "out of support")),
+    Case("windows-build-unknown", lambda: base(win=node("win-0", build=22000)), lambda: base(),
+         ("10.0.22000",)),
+    Case("runtime-docker", lambda: base(win=node("win-0", runtime="docker://20.10.9")), lambda: base(),
+         ("docker://20.10.9", "dockershim was removed", "--cri-socket npipe:////./pipe/containerd-containerd")),
+    Case("runtime-containerd-outdated", lambda: base(win=node("win-0", runtime="containerd://1.5.13")),
+         lambda: base(win=node("win-0", runtime="containerd://1.7.16")),
+         ("containerd 1.5.13", "cannot run HostProcess", "wincat")),
+    Case("runtime-unknown", lambda: base(win=node("win-0", runtime="cri-o://1.28.1")), lambda: base(),
+         ("cri-o://1.28.1",)),
+    Case("kubelet-newer-than-apiserver", lambda: base(win=node("win-0", kubelet="v1.32.1")),
+         lambda: base(win=node("win-0", kubelet="v1.31.0")), ("kubelet v1.32.1", "(v1.31.4)")),
+    Case("kubelet-too-old", lambda: base(win=node("win-0", kubelet="v1.27.16")),
+         lambda: base(win=node("win-0", kubelet="v1.28.15")), ("4 minor versions older", "to 1.28 or later")),
+    Case("windows-node-untainted", lambda: base(win=node("win-0", taints=[])), lambda: base(),
+         ("kubectl taint nodes win-0 os=windows:NoSchedule",)),
+    Case("linux-workload-can-land-on-windows",
+         lambda: base(*deploy("cart", linux_spec(selector=False), "linux-0"), win=node("win-0", taints=[])),
+         lambda: base(*deploy("cart", linux_spec(selector=True), "linux-0"), win=node("win-0", taints=[])),
+         ("shop/Deployment/cart", "win-0",
+          """kubectl patch deployment cart -n shop --type merge -p '{"spec":{"template":{"spec":{"nodeSelector":"""
+          """{"kubernetes.io/os":"linux"}}}}}'""")),
+    Case("windows-workload-no-os-selector", lambda: base(*deploy("web", windows_spec(selector=False))),
+         lambda: base(*deploy("web", windows_spec())),
+         ("""'{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/os":"windows"}}}}}'""",)),
+    Case("windows-workload-missing-toleration", lambda: base(*deploy("web", windows_spec(toleration=False), None)),
+         lambda: base(*deploy("web", windows_spec(), None)),
+         ("taint os=windows:NoSchedule", '"tolerations":[{"key":"os","operator":"Equal","value":"windows",'
+                                         '"effect":"NoSchedule"}]')),
+    Case("windows-workload-no-matching-node",
+         lambda: base(*deploy("web", windows_spec(nodeSelector={"kubernetes.io/os": "windows",
+                                                               "node.kubernetes.io/windows-build": "10.0.17763"}),
+                              None)),
+         lambda: base(*deploy("web", windows_spec(nodeSelector={"kubernetes.io/os": "windows",
+                                                               "node.kubernetes.io/windows-build": "10.0.20348"}),
+                              None)),
+         ("node.kubernetes.io/windows-build=10.0.17763", "builds present: 10.0.20348")),
+    Case("pod-os-mismatch", lambda: base(*deploy("api", linux_spec(selector=True))),
+         lambda: base(*deploy("api", windows_spec())),
+         ("targets linux", "on windows node win-0", '"kubernetes.io/os":"linux"')),
+    Case("image-build-mismatch",
+         lambda: base(*deploy("web", windows_spec("mcr.microsoft.com/windows/servercore:ltsc2019"))),
+         lambda: base(*deploy("web", windows_spec("mcr.microsoft.com/windows/servercore:ltsc2022"))),
+         ("built for Windows Server 2019 (build 17763)", "runs build 20348",
+          '"node.kubernetes.io/windows-build":"10.0.17763"')),
+    Case("image-build-selector-missing",
+         lambda: base(*TWO_BUILDS, *deploy("web", windows_spec("registry.example.com/web:1.0-ltsc2022"), None)),
+         lambda: base(*TWO_BUILDS, *deploy("web", windows_spec(
+             "registry.example.com/web:1.0-ltsc2022",
+             nodeSelector={"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": "10.0.20348"}), None)),
+         ("builds 17763, 20348", '"node.kubernetes.io/windows-build":"10.0.20348"')),
+    Case("windows-memory-limit-missing", lambda: base(*deploy("web", windows_spec(memory=None))),
+         lambda: base(*deploy("web", windows_spec(memory="2Gi"))),
+         ("container(s) app", "kubectl set resources deployment/web -n shop -c app --limits=memory=512Mi")),
+    Case("windows-node-no-memory-reserve", lambda: base(win=node("win-0", capacity="16Gi", allocatable="16Gi")),
+         lambda: base(), ("(16.0Gi)", "systemReserved")),
+    Case("windows-node-kube-proxy-missing", lambda: [node("win-0"), agents()[1]], lambda: base(),
+         ("win-0", "hostprocess/calico/kube-proxy")),
+    Case("windows-node-cni-missing", lambda: [node("win-0"), agents()[0]], lambda: base(),
+         ("win-0", "toleration for os=windows:NoSchedule")),
+    Case("windows-service-load-balancers", lambda: base(service("web", 3), service("api", 2)),
+         lambda: base(service("headless", 3, headless=True)), ("2 Services with a cluster IP (5 ports)",
+                                                                "each of the 1 Windows nodes")),
+    Case("windows-csi-proxy-missing",
+         lambda: base(daemonset_pod("csi-smb-node-win", "win-0", windows_spec("registry.k8s.io/sig-storage/"
+                                                                              "smbplugin:v1.15.0"))),
+         lambda: base(daemonset_pod("csi-smb-node-win", "win-0", windows_spec("registry.k8s.io/sig-storage/"
+                                                                              "smbplugin:v1.15.0")),
+                      daemonset_pod("csi-proxy", "win-0", windows_spec("mcr.microsoft.com/oss/kubernetes-csi/"
+                                                                       "csi-proxy:v1.1.3", **HP))),
+         ("csi-smb-node-win", "Install csi-proxy on win-0")),
+    Case("gmsa-credential-spec-missing",
+         lambda: base(gmsa("webapp1"), *deploy("web", windows_spec(securityContext={
+             "windowsOptions": {"gmsaCredentialSpecName": "webapp2"}}))),
+         lambda: base(gmsa("webapp2"), *deploy("web", windows_spec(securityContext={
+             "windowsOptions": {"gmsaCredentialSpecName": "webapp2"}}))),
+         ("gmsaCredentialSpecName webapp2", "existing: webapp1")),
+    Case("gmsa-crd-missing",
+         lambda: base(*deploy("web", windows_spec(securityContext={
+             "windowsOptions": {"gmsaCredentialSpecName": "webapp1"}}))),
+         lambda: base(*deploy("web", windows_spec())), ("windows.k8s.io/v1", "deploy-gmsa-webhook.sh"),
+         kw={"gmsa_served": False}, quiet_kw={"gmsa_served": False}),
+    Case("hostprocess-blocked-by-pod-security",
+         lambda: base(namespace("ops", **{"pod-security.kubernetes.io/enforce": "baseline"}),
+                      workload("DaemonSet", "exporter", windows_spec(**HP), namespace="ops")),
+         lambda: base(namespace("ops", **{"pod-security.kubernetes.io/enforce": "privileged"}),
+                      workload("DaemonSet", "exporter", windows_spec(**HP), namespace="ops")),
+         ("enforces Pod Security level baseline",
+          "kubectl label namespace ops pod-security.kubernetes.io/enforce=privileged --overwrite")),
+    Case("symptom-os-build-mismatch",
+         lambda: base(*deploy("web", windows_spec("mcr.microsoft.com/windows/servercore:ltsc2019"), phase="Pending",
+                              statuses=[waiting("app", "servercore:ltsc2019", "CreateContainerError",
+                                                "hcs::CreateComputeSystem: The container operating system does not "
+                                                "match the host operating system.")])),
+         lambda: base(*deploy("web", windows_spec("mcr.microsoft.com/windows/servercore:ltsc2019"), phase="Pending",
+                              statuses=[waiting("app", "servercore:ltsc2019", "ContainerCreating", "")])),
+         ("shop/Deployment/web", "built for build 20348 (ltsc2022, 10.0.20348)",
+          '"node.kubernetes.io/windows-build":"10.0.17763"')),
+    Case("symptom-no-matching-platform",
+         lambda: base(event(("Pod", "shop", "nginx-1"), "Failed",
+                            'Failed to pull image "nginx:1.27": no match for platform in manifest: not found',
+                            host="win-0")),
+         lambda: base(event(("Pod", "shop", "nginx-1"), "Failed", 'Failed to pull image "nginx:1.27": not found',
+                            host="win-0")),
+         ("no match for platform in manifest", '{"nodeSelector":{"kubernetes.io/os":"linux"}}')),
+    Case("symptom-sandbox-image",
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedCreatePodSandBox",
+                            'failed to get sandbox image "mcr.microsoft.com/oss/kubernetes/pause:3.6": failed to pull',
+                            host="win-0")),
+         lambda: base(event(("Pod", "shop", "web-1"), "Scheduled", "Successfully assigned shop/web-1 to win-0")),
+         ("sandbox_image", "config.toml on win-0")),
+    Case("symptom-hns-failure",
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedCreatePodSandBox",
+                            "failed to setup network for sandbox: hcnCreateEndpoint failed in Win32: The object "
+                            "already exists. (0x1392)", host="win-0", count=4)),
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedCreatePodSandBox", "rpc error: context canceled",
+                            host="win-0")),
+         ("(on win-0, 4x)", "spec.nodeName=win-0", "Get-HnsEndpoint")),
+    Case("symptom-wincat-missing",
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedPortForward",
+                            "unable to do port forwarding: wincat not found", host="win-0")),
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedPortForward", "connection refused", host="win-0")),
+         ("registry.k8s.io/pause:3.6",)),
+    Case("symptom-container-administrator-nonroot",
+         lambda: base(*deploy("web", windows_spec(securityContext={"runAsNonRoot": True}), phase="Pending",
+                              statuses=[waiting("app", "img", "CreateContainerConfigError",
+                                                "container's runAsUserName (ContainerAdministrator) which will be "
+                                                "regarded as root identity and will break non-root policy")])),
+         lambda: base(*deploy("web", windows_spec(securityContext={"runAsNonRoot": True}))),
+         ('"runAsUserName":"ContainerUser"', "kubectl patch deployment web -n shop")),
+    Case("symptom-untolerated-windows-taint",
+         lambda: base(*deploy("web", windows_spec(toleration=False), None, phase="Pending"),
+                      event(("Pod", "shop", "web-5d8f7c9b6-abcde"), "FailedScheduling",
+                            "0/2 nodes are available: 1 node(s) had untolerated taint {os: windows}, 1 node(s) "
+                            "didn't match Pod's node affinity/selector.")),
+         lambda: base(*deploy("web", windows_spec(toleration=False), None, phase="Pending"),
+                      event(("Pod", "shop", "web-5d8f7c9b6-abcde"), "FailedScheduling",
+                            "0/2 nodes are available: 2 Insufficient memory.")),
+         ('"value":"windows","effect":"NoSchedule"', "kubectl patch deployment web -n shop --type json")),
+    Case("symptom-entrypoint-not-found",
+         lambda: base(event(("Pod", "shop", "web-1"), "Failed",
+                            "Error: failed to start containerd task: hcs::System::CreateProcess web: The system "
+                            "cannot find the file specified.", host="win-0")),
+         lambda: base(event(("Pod", "shop", "web-1"), "Started", "Started container web", host="win-0")),
+         ("hcs::System::CreateProcess", "C:\\app\\app.exe")),
+    Case("symptom-compute-system-timeout",
+         lambda: base(event(("Pod", "shop", "web-1"), "Failed",
+                            "hcs::CreateComputeSystem web: timeout waiting for the compute system", host="win-0")),
+         lambda: base(event(("Pod", "shop", "web-1"), "BackOff", "Back-off restarting failed container",
+                            host="win-0")),
+         ("Upgrade containerd on win-0",)),
+    Case("symptom-ntstatus-exit",
+         lambda: base(*deploy("render", windows_spec("mcr.microsoft.com/windows/nanoserver:ltsc2022"), statuses=[
+             waiting("app", "nanoserver", "CrashLoopBackOff", "back-off", exit_code=-1073741515, restarts=7)])),
+         lambda: base(*deploy("render", windows_spec("mcr.microsoft.com/windows/nanoserver:ltsc2022"), statuses=[
+             waiting("app", "nanoserver", "CrashLoopBackOff", "back-off", exit_code=1, restarts=7)])),
+         ("-1073741515 = 0xC0000135 STATUS_DLL_NOT_FOUND", "servercore base image", "restarted 7 times")),
+]
+
+
+def _text(finding: Finding) -> str:
+    return f"{finding.object.display()} {finding.message} {finding.hint}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.check for c in CASES])
+def test_check_fires(case: Case) -> None:
+    findings = [f for f in run(case.fire(), **(case.kw or {})) if f.id == case.check]
+    assert findings, f"{case.check} did not fire"
+    text = "\n".join(_text(f) for f in findings)
+    for expected in case.expect:
+        assert expected in text, f"{expected!r} not in:\n{text}"
+
+
+@pytest.mark.parametrize("case", CASES, ids=[c.check for c in CASES])
+def test_check_stays_quiet_on_the_fixed_cluster(case: Case) -> None:
+    fired = [_text(f) for f in run(case.quiet(), **(case.quiet_kw or {})) if f.id == case.check]
+    assert fired == []
+
+
+def test_every_catalogue_id_has_a_firing_case() -> None:
+    fired: set[str] = set()
+    for case in CASES:
+        fired |= {f.id for f in run(case.fire(), **(case.kw or {}))}
+    assert set(catalog()) - fired == set()
+    assert {c.check for c in CASES} == set(catalog())
+
+
+def test_healthy_cluster_has_no_findings() -> None:
+    objs = base(*deploy("web", windows_spec()), *deploy("cart", linux_spec(), "linux-0"),
+                workload("DaemonSet", "node-exporter", linux_spec(tolerations=TOLERATE_ALL), namespace="monitoring"))
+    assert [(f.id, f.object.display()) for f in run(objs)] == []
+
+
+def test_every_hint_is_filled_and_catalogue_entries_are_complete() -> None:
+    for info in catalog().values():
+        assert info.remediation.endswith("."), info.id
+        assert info.severity in ("error", "warning", "info")
+    for case in CASES:
+        for finding in run(case.fire(), **(case.kw or {})):
+            assert finding.hint, finding
+            assert not re.search(r"\{[a-z_]+\}", finding.message + finding.hint), finding
+
+
+def test_daemonset_that_tolerates_everything_is_an_error_not_a_warning() -> None:
+    ds = workload("DaemonSet", "node-exporter", linux_spec(selector=False, tolerations=TOLERATE_ALL),
+                  namespace="monitoring")
+    [finding] = [f for f in run(base(ds)) if f.id == "linux-workload-can-land-on-windows"]
+    assert finding.severity == "error"
+    assert finding.object.display() == "monitoring/DaemonSet/node-exporter"
+
+
+def test_kep_taint_scheme_is_suggested_per_build() -> None:
+    win1809 = node("win-2019", build=17763, taints=[{"key": "os", "value": "Win1809", "effect": "NoSchedule"}])
+    objs = [node("linux-0", os="linux"), win1809, node("win-2022", taints=[]), *agents("win-2019"),
+            *agents("win-2022")]
+    [finding] = [f for f in run(objs) if f.id == "windows-node-untainted"]
+    assert finding.hint == "kubectl taint nodes win-2022 os=Win2022:NoSchedule"
+
+
+def test_missing_toleration_names_the_real_taint_and_appends_to_existing_tolerations() -> None:
+    win = node("win-0", taints=[{"key": "node.kubernetes.io/os", "value": "windows", "effect": "NoSchedule"}])
+    spec = windows_spec(toleration=False, tolerations=[{"key": "dedicated", "operator": "Exists"}])
+    [finding] = [f for f in run(base(*deploy("web", spec, None), win=win))
+                 if f.id == "windows-workload-missing-toleration"]
+    assert "node.kubernetes.io/os=windows:NoSchedule" in finding.message
+    assert '--type json -p \'[{"op":"add","path":"/spec/template/spec/tolerations/-"' in finding.hint
+
+
+def test_runtime_class_scheduling_counts_as_selector_and_toleration() -> None:
+    rc = runtime_class("windows-2022", nodeSelector={"kubernetes.io/os": "windows"},
+                       tolerations=[{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}])
+    spec = windows_spec(selector=False, toleration=False, runtimeClassName="windows-2022")
+    ids = {f.id for f in run(base(rc, *deploy("web", spec)))}
+    assert not ids & {"windows-workload-no-os-selector", "windows-workload-missing-toleration"}
+
+
+def test_hostprocess_and_hyperv_pods_are_exempt_from_build_matching() -> None:
+    image = "mcr.microsoft.com/windows/servercore:ltsc2019"
+    hyperv = runtime_class("hyperv", handler="runhcs-wcow-hypervisor")
+    ids = {f.id for f in run(base(hyperv, *deploy("a", windows_spec(image, **HP)),
+                                  *deploy("b", windows_spec(image, runtimeClassName="hyperv"))))}
+    assert "image-build-mismatch" not in ids
+
+
+def test_containerd_16_is_info_and_message_says_how_port_forward_works() -> None:
+    [finding] = [f for f in run(base(win=node("win-0", runtime="containerd://1.6.28")))
+                 if f.id == "runtime-containerd-outdated"]
+    assert finding.severity == "info"
+    assert "HostProcess pods cannot be port-forwarded" in finding.message
+
+
+def test_skew_policy_before_1_28_allows_two_minors() -> None:
+    def skew(kubelet: str) -> list[str]:
+        findings = run(base(win=node("win-0", kubelet=kubelet)), server="v1.27.3")
+        return [f.id for f in findings if f.id.startswith("kubelet-") and f.object.name == "win-0"]
+
+    assert skew("v1.24.17") == ["kubelet-too-old"]
+    assert skew("v1.25.16") == []
+
+
+def test_many_service_ports_make_the_load_balancer_note_a_warning() -> None:
+    [finding] = [f for f in run(base(service("big", 1000))) if f.id == "windows-service-load-balancers"]
+    assert finding.severity == "warning"
+    assert "1000 ports" in finding.message
+
+
+def test_pods_of_one_template_are_linted_once_and_reported_once() -> None:
+    spec = windows_spec(securityContext={"runAsUser": 1000})
+    objs = base(workload("Deployment", "web", spec),
+                *(deployment_pod("web", s, spec, node="win-0") for s in ("aaaaa", "bbbbb", "ccccc")))
+    explain = [f for f in run(objs) if f.id not in catalog()]
+    assert explain, "explain's rules did not run on the live pods"
+    assert len({f.object for f in explain}) == 1
+    assert all("the same in 2 more pods of ReplicaSet/web-5d8f7c9b6" in f.message for f in explain)
+
+
+def test_linux_pods_on_linux_nodes_are_counted_not_kept() -> None:
+    objs = base(*(pod(f"api-{i}", linux_spec(), node="linux-0", owner=("ReplicaSet", "api-1")) for i in range(50)))
+    snapshot = snapshot_of(*objs)
+    assert snapshot.counts["pods"] == 52
+    assert {p.name for p in snapshot.pods} == {"kube-proxy-windows-win-0", "calico-node-windows-win-0"}
+
+
+def test_ntstatus_decoding_of_unknown_negative_codes() -> None:
+    from kubectl_win.doctor.checks.events import decode_exit
+
+    assert decode_exit(-1073741819) is not None and decode_exit(-1073741819)[0] == "0xC0000005"
+    assert decode_exit(-1073741800)[0] == "0xC0000018"
+    assert decode_exit(137) is None
+    assert decode_exit(1) is None
