@@ -10,7 +10,7 @@ import yaml
 
 from tests.clirun import run_cli
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples"
+EXAMPLES = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
 
 WINDOWS_DEPLOY = """\
 apiVersion: apps/v1
@@ -311,3 +311,10 @@ def test_bundled_example_reports_both_severities() -> None:
     severities = {f["severity"] for f in data["findings"]}
     assert severities == {"error", "warning"}
     assert not [f for f in data["findings"] if f["object"]["name"] == "node-agent"]
+
+
+def test_example_flag_checks_the_bundled_manifests() -> None:
+    result = run_cli("explain", "--example")
+    assert result.exit_code == 1
+    assert "iis-hardened-for-linux.yaml" in result.stdout
+    assert run_cli("explain", "--example", "-f", "x").exit_code == 2

@@ -114,7 +114,7 @@ def test_through_the_real_kubectl(seeded: Any, tmp_path: Path) -> None:
     )
     assert live.returncode == 1, live.stderr
     assert '"windows-privileged"' in live.stdout
-    example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples"
+    example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
     offline = subprocess.run(
         ["kubectl", "win", "explain", "-f", str(example)], env=env, capture_output=True, text=True, timeout=60
     )
@@ -123,7 +123,7 @@ def test_through_the_real_kubectl(seeded: Any, tmp_path: Path) -> None:
 
 
 def test_offline_explain_does_not_import_kubernetes(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples"
+    example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
     code = (
         "import sys\nfrom kubectl_win.cli import main\n"
         f"rc = main(['explain', '-f', {str(example)!r}, '-o', 'json'])\n"

@@ -66,6 +66,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="manifest file or directory to check (recursive; - for stdin; repeatable)",
     )
     parser.add_argument("--list", action="store_true", help="list every field rule")
+    parser.add_argument("--example", action="store_true",
+                        help="check the manifests bundled with kubectl-win (a tour of what explain finds)")
     parser.add_argument(
         "--k8s-version",
         metavar="1.N",
@@ -92,7 +94,12 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
             f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})"
         )
     targets = list(args.target)
-    if args.list:
+    if args.example:
+        if targets or args.filename or args.list:
+            raise UsageError("--example checks the bundled manifests; give no FIELD, -f or --list with it")
+        mode = "files"
+        args.filename = [bundled_examples()]
+    elif args.list:
         mode = "list"
     elif args.filename:
         mode = "files"
@@ -115,6 +122,12 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
     return ExplainCommand(
         mode, targets, list(args.filename), args.output, version, args.assume_windows, args.fail_on, args.config
     )
+
+
+def bundled_examples() -> str:
+    import os
+
+    return os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples", "manifests")
 
 
 def _looks_like_resource(word: str) -> bool:
