@@ -63,7 +63,8 @@ def run(args: argparse.Namespace, env: Env) -> int:
             env.stderr.write("\r\033[K")
             env.stderr.flush()
     if namespace and args.from_dump:
-        report.findings = [f for f in report.findings if f.object.namespace in (None, namespace)]
+        allowed = (namespace,) if scope == "workloads" else (None, namespace)
+        report.findings = [f for f in report.findings if f.object.namespace in allowed]
     _render(report, args.output, env)
     return exit_code(report.findings, args.fail_on)
 

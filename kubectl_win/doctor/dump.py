@@ -78,7 +78,7 @@ def _read_documents(path: str) -> list[Any]:
         try:
             doc, position = decoder.raw_decode(text, position)
         except json.JSONDecodeError as exc:
-            what = "truncated" if exc.pos >= length - 1 or "Unterminated" in exc.msg else "malformed"
+            what = "truncated" if exc.pos >= len(text.rstrip()) or "Unterminated" in exc.msg else "malformed"
             raise InputError(f"{path}: {what} JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
                              f"(expected the output of kubectl get ... -o json or --save-dump)") from None
         docs.append(doc)

@@ -41,7 +41,7 @@ def run(snapshot: Snapshot) -> list[Finding]:
     if "services" in snapshot.read and snapshot.namespace is None and snapshot.services:
         warn_at = int(knowledge("service_ports_warn_at"))
         severity = "warning" if snapshot.service_ports >= warn_at else None
-        out.append(finding("windows-service-load-balancers", ObjectRef("v1", "Service", None, "*"), "",
+        out.append(finding("windows-service-load-balancers", ObjectRef("", "Cluster", None, "services"), "",
                            severity=severity, services=snapshot.services, ports=snapshot.service_ports,
                            windows_nodes=len(windows), warn_at=warn_at))
     return out
