@@ -220,10 +220,10 @@ class Cluster:
                 raise ClusterUnreachable(f"TLS handshake with {self.server} failed: {_short(exc)}") from None
             except NameResolutionError:
                 raise ClusterUnreachable(f"cannot resolve the host of {self.server} (DNS lookup failed)") from None
+            except NewConnectionError as exc:  # before ConnectTimeout: urllib3 derives one from the other
+                raise ClusterUnreachable(f"cannot connect to {self.server}: {_short(exc)}") from None
             except ConnectTimeout:
                 raise ClusterUnreachable(f"timed out connecting to {self.server}") from None
-            except NewConnectionError as exc:
-                raise ClusterUnreachable(f"cannot connect to {self.server}: {_short(exc)}") from None
             except ReadTimeoutError:
                 raise ClusterUnreachable(
                     f"{self.server} did not answer within {self.timeout:g}s (--request-timeout)") from None

@@ -233,8 +233,11 @@ class ApiServer:
                 return self._fault_status(rule)
             if rule.action == "drop":
                 return self._drop(request)
+        transport = request.transport
+        if transport is None:  # the client went away (e.g. it timed out during an injected delay)
+            raise asyncio.CancelledError()
         user = self.auth.authenticate(request.headers.get("Authorization"),
-                                      request.transport.get_extra_info("peercert") if self.tls else None)
+                                      transport.get_extra_info("peercert") if self.tls else None)
         if user is None:
             return status_response(401, "Unauthorized", "Unauthorized")
         try:

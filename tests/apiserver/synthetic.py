@@ -94,9 +94,7 @@ class _Gen:
                              "containerRuntimeVersion": f"containerd://{containerd}",
                              "kubeletVersion": "v1.31.2" if i % 7 == 0 else "v1.32.1",
                              "kubeProxyVersion": "v1.32.1", "architecture": "amd64",
-                             "machineID": name, "systemUUID": self.uid().upper(), "bootID": "",
-                             "containerRuntimeVersion_": None}
-                node_info.pop("containerRuntimeVersion_")
+                             "machineID": name, "systemUUID": self.uid().upper(), "bootID": ""}
                 windows.append((name, tag))
             else:
                 labels.update({"kubernetes.io/os": "linux", "beta.kubernetes.io/os": "linux"})
@@ -177,6 +175,7 @@ class _Gen:
             "conditions": [{"type": "Ready", "status": "True" if ready else "False"},
                            {"type": "PodScheduled", "status": "True"}],
             "containerStatuses": [{"name": container, "image": image, "ready": ready, "restartCount": restarts,
+                                   "imageID": f"{image.split(':')[0]}@sha256:{self.rng.getrandbits(256):064x}",
                                    "started": ready, "state": state,
                                    "containerID": f"containerd://{self.rng.getrandbits(128):032x}"}],
         }
@@ -191,9 +190,10 @@ class _Gen:
         win_select = {"kubernetes.io/os": "windows"}
         win_tol = [{"key": "os", "operator": "Equal", "value": "windows", "effect": "NoSchedule"}]
         sets = [
-            ("kube-proxy", "registry.k8s.io/kube-proxy:v1.32.1", [n for n in linux], False),
-            ("kube-proxy-windows", "sigwindowstools/kube-proxy:v1.32.1-calico-hostprocess", [n for n, _ in windows], True),
-            ("calico-node", "docker.io/calico/node:v3.28.1", [n for n in linux], False),
+            ("kube-proxy", "registry.k8s.io/kube-proxy:v1.32.1", list(linux), False),
+            ("kube-proxy-windows", "sigwindowstools/kube-proxy:v1.32.1-calico-hostprocess",
+             [n for n, _ in windows], True),
+            ("calico-node", "docker.io/calico/node:v3.28.1", list(linux), False),
             ("calico-node-windows", "docker.io/calico/node-windows:v3.28.1", [n for n, _ in windows], True),
         ]
         for ds_name, image, nodes, is_windows in sets:
@@ -283,7 +283,8 @@ class _Gen:
     def services(self, deployments: list[tuple[str, str, dict, bool]]) -> None:
         count = self.spec.services if self.spec.services is not None else len(deployments)
         for i in range(count):
-            ns, app, labels, _ = deployments[i % len(deployments)] if deployments else ("default", f"svc-{i}", {}, False)
+            ns, app, labels, _ = (deployments[i % len(deployments)] if deployments
+                                  else ("default", f"svc-{i}", {}, False))
             name = app if i < len(deployments) else f"{app}-{i}"
             self.put({"apiVersion": "v1", "kind": "Service",
                       "metadata": {"name": name, "namespace": ns, "uid": self.uid(), "creationTimestamp": _ts(4000)},
