@@ -1,0 +1,195 @@
+"""The krew manifest obeys every rule krew's validation applies (validate.go and
+validate-krew-manifest), and the checker rejects each kind of violation."""
+
+from __future__ import annotations
+
+import copy
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubectl_win import __version__
+from release import archive, krew, platforms
+
+ROOT = Path(__file__).resolve().parent.parent
+ROOT_MANIFEST = ROOT / "krew-manifest.yaml"
+SHA = "0123456789abcdef" * 4
+ALL_PLATFORMS = {("linux", "amd64"): SHA, ("linux", "arm64"): SHA, ("darwin", "amd64"): SHA,
+                 ("darwin", "arm64"): SHA, ("windows", "amd64"): SHA}
+
+
+@pytest.fixture
+def manifest() -> dict:
+    return yaml.safe_load(krew.render(f"v{__version__}", ALL_PLATFORMS))
+
+
+def errors_after(manifest: dict, change, file_name: str | None = None) -> list[str]:
+    changed = copy.deepcopy(manifest)
+    change(changed)
+    return krew.validate(changed, file_name)
+
+
+def test_the_committed_manifest_is_valid_and_matches_the_package_version():
+    manifest = krew.load(ROOT_MANIFEST)
+    assert krew.validate(manifest) == []
+    assert manifest["metadata"]["name"] == krew.DEFAULT_NAME
+    assert manifest["spec"]["version"] == f"v{__version__}", "rerun `python -m release.build` after a version bump"
+    assert [platform["bin"] for platform in manifest["spec"]["platforms"]] == ["kubectl-win/kubectl-win"]
+
+
+def test_a_full_release_manifest_is_valid_under_its_index_file_name(manifest):
+    assert krew.validate(manifest, "win.yaml") == []
+    assert len(manifest["spec"]["platforms"]) == 5
+
+
+def test_windows_ships_a_zip_with_an_exe(manifest):
+    (windows,) = [p for p in manifest["spec"]["platforms"] if p["selector"]["matchLabels"]["os"] == "windows"]
+    assert windows["bin"] == "kubectl-win/kubectl-win.exe"
+    assert windows["uri"].endswith(f"kubectl-win_v{__version__}_windows_amd64.zip")
+
+
+def test_only_built_platforms_are_listed():
+    manifest = yaml.safe_load(krew.render("v1.2.3", {("linux", "amd64"): SHA}))
+    (only,) = manifest["spec"]["platforms"]
+    assert only["uri"] == "https://github.com/kubectl-win/kubectl-win/releases/download/v1.2.3/" \
+                          "kubectl-win_v1.2.3_linux_amd64.tar.gz"
+
+
+def test_short_description_is_short_and_description_has_no_usage(manifest):
+    assert len(manifest["spec"]["shortDescription"]) <= 50
+    assert all(len(line) <= 80 for line in manifest["spec"]["description"].splitlines())
+    assert "kubectl win " not in manifest["spec"]["description"]
+
+
+def test_api_version_and_kind(manifest):
+    assert any("apiVersion" in e for e in errors_after(manifest, lambda m: m.update(apiVersion="krew/v1")))
+    assert any("kind" in e for e in errors_after(manifest, lambda m: m.update(kind="Tool")))
+
+
+@pytest.mark.parametrize("name", ["win dows", "win/x", "", "ünï"])
+def test_name_must_be_word_characters_and_dashes(manifest, name):
+    assert any("name" in e for e in errors_after(manifest, lambda m: m["metadata"].update(name=name)))
+
+
+@pytest.mark.parametrize("name", ["CON", "nul", "com1", "LPT9"])
+def test_name_must_not_be_a_windows_device(manifest, name):
+    assert any("reserved" in e for e in errors_after(manifest, lambda m: m["metadata"].update(name=name)))
+
+
+def test_name_must_match_the_file_name(manifest):
+    assert krew.validate(manifest, "win.yaml") == []
+    assert any("file name" in e for e in krew.validate(manifest, "windows.yaml"))
+    assert any(".yaml" in e for e in krew.validate(manifest, "win.yml"))
+
+
+@pytest.mark.parametrize("version", ["0.1.0", "v0.1", "v1", "V0.1.0", "v01.0.0", "latest", ""])
+def test_version_must_be_semver_with_a_leading_v(manifest, version):
+    assert any("version" in e for e in errors_after(manifest, lambda m: m["spec"].update(version=version)))
+
+
+@pytest.mark.parametrize("version", ["v0.1.0", "v1.2.3-rc.1", "v1.2.3+build.5"])
+def test_semver_prerelease_and_build_suffixes_are_allowed(manifest, version):
+    assert errors_after(manifest, lambda m: m["spec"].update(version=version)) == []
+
+
+@pytest.mark.parametrize("sha", [SHA.upper(), SHA[:-1], SHA + "0", "z" * 64, ""])
+def test_sha256_must_be_64_lowercase_hex(manifest, sha):
+    assert any("sha256" in e for e in errors_after(manifest, lambda m: m["spec"]["platforms"][0].update(sha256=sha)))
+
+
+def test_short_description_is_one_line(manifest):
+    assert any("shortDescription" in e
+               for e in errors_after(manifest, lambda m: m["spec"].update(shortDescription="a\nb")))
+    assert any("shortDescription" in e for e in errors_after(manifest, lambda m: m["spec"].pop("shortDescription")))
+
+
+def test_at_least_one_platform(manifest):
+    assert any("platform" in e for e in errors_after(manifest, lambda m: m["spec"].update(platforms=[])))
+
+
+def test_overlapping_selectors_are_rejected(manifest):
+    def duplicate_linux(m):
+        m["spec"]["platforms"].append(copy.deepcopy(m["spec"]["platforms"][0]))
+
+    def broad_linux(m):
+        m["spec"]["platforms"].append({"selector": {"matchExpressions": [
+            {"key": "os", "operator": "In", "values": ["linux"]}]}, "uri": "u", "sha256": SHA, "bin": "b"})
+
+    assert any("both match linux/amd64" in e for e in errors_after(manifest, duplicate_linux))
+    assert any("both match linux/arm64" in e for e in errors_after(manifest, broad_linux))
+
+
+def test_selectors_use_only_os_and_arch_and_match_a_supported_pair(manifest):
+    def extra_key(m):
+        m["spec"]["platforms"][0]["selector"]["matchLabels"]["libc"] = "glibc"
+
+    def unsupported(m):
+        m["spec"]["platforms"][0]["selector"]["matchLabels"] = {"os": "plan9", "arch": "amd64"}
+
+    assert any("only use os and arch" in e for e in errors_after(manifest, extra_key))
+    assert any("supported" in e for e in errors_after(manifest, unsupported))
+    assert any("selector" in e for e in errors_after(manifest, lambda m: m["spec"]["platforms"][0].pop("selector")))
+
+
+def test_windows_bin_must_be_an_exe(manifest):
+    def no_exe(m):
+        for platform_entry in m["spec"]["platforms"]:
+            if platform_entry["selector"]["matchLabels"]["os"] == "windows":
+                platform_entry["bin"] = "kubectl-win/kubectl-win"
+
+    assert any(".exe" in e for e in errors_after(manifest, no_exe))
+
+
+def test_uri_and_bin_are_required_and_files_must_be_complete(manifest):
+    assert any("uri" in e for e in errors_after(manifest, lambda m: m["spec"]["platforms"][0].pop("uri")))
+    assert any("bin" in e for e in errors_after(manifest, lambda m: m["spec"]["platforms"][0].pop("bin")))
+    assert any("files" in e for e in errors_after(manifest, lambda m: m["spec"]["platforms"][0].update(files=[])))
+    assert any("files" in e for e in errors_after(
+        manifest, lambda m: m["spec"]["platforms"][0].update(files=[{"from": "*"}])))
+
+
+def _frozen_tree(tmp_path: Path, exe: str = "kubectl-win") -> Path:
+    frozen = tmp_path / "frozen"
+    (frozen / "_internal").mkdir(parents=True)
+    (frozen / exe).write_text("#!/bin/sh\n")
+    (frozen / exe).chmod(0o755)
+    (frozen / "_internal" / "lib.so").write_text("x")
+    return frozen
+
+
+def test_archives_hold_license_and_bin_and_no_links(tmp_path):
+    frozen = _frozen_tree(tmp_path)
+    (frozen / "_internal" / "alias.so").symlink_to("lib.so")  # packed as a regular file
+    target = archive.pack(frozen, ROOT / "LICENSE", tmp_path / platforms.archive_name("v0.1.0", "linux", "amd64"))
+    assert archive.problems(target, "kubectl-win/kubectl-win") == []
+    with tarfile.open(target) as bundle:
+        members = {m.name: m for m in bundle.getmembers()}
+    assert members["kubectl-win/_internal/alias.so"].isfile()
+    assert "LICENSE" in members
+
+
+def test_archive_checks_catch_what_krew_rejects(tmp_path):
+    bad = tmp_path / "bad.tar.gz"
+    with tarfile.open(bad, "w:gz") as bundle:
+        link = tarfile.TarInfo("kubectl-win/kubectl-win")
+        link.type, link.linkname = tarfile.SYMTYPE, "elsewhere"
+        bundle.addfile(link)
+    found = archive.problems(bad, "kubectl-win/kubectl-win")
+    assert any("not a regular file" in p for p in found)
+    assert any("LICENSE" in p for p in found)
+
+
+def test_the_same_input_packs_to_the_same_sha256(tmp_path):
+    frozen = _frozen_tree(tmp_path)
+    first = archive.pack(frozen, ROOT / "LICENSE", tmp_path / "a.tar.gz", mtime=1)
+    second = archive.pack(frozen, ROOT / "LICENSE", tmp_path / "b.tar.gz", mtime=1)
+    assert archive.sha256(first) == archive.sha256(second)
+
+
+def test_windows_archive_is_a_zip_with_the_exe(tmp_path):
+    frozen = _frozen_tree(tmp_path, "kubectl-win.exe")
+    target = archive.pack(frozen, ROOT / "LICENSE", tmp_path / platforms.archive_name("v0.1.0", "windows", "amd64"))
+    assert target.suffix == ".zip"
+    assert archive.problems(target, platforms.bin_path("windows")) == []

@@ -1,0 +1,121 @@
+"""Install the frozen linux/amd64 archive the way krew does and run it through the real kubectl.
+
+krew: pick the platform whose selector matches, download, verify the sha256, extract (directories
+and regular files only), require a license file, and symlink bin as $KREW_ROOT/bin/kubectl-<name>.
+The archive is built once per session with the real release code (PyInstaller, about a minute).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import tarfile
+from pathlib import Path
+
+import pytest
+import yaml
+
+from kubectl_win import __version__
+from release import archive, krew, platforms
+
+KUBECTL = "/usr/bin/kubectl"
+TAG = f"v{__version__}"
+
+pytestmark = [
+    pytest.mark.skipif(not Path(KUBECTL).exists(), reason=f"{KUBECTL} is not installed"),
+    pytest.mark.skipif(platforms.current() != ("linux", "amd64"), reason="the install test builds linux/amd64"),
+]
+
+
+@pytest.fixture(scope="session")
+def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    pytest.importorskip("PyInstaller", reason="PyInstaller is in the test extra")
+    from release.build import build_archive
+
+    out = tmp_path_factory.mktemp("release")
+    build_archive(TAG, out, out / "work")
+    sha256s = {platforms.current(): archive.sha256(out / platforms.archive_name(TAG, "linux", "amd64"))}
+    (out / "win.yaml").write_text(krew.render(TAG, sha256s, base_url="https://example.invalid/dl"))
+    return out
+
+
+def krew_install(manifest_path: Path, archive_path: Path, krew_root: Path) -> Path:
+    """What `kubectl krew install --manifest=M --archive=A` does, step by step."""
+    manifest = krew.load(manifest_path)
+    assert krew.validate(manifest, manifest_path.name) == []
+    entry = krew.select(manifest, "linux", "amd64")
+    assert entry is not None, "no platform matches linux/amd64"
+    if archive.sha256(archive_path) != entry["sha256"]:
+        raise ValueError("sha256 does not match the manifest")
+    name, version = manifest["metadata"]["name"], manifest["spec"]["version"]
+    install_dir = krew_root / "store" / name / version
+    install_dir.mkdir(parents=True)
+    with tarfile.open(archive_path, "r:gz") as bundle:
+        for member in bundle.getmembers():
+            if not (member.isdir() or member.isfile()):
+                raise ValueError(f"unable to handle file type {member.type!r} in tar: {member.name}")
+        bundle.extractall(install_dir, filter="tar")
+    if not any(p.name.lower() in archive.LICENSE_NAMES for p in install_dir.iterdir()):
+        raise ValueError("no license file in the install dir")
+    link = krew_root / "bin" / f"kubectl-{name.replace('-', '_')}"
+    link.parent.mkdir(parents=True)
+    link.symlink_to(install_dir / entry["bin"])
+    return link
+
+
+@pytest.fixture(scope="session")
+def installed(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    krew_root = tmp_path_factory.mktemp("krew")
+    krew_install(release_dir / "win.yaml", release_dir / platforms.archive_name(TAG, "linux", "amd64"), krew_root)
+    env = {"PATH": f"{krew_root / 'bin'}{os.pathsep}/usr/bin:/bin", "HOME": str(krew_root),
+           "KREW_ROOT": str(krew_root), "KUBECONFIG": str(krew_root / "no-such-config")}
+    return env
+
+
+def kubectl(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_kubectl_runs_the_installed_plugin(installed):
+    result = kubectl(installed, "win", "--help")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("usage: kubectl win")
+    assert "explain" in result.stdout
+
+
+def test_the_frozen_plugin_needs_no_python_on_path(installed):
+    assert shutil.which("python3", path=installed["PATH"]) in (None, "/usr/bin/python3")
+    result = kubectl(installed, "win", "version", "-o", "yaml")
+    info = yaml.safe_load(result.stdout)
+    assert result.returncode == 0 and info["kubectlWin"] == __version__ and info["build"] == "frozen"
+
+
+def test_the_plugin_exit_codes_pass_through_kubectl(installed):
+    result = kubectl(installed, "win", "explain", "--no-such-flag")
+    assert result.returncode == 2 and "error:" in result.stderr
+
+
+def test_completion_helper_for_krew_installs(installed):
+    helper = Path(installed["KREW_ROOT"]) / "bin" / "kubectl_complete-win"
+    script = kubectl(installed, "win", "completion", "kubectl")
+    helper.write_text(script.stdout)
+    helper.chmod(0o755)
+    result = kubectl(installed, "__complete", "win", "explain", "-o", "")
+    lines = result.stdout.splitlines()
+    assert result.returncode == 0 and lines[-1] == ":4"
+    assert {"table", "json", "yaml"} <= set(lines)
+
+
+def test_a_tampered_archive_is_refused(release_dir, tmp_path):
+    tampered = tmp_path / "tampered.tar.gz"
+    shutil.copy(release_dir / platforms.archive_name(TAG, "linux", "amd64"), tampered)
+    with tampered.open("ab") as handle:
+        handle.write(b"\0")
+    with pytest.raises(ValueError, match="sha256"):
+        krew_install(release_dir / "win.yaml", tampered, tmp_path / "krew")
+
+
+def test_the_archive_has_no_links_and_carries_the_license(release_dir):
+    target = release_dir / platforms.archive_name(TAG, "linux", "amd64")
+    assert archive.problems(target, platforms.bin_path("linux")) == []
