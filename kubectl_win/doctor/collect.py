@@ -1,8 +1,8 @@
 """Read the live cluster through kubectl_win.kube into a SnapshotBuilder, page by page (GET/LIST only).
 
-A 403 on one resource becomes a `skipped` entry and the rest is still read; a 404 on the gMSA CRD means
-the cluster does not serve it; anything else (unreachable, 401, retries exhausted) propagates as a typed
-error with its exit code.
+A 403 on one resource, or a 429/5xx that outlasts the access layer's retries, becomes a `skipped` entry
+and the rest is still read; a 404 on the gMSA CRD means the cluster does not serve it; anything else
+(unreachable, 401, nodes unreadable) propagates as a typed error with its exit code.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ CLUSTER_RESOURCES = ("nodes", "namespaces", "runtimeclasses", "gmsacredentialspe
 NAMESPACED_RESOURCES = ("pods", "deployments", "statefulsets", "daemonsets", "jobs", "cronjobs",
                         "replicationcontrollers", "services", "events")
 PAGE_SIZE = 500
+SERVER_ERRORS = frozenset({429, 500, 502, 503, 504})
 
 Progress = Callable[[str, int], None]
 
@@ -28,7 +29,7 @@ def plan(scope: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None,  # type: ignore[no-untyped-def]
             progress: Progress | None = None) -> None:
-    from kubectl_win.kube import Forbidden, NotFound
+    from kubectl_win.kube import ApiError, Forbidden, NotFound
 
     version = cluster.server_version()
     builder.server_version = str(version.get("gitVersion") or "") or None if isinstance(version, dict) else \
@@ -45,10 +46,14 @@ def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None
         try:
             for page in cluster.list_pages(resource, namespace=ns, field_selector=field_selector,
                                            page_size=PAGE_SIZE):
-                kind = str(page.get("kind") or "")
-                kind = kind[: -len("List")] if kind.endswith("List") else None
+                list_kind = str(page.get("kind") or "")
+                kind = list_kind[: -len("List")] if list_kind.endswith("List") else ""
+                api_version = page.get("apiVersion") or ""
                 for item in page.get("items") or ():
-                    builder.add(item, kind or item.get("kind"))
+                    if "kind" not in item:  # list items on the wire carry no kind (ObjectRef and explain need it)
+                        item["kind"] = kind
+                        item["apiVersion"] = api_version
+                    builder.add(item)
                 seen += len(page.get("items") or ())
                 if progress is not None:
                     progress(resource, seen)
@@ -60,5 +65,11 @@ def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None
                 builder.gmsa_not_served()
             else:
                 builder.skip(resource, "the API server does not serve it")
+            continue
+        except ApiError as exc:
+            # Retries are exhausted (429/5xx): report the rest; without nodes there is nothing to report.
+            if resource == "nodes" or exc.status not in SERVER_ERRORS:
+                raise
+            builder.skip(resource, str(exc))
             continue
         builder.mark_read(resource)
