@@ -229,14 +229,19 @@ def wine_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         pytest.skip("wine64 is not installed (CI installs it from Debian)")
     prefix = str(tmp_path_factory.mktemp("wineprefix"))
     env = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all")
-    # Creating a prefix takes a few seconds once; every later Windows exec starts in ~0.4 s.
-    result = subprocess.run([wine, str(NATIVE_DIR / "kwin-relay.exe"), "--version"], env=env,
-                            capture_output=True, timeout=180)
+    relay = str(NATIVE_DIR / "kwin-relay.exe")
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    # Creating a prefix takes several seconds, once. Then a persistent wineserver, and Wine's helper
+    # processes (services.exe, explorer.exe) started with no pipes attached: otherwise every exec's
+    # stdout stays open until those helpers exit, about 3 s after each run.
+    subprocess.run([wine, relay, "--version"], env=env, timeout=180, check=False, **quiet)
+    server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
+    subprocess.run([server, "-p"], env=env, timeout=30, check=False, **quiet)
+    subprocess.run([wine, relay, "--version"], env=env, timeout=60, check=False, **quiet)
+    result = subprocess.run([wine, relay, "--version"], env=env, capture_output=True, timeout=60)
     assert result.stdout.strip() == b"kwin-relay 1", result
     yield prefix
-    server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
-    if os.path.exists(server):
-        subprocess.run([server, "-k"], env=env, timeout=30, check=False)
+    subprocess.run([server, "-k"], env=env, timeout=30, check=False, **quiet)
 
 
 @pytest.fixture
