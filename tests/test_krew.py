@@ -193,3 +193,20 @@ def test_windows_archive_is_a_zip_with_the_exe(tmp_path):
     target = archive.pack(frozen, ROOT / "LICENSE", tmp_path / platforms.archive_name("v0.1.0", "windows", "amd64"))
     assert target.suffix == ".zip"
     assert archive.problems(target, platforms.bin_path("windows")) == []
+
+
+def test_release_workflow_builds_every_platform_the_manifest_template_lists():
+    workflow = yaml.safe_load((ROOT / ".github" / "workflows" / "release.yml").read_text())
+    matrix = workflow["jobs"]["archive"]["strategy"]["matrix"]["include"]
+    built = {(entry["os"], entry["arch"]) for entry in matrix}
+    template = yaml.safe_load(krew.TEMPLATE.read_text().replace("@", "x"))
+    listed = {(p["selector"]["matchLabels"]["os"], p["selector"]["matchLabels"]["arch"])
+              for p in template["spec"]["platforms"]}
+    assert built == listed
+    runners = {(entry["os"], entry["arch"]): entry["runner"] for entry in matrix}
+    assert runners[("windows", "amd64")].startswith("windows")
+    assert all(runners[(os_name, arch)].startswith("macos") for os_name, arch in built if os_name == "darwin")
+    steps = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["archive"]["steps"])
+    assert "python -m release.build" in steps and "kubectl-win.exe" in steps and "find smoke -type l" in steps
+    publish = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["publish"]["steps"])
+    assert "--manifest-only" in publish
