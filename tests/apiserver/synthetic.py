@@ -47,6 +47,20 @@ class SyntheticSpec:
     seed: int = 42
 
 
+_ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the characters Kubernetes uses for generated names
+
+
+def _suffix(serial: int) -> str:
+    """A pod-name suffix that looks generated but never repeats (for up to 27**5 pods): the serial
+    scrambled by a multiplier coprime with 27**5, written in base 27."""
+    value = (serial * 7_919 + 12_345) % 27**5
+    chars = []
+    for _ in range(5):
+        value, digit = divmod(value, 27)
+        chars.append(_ALPHABET[digit])
+    return "".join(chars)
+
+
 def _ts(offset_seconds: int) -> str:
     return (BASE_TIME + dt.timedelta(seconds=offset_seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -219,7 +233,7 @@ class _Gen:
             for node in nodes:
                 if made >= self.spec.pods:
                     return made
-                suffix = f"{self.rng.getrandbits(24):06x}"[:5]
+                suffix = _suffix(self.counts.get("Pod", 0))
                 self.put(self._pod(f"{ds_name}-{suffix}", "kube-system", labels, owner, node, image, is_windows,
                                    pod_spec, 20))
                 made += 1
@@ -272,7 +286,7 @@ class _Gen:
                      "controller": True, "blockOwnerDeletion": True}
             for _ in range(replicas):
                 node = rng.choice(candidates) if candidates else ""
-                suffix = f"{rng.getrandbits(25):07x}"[:5]
+                suffix = _suffix(self.counts.get("Pod", 0))
                 self.put(self._pod(f"{app}-{hash_}-{suffix}", ns, labels, owner, node, image, is_windows,
                                    pod_spec, created + 20))
             out.append((ns, app, labels, is_windows))
