@@ -1,0 +1,89 @@
+"""Cold start of kubectl-win against kubectl's own, measured in the same run.
+
+    python bench/bench_startup.py [--runs 15] [--venv bench/out/venv]
+
+Installs the project into a fresh virtual environment (as pipx does; the machine-wide
+site-packages may run start-up hooks that a user's pipx environment would not), then times:
+`kubectl-win --help`, `kubectl-win explain -f one.yaml`, and one completion round trip
+(`kubectl_complete-win explain -o ""`), each as a ratio to `kubectl version --client`.
+The bar is 1.5x. Prints medians; no absolute number is asserted anywhere.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BAR = 1.5
+POD = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: web}
+spec:
+  nodeSelector: {kubernetes.io/os: windows}
+  containers:
+  - name: web
+    image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022
+"""
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--runs", type=int, default=15)
+    parser.add_argument("--venv", type=Path, default=ROOT / "bench" / "out" / "venv")
+    parser.add_argument("--kubectl", default="/usr/bin/kubectl")
+    args = parser.parse_args()
+
+    bin_dir = _fresh_venv(args.venv)
+    work = args.venv.parent
+    (work / "one.yaml").write_text(POD, encoding="utf-8")
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+    env.pop("PYTHONPATH", None)
+    cases = [
+        ("kubectl version --client (anchor)", [args.kubectl, "version", "--client"]),
+        ("kubectl-win --help", [str(bin_dir / "kubectl-win"), "--help"]),
+        ("kubectl-win explain -f one.yaml", [str(bin_dir / "kubectl-win"), "explain", "-f", "one.yaml"]),
+        ("kubectl_complete-win explain -o ''", [str(bin_dir / "kubectl_complete-win"), "explain", "-o", ""]),
+    ]
+    for _, command in cases:  # warm the page cache once; "cold" means a new process, not a cold disk
+        subprocess.run(command, env=env, cwd=work, capture_output=True)
+    # Round-robin, so that a burst of load elsewhere on the machine hits every case alike.
+    samples: dict[str, list[float]] = {label: [] for label, _ in cases}
+    for _ in range(args.runs):
+        for label, command in cases:
+            started = time.perf_counter()
+            subprocess.run(command, env=env, cwd=work, capture_output=True)
+            samples[label].append(time.perf_counter() - started)
+    medians = {label: statistics.median(times) for label, times in samples.items()}
+    anchor = medians[cases[0][0]]
+    print(f"{'case':40} {'median ms':>10} {'ratio':>7}")
+    worst = 0.0
+    for label, _ in cases:
+        ratio = medians[label] / anchor
+        if label != cases[0][0]:
+            worst = max(worst, ratio)
+        print(f"{label:40} {medians[label] * 1000:10.1f} {ratio:7.2f}")
+    print(f"worst ratio {worst:.2f} (bar {BAR}): {'ok' if worst <= BAR else 'OVER'}")
+    return 0 if worst <= BAR else 1
+
+
+def _fresh_venv(path: Path) -> Path:
+    bin_dir = path / ("Scripts" if os.name == "nt" else "bin")
+    if not (bin_dir / "kubectl-win").exists():
+        subprocess.run([sys.executable, "-m", "venv", "--clear", str(path)], check=True)
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", str(ROOT)], check=True,
+                       env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    else:  # reuse the environment but pick up source changes
+        subprocess.run([str(bin_dir / "python"), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall",
+                        str(ROOT)], check=True, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
+    return bin_dir
+
+
+if __name__ == "__main__":
+    sys.exit(main())
