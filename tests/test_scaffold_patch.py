@@ -238,6 +238,29 @@ spec:
     assert result.stdout == ""
 
 
+def test_ignore_annotation_leaves_an_object_alone() -> None:
+    text = """\
+apiVersion: apps/v1
+kind: DaemonSet
+metadata:
+  name: agent
+  annotations:
+    kubectl-win.io/ignore: scaffold-patch
+spec:
+  selector: {matchLabels: {app: a}}
+  template:
+    metadata: {labels: {app: a}}
+    spec:
+      containers:
+      - {name: agent, image: example.com/multi-os-agent:1}
+"""
+    result = run_cli("scaffold", "patch", "-f", "-", stdin=text)
+    assert result.exit_code == 0
+    assert result.stdout == text
+    plain = run_cli("scaffold", "patch", "-f", "-", stdin=text.replace("scaffold-patch", "windows-privileged"))
+    assert "kubernetes.io/os: linux" in plain.stdout
+
+
 def test_build_and_taints_are_added_to_existing_blocks() -> None:
     text = """\
 apiVersion: batch/v1

@@ -17,9 +17,11 @@ from typing import IO, Any
 
 from kubectl_win.errors import InputError
 from kubectl_win.manifests import Problem, iter_sources, pod_templates, read_text
+from kubectl_win.policy import ignores_from_annotations
 from kubectl_win.scaffold.placement import BUILD_LABEL, OS_LABEL, Placement
 
 WINDOWS_TAINT_KEYS = ("os", "node.kubernetes.io/os")
+PATCH_CHECK_ID = "scaffold-patch"  # kubectl-win.io/ignore: scaffold-patch leaves an object as it is
 
 
 @dataclass
@@ -119,6 +121,9 @@ class _Placer:
     def patch_object(self, obj: dict[str, Any]) -> bool:
         from kubectl_win.explain import infer_target
 
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        if ignores_from_annotations(meta) & {PATCH_CHECK_ID, "all", "*"}:
+            return False  # e.g. a DaemonSet that runs on Linux and Windows nodes alike
         changed = False
         for template in pod_templates(obj):
             where = _display(obj)
