@@ -54,6 +54,14 @@ def test_from_cluster_uses_the_real_taints_and_the_only_build(apiserver) -> None
     assert result.stderr == ""
 
 
+def test_from_cluster_build_is_checked_against_the_image(apiserver) -> None:
+    apiserver.put(_node("win-1", build=WS2022))
+    result = _scaffold(apiserver, "deployment", "web", "--image", "example.com/web:ltsc2019", "--from-cluster")
+    assert result.exit_code == 0
+    assert "built for Windows Server 2019 (10.0.17763) but the pods are pinned to Windows Server 2022" in result.stderr
+    assert "tolerations" not in _pod_spec(result.stdout)  # the node has no taint to tolerate
+
+
 def test_from_cluster_with_several_builds_tolerates_every_scheme_and_warns(apiserver) -> None:
     apiserver.put(_node("win-19", build=WS2019, taints=[_taint("os", "Win1809")]),
                   _node("win-22", build=WS2022, taints=[_taint("os", "windows")]))
