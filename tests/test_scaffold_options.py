@@ -39,6 +39,7 @@ BAD = {
     "service without port": (["deployment", "web", *IMAGE, "--service", "ClusterIP"], "needs at least one --port"),
     "service type": (["deployment", "web", *IMAGE, "--port", "80", "--service", "ExternalName"], "invalid choice"),
     "service on a job": (["job", "web", *IMAGE, "--port", "80", "--service", "ClusterIP"], "unrecognized"),
+    "service name": (["deployment", "1web", *IMAGE, "--port", "80", "--service", "ClusterIP"], "DNS-1035"),
     "namespace": (["deployment", "web", *IMAGE, "-n", "Team.A"], "invalid namespace"),
     "gmsa name": (["deployment", "web", *IMAGE, "--gmsa", "Web_App"], "invalid gMSA credential spec name"),
     "runtime class": (["deployment", "web", *IMAGE, "--runtime-class", "Windows"], "invalid runtime class"),

@@ -99,8 +99,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _placement_flags(sub)
 
 
+_KIND_EXAMPLES = {
+    "deployment": "kubectl win scaffold deployment iis --image mcr.microsoft.com/windows/servercore/iis:"
+                  "windowsservercore-ltsc2022 --port 80 --windows-build ltsc2022 --service LoadBalancer",
+    "statefulset": "kubectl win scaffold statefulset db --image example.com/db:ltsc2022 --port 1433 --replicas 3 "
+                   "--memory 4Gi --service ClusterIP",
+    "daemonset": "kubectl win scaffold daemonset exporter --image example.com/exporter:1 --hostprocess --port 9182 "
+                 "-n monitoring",
+    "job": "kubectl win scaffold job report --image example.com/report:ltsc2022 --gmsa webapp1",
+    "cronjob": "kubectl win scaffold cronjob cleanup --image example.com/cleanup:1 --schedule '0 3 * * *' "
+               "--from-cluster",
+    "runtimeclass": "kubectl win scaffold runtimeclass --windows-build ltsc2022 --out deploy/",
+    "node-taint": "kubectl win scaffold node-taint --from-cluster --context prod",
+    "patch": "helm template ./chart | kubectl win scaffold patch -f - > rendered.yaml\n"
+             "  kubectl win scaffold patch -f manifests/ --dry-run",
+}
+
+
 def _subparser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentParser:
-    sub = subparsers.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".")
+    sub = subparsers.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".",
+                                epilog=f"example:\n  {_KIND_EXAMPLES[name]}",
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
     # The process flags work after the kind too (the root parser defines the real defaults).
     sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
     sub.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
@@ -156,7 +175,7 @@ def workload_options(args: argparse.Namespace) -> WorkloadOptions:
         run_as = valid.HOSTPROCESS_USERS[0]
     return WorkloadOptions(
         kind=kind,
-        name=valid.workload_name(args.name, kind),
+        name=valid.workload_name(args.name, kind, service=bool(service)),
         image=valid.image_reference(args.image),
         namespace=valid.dns1123_label(args.namespace, "namespace") if args.namespace else None,
         ports=ports,

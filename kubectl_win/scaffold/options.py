@@ -91,11 +91,13 @@ def dns1123_subdomain(value: str, what: str) -> str:
     return value
 
 
-def workload_name(value: str, kind: str) -> str:
+def workload_name(value: str, kind: str, service: bool = False) -> str:
     # Pod names get a hash suffix, and CronJob names feed Job names (52 characters leave room for it).
     dns1123_label(value, "name")
     if kind == "cronjob" and len(value) > 52:
         raise UsageError(f"invalid name {value!r}: a CronJob name must be at most 52 characters")
+    if service and not value[0].isalpha():
+        raise UsageError(f"invalid name {value!r}: a Service name must start with a letter (DNS-1035 label)")
     return value
 
 
