@@ -178,3 +178,34 @@ def test_generated_objects_round_trip_through_kubectl(case: str, apiserver, kube
         got = subprocess.run(get, env=env, capture_output=True, text=True, timeout=60)
         assert got.returncode == 0, got.stderr
         assert _strip_server_fields(json.loads(got.stdout)) == sent
+
+
+def test_patch_from_cluster_adds_the_cluster_taints(apiserver, tmp_path: Path) -> None:
+    apiserver.put(_node("win-1", build=WS2022, taints=[_taint("node.kubernetes.io/os", "windows")]))
+    manifest = tmp_path / "pod.yaml"
+    manifest.write_text("""\
+apiVersion: v1
+kind: Pod
+metadata:
+  name: iis
+spec:
+  nodeSelector:
+    kubernetes.io/os: windows
+  tolerations:
+  - key: os
+    value: Win2022
+    effect: NoSchedule
+  containers:
+  - name: iis
+    image: mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022
+""")
+    link = tmp_path / "link.yaml"
+    link.symlink_to(manifest)
+    result = _scaffold(apiserver, "patch", "-f", str(link), "--from-cluster", "--in-place")
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink()
+    pod = yaml.safe_load(manifest.read_text())
+    assert pod["spec"]["nodeSelector"] == {"kubernetes.io/os": "windows", "node.kubernetes.io/windows-build": WS2022}
+    assert pod["spec"]["tolerations"][-1] == {"key": "node.kubernetes.io/os", "operator": "Equal", "value": "windows",
+                                              "effect": "NoSchedule"}
+    assert pod["spec"]["os"] == {"name": "windows"}

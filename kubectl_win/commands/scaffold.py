@@ -274,7 +274,8 @@ def _run_patch(args: argparse.Namespace, env: Env) -> int:
     elif args.in_place:
         for patch in patches:
             if patch.changed:
-                write_atomic(patch.source, patch.patched, replace=True)
+                # Through a symlink to its target: replacing the link itself would cut it.
+                write_atomic(os.path.realpath(patch.source), patch.patched, replace=True)
                 env.stderr.write(f"patched {patch.source}: {'; '.join(patch.changes)}\n")
     else:
         multiple = len(patches) > 1
