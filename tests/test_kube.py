@@ -251,3 +251,28 @@ def test_unresolvable_host_is_unreachable(tmp_path) -> None:
     with pytest.raises(ClusterUnreachable) as err:
         connect(KubeFlags(kubeconfig=str(kubeconfig), request_timeout=5)).server_version()
     assert "no-such-host.invalid" in str(err.value) and err.value.exit_code == 3
+
+
+# -- what a user sees through the CLI -----------------------------------------------------------
+
+@pytest.mark.parametrize(("kubeconfig_token", "expected"), [
+    ("wrong-secret-token", "error: the server rejected the credentials (expired token?): {url}"),
+    (None, "error: cannot connect to https://127.0.0.1:{dead_port}: connection refused"),
+])
+def test_cli_reports_access_errors_in_one_line_with_exit_3(apiserver, tmp_path, capsys, kubeconfig_token,
+                                                           expected) -> None:
+    import socket
+
+    from kubectl_win.cli import main
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead_port = s.getsockname()[1]
+    kubeconfig = apiserver.server.write_kubeconfig(tmp_path / "kc", token=kubeconfig_token)
+    if kubeconfig_token is None:
+        kubeconfig.write_text(kubeconfig.read_text().replace(apiserver.url, f"https://127.0.0.1:{dead_port}"))
+    code = main(["doctor", "--kubeconfig", str(kubeconfig)])
+    err = capsys.readouterr().err
+    assert code == 3
+    assert err.splitlines() == [expected.format(url=apiserver.url, dead_port=dead_port)]
+    assert "wrong-secret-token" not in err

@@ -61,6 +61,16 @@ def _suffix(serial: int) -> str:
     return "".join(chars)
 
 
+@dataclass(frozen=True)
+class _Deployment:
+    namespace: str
+    name: str
+    labels: dict
+    windows: bool
+    pod: str = ""  # its first pod, which events refer to
+    node: str = ""
+
+
 def _ts(offset_seconds: int) -> str:
     return (BASE_TIME + dt.timedelta(seconds=offset_seconds)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -240,8 +250,8 @@ class _Gen:
         return made
 
     def deployments(self, namespaces: list[str], windows: list[tuple[str, str]], linux: list[str],
-                    budget: int) -> list[tuple[str, str, dict, bool]]:
-        """Deployments of 2-12 replicas until the pod budget is spent; returns (ns, name, labels, windows)."""
+                    budget: int) -> list[_Deployment]:
+        """Deployments of 2-12 replicas until the pod budget is spent."""
         rng, made, index, out = self.rng, 0, 0, []
         win_share = self.spec.windows_share
         while made < budget:
@@ -284,21 +294,22 @@ class _Gen:
                       "status": {"replicas": replicas, "readyReplicas": replicas}})
             owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-{hash_}", "uid": rs_uid,
                      "controller": True, "blockOwnerDeletion": True}
+            pods = []
             for _ in range(replicas):
                 node = rng.choice(candidates) if candidates else ""
-                suffix = _suffix(self.counts.get("Pod", 0))
-                self.put(self._pod(f"{app}-{hash_}-{suffix}", ns, labels, owner, node, image, is_windows,
-                                   pod_spec, created + 20))
-            out.append((ns, app, labels, is_windows))
+                pod_name = f"{app}-{hash_}-{_suffix(self.counts.get('Pod', 0))}"
+                self.put(self._pod(pod_name, ns, labels, owner, node, image, is_windows, pod_spec, created + 20))
+                pods.append((pod_name, node))
+            out.append(_Deployment(ns, app, labels, is_windows, pods[0][0], pods[0][1]))
             made += replicas
             index += 1
         return out
 
-    def services(self, deployments: list[tuple[str, str, dict, bool]]) -> None:
+    def services(self, deployments: list[_Deployment]) -> None:
         count = self.spec.services if self.spec.services is not None else len(deployments)
         for i in range(count):
-            ns, app, labels, _ = (deployments[i % len(deployments)] if deployments
-                                  else ("default", f"svc-{i}", {}, False))
+            d = deployments[i % len(deployments)] if deployments else _Deployment("default", f"svc-{i}", {}, False)
+            ns, app, labels = d.namespace, d.name, d.labels
             name = app if i < len(deployments) else f"{app}-{i}"
             self.put({"apiVersion": "v1", "kind": "Service",
                       "metadata": {"name": name, "namespace": ns, "uid": self.uid(), "creationTimestamp": _ts(4000)},
@@ -306,7 +317,8 @@ class _Gen:
                                "selector": {"app": labels.get("app", name)},
                                "ports": [{"port": 80, "targetPort": 80, "protocol": "TCP"}]}})
 
-    def events(self, windows: list[tuple[str, str]], deployments: list[tuple[str, str, dict, bool]]) -> None:
+    def events(self, deployments: list[_Deployment]) -> None:
+        """Windows failure events on Windows pods, everyday events on any pod."""
         count = self.spec.events if self.spec.events is not None else self.spec.pods // 50
         templates = (
             ("Warning", "FailedCreatePodSandBox", "Failed to create pod sandbox: rpc error: code = Unknown desc = "
@@ -318,16 +330,20 @@ class _Gen:
             ("Normal", "Pulled", "Successfully pulled image in 12.3s"),
             ("Normal", "Scheduled", "Successfully assigned pod to node"),
         )
+        on_windows = [d for d in deployments if d.windows] or deployments
         for i in range(count):
-            ns, app, _, is_windows = deployments[i % len(deployments)] if deployments else ("default", "x", {}, False)
             etype, reason, message = templates[i % len(templates)]
-            pod_name = f"{app}-pod"
+            pool = on_windows if i % len(templates) < 2 else deployments
+            if not pool:
+                return
+            d = pool[(i // len(templates)) % len(pool)]
             self.put({"apiVersion": "v1", "kind": "Event",
-                      "metadata": {"name": f"{pod_name}.{i:08x}", "namespace": ns, "uid": self.uid(),
+                      "metadata": {"name": f"{d.pod}.{i:08x}", "namespace": d.namespace, "uid": self.uid(),
                                    "creationTimestamp": _ts(5000 + i)},
-                      "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": pod_name, "namespace": ns},
+                      "involvedObject": {"apiVersion": "v1", "kind": "Pod", "name": d.pod,
+                                         "namespace": d.namespace},
                       "reason": reason, "message": message, "type": etype, "count": 1 + i % 5,
-                      "source": {"component": "kubelet", "host": windows[i % len(windows)][0] if windows else ""},
+                      "source": {"component": "kubelet", "host": d.node},
                       "firstTimestamp": _ts(5000 + i), "lastTimestamp": _ts(5000 + i)})
 
     def runtime_classes(self, windows: list[tuple[str, str]]) -> None:
@@ -353,5 +369,5 @@ def generate(store: Store, spec: SyntheticSpec | None = None, **overrides: objec
     made = gen.daemonsets(windows, linux) if spec.pods >= 4 * spec.nodes else 0
     deployments = gen.deployments(namespaces, windows, linux, spec.pods - made)
     gen.services(deployments)
-    gen.events(windows, deployments)
+    gen.events(deployments)
     return gen.counts
