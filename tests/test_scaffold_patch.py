@@ -337,3 +337,29 @@ def test_corpus_patches_keep_every_original_value() -> None:
                     assert target.os == "linux", path
         again = run_cli("scaffold", "patch", "-f", "-", "--dry-run", stdin=result.stdout)
         assert again.stdout == "", f"{path}: a second patch changes more"
+
+
+ODD = {
+    "null blocks": "kind: Pod\nmetadata: {name: p}\nspec:\n  nodeSelector:\n  tolerations:\n  containers:\n"
+                   "  - {name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}\n",
+    "selector not a map": "kind: Pod\nmetadata: {name: q}\nspec:\n  nodeSelector: weird\n  containers:\n"
+                          "  - {name: c, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}\n",
+    "tolerations not a list": "kind: Pod\nmetadata: {name: r}\nspec:\n  tolerations: {key: os}\n"
+                              "  nodeSelector: {kubernetes.io/os: windows}\n  containers: []\n",
+    "spec is a list": "kind: Deployment\nmetadata: {name: d}\nspec: [1, 2]\n",
+    "template missing": "kind: Deployment\nmetadata: {name: d}\nspec: {replicas: 1}\n",
+    "scalar document": "just a string\n",
+    "empty documents": "---\n---\n# only a comment\n",
+    "list of lists": "kind: List\nitems: [[1], {kind: Pod, spec: {containers: [{name: c, image: nginx}]}}]\n",
+}
+
+
+@pytest.mark.parametrize("case", sorted(ODD))
+def test_odd_shapes_never_crash(case: str) -> None:
+    result = run_cli("scaffold", "patch", "-f", "-", "--windows-build", "ltsc2022", stdin=ODD[case])
+    assert result.exit_code == 0, result.stderr
+    assert "internal error" not in result.stderr
+    yaml.safe_load_all(result.stdout)  # still YAML
+    for doc in _docs(result.stdout):
+        if isinstance(doc, dict) and isinstance(doc.get("spec"), dict) and "containers" in doc["spec"]:
+            assert doc["spec"].get("nodeSelector") is not None

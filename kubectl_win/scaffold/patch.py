@@ -151,7 +151,9 @@ class _Placer:
             self.result.changes.append(f"{where}: nodeSelector {OS_LABEL}=windows")
             changed = True
         build = self.placement.build
-        if build is not None:
+        if not isinstance(spec.get("nodeSelector"), dict):
+            self.result.warnings.append(f"{where}: nodeSelector is not a mapping; left as it is")
+        elif build is not None:
             current = spec["nodeSelector"].get(BUILD_LABEL)
             if current is None:
                 _set_selector(spec, BUILD_LABEL, build.version)
@@ -174,8 +176,8 @@ class _Placer:
         missing = [t for t in self.placement.tolerations if not any(_covers(e, t) for e in existing)]
         if not missing:
             return False
-        if "tolerations" not in spec:
-            _insert(spec, "tolerations", _new_seq(), after=("nodeSelector", "os"))
+        if spec.get("tolerations") is None:
+            _put(spec, "tolerations", _new_seq(), after=("nodeSelector", "os"))
         for toleration in missing:
             spec["tolerations"].append(_new_map(toleration))
             self.result.changes.append(f"{where}: toleration {_describe(toleration)}")
@@ -218,7 +220,7 @@ def _errors(obj: dict[str, Any], spec_path: tuple[Any, ...]) -> set[str]:
 def _set_selector(spec: dict[str, Any], label: str, value: str) -> bool:
     selector = spec.get("nodeSelector")
     if selector is None:
-        _insert(spec, "nodeSelector", _new_map({label: value}), after=("os",))
+        _put(spec, "nodeSelector", _new_map({label: value}), after=("os",))
         return True
     if not isinstance(selector, dict) or selector.get(label) == value:
         return False
@@ -226,6 +228,14 @@ def _set_selector(spec: dict[str, Any], label: str, value: str) -> bool:
         return False  # a different value is the author's decision
     selector[label] = value
     return True
+
+
+def _put(spec: dict[str, Any], key: str, value: Any, after: tuple[str, ...]) -> None:
+    """Set a key that is absent or null: a null value is replaced where it stands, a new key is inserted."""
+    if key in spec:
+        spec[key] = value
+    else:
+        _insert(spec, key, value, after)
 
 
 def _insert(spec: dict[str, Any], key: str, value: Any, after: tuple[str, ...]) -> None:
@@ -244,10 +254,8 @@ def _insert(spec: dict[str, Any], key: str, value: Any, after: tuple[str, ...]) 
 
 
 def _new_map(values: dict[str, Any]) -> Any:
-    try:
-        from ruamel.yaml.comments import CommentedMap
-    except ImportError:  # pragma: no cover - ruamel is a runtime dependency
-        return dict(values)
+    from ruamel.yaml.comments import CommentedMap
+
     out = CommentedMap()
     for k, v in values.items():
         out[k] = v

@@ -71,6 +71,9 @@ def _collect(node: Any, lines: list[str], style: tuple[int, int], out: list[tupl
 
     if isinstance(node, CommentedMap):
         known = node.lc.data
+        if known is None:
+            # An empty {} as loaded, or a node built in memory that replaced a value (null, say).
+            return not node
         new = [k for k in node if k not in known]
         if new:
             anchors = [k for k in node if k in known]
@@ -85,6 +88,8 @@ def _collect(node: Any, lines: list[str], style: tuple[int, int], out: list[tupl
             out.append((_above_comments(lines, line, col), block))
         return all(_collect(node[k], lines, style, out) for k in node if k in known)
     if isinstance(node, CommentedSeq):
+        if node.lc.data is None:
+            return not node
         known_count = len(node.lc.data)
         if len(node) > known_count:
             if known_count == 0 or node.fa.flow_style():
