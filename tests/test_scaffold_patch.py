@@ -313,13 +313,14 @@ def test_json_list_and_crlf_inputs(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared manifest corpus is not available")
-def test_corpus_patches_keep_every_original_value() -> None:
+@pytest.mark.parametrize("options", [[], ["--windows-build", "ltsc2022", "--taint", "os=Win2022:NoSchedule"]])
+def test_corpus_patches_keep_every_original_value(options: list[str]) -> None:
     from kubectl_win.explain import infer_target
 
     files = sorted(p for p in CORPUS.iterdir() if p.suffix in (".yaml", ".yml"))
     assert files
     for path in files:
-        result = run_cli("scaffold", "patch", "-f", str(path))
+        result = run_cli("scaffold", "patch", "-f", str(path), *options)
         assert result.exit_code == 0, (path, result.stderr)
         original = path.read_text(encoding="utf-8")
         if not any(line.strip() == "{" for line in original.splitlines()):  # flow style is dumped again
@@ -333,9 +334,14 @@ def test_corpus_patches_keep_every_original_value() -> None:
                 selector = template.spec.get("nodeSelector") or {}
                 if target.windows:
                     assert selector.get("kubernetes.io/os") == "windows", path
+                    if options:
+                        assert selector.get("node.kubernetes.io/windows-build"), path
+                        tolerations = template.spec["tolerations"]
+                        wanted = {"key": "os", "operator": "Equal", "value": "Win2022", "effect": "NoSchedule"}
+                        assert wanted in tolerations or {"operator": "Exists"} in tolerations, path
                 else:
                     assert target.os == "linux", path
-        again = run_cli("scaffold", "patch", "-f", "-", "--dry-run", stdin=result.stdout)
+        again = run_cli("scaffold", "patch", "-f", "-", "--dry-run", *options, stdin=result.stdout)
         assert again.stdout == "", f"{path}: a second patch changes more"
 
 
