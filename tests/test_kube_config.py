@@ -202,3 +202,22 @@ def test_resource_names_resolve_like_kubectl() -> None:
     assert resolve("no").collection_path("ignored") == "/api/v1/nodes"
     with pytest.raises(UsageError):
         resolve("widgets")
+
+
+def test_failing_exec_plugin_is_one_line_naming_the_user(apiserver, tmp_path, capfd) -> None:
+    from kubectl_win.kube import CredentialPluginError
+
+    script = tmp_path / "failing-plugin.py"
+    script.write_text("import sys\nsys.stderr.write('login required: run az login\\n')\nsys.exit(1)\n")
+    path = tmp_path / "kc"
+    path.write_text(_config({"test": _cluster_entry(apiserver)},
+                            {"me": {"exec": {"apiVersion": "client.authentication.k8s.io/v1",
+                                             "command": sys.executable, "args": [str(script)],
+                                             "interactiveMode": "Never"}}},
+                            {"ctx": {"cluster": "test", "user": "me"}}, current="ctx"))
+    with pytest.raises(CredentialPluginError) as err:
+        connect(KubeFlags(kubeconfig=str(path)))
+    assert str(err.value) == ('the credential plugin of user "me" failed: exec: process returned 1. '
+                              "login required: run az login")
+    assert err.value.exit_code == 3
+    assert capfd.readouterr().err == ""  # nothing leaked through the logging module

@@ -6,6 +6,7 @@ from kubectl_win.kube.config import KubeFlags
 from kubectl_win.kube.errors import (
     ApiError,
     ClusterUnreachable,
+    CredentialPluginError,
     Forbidden,
     KubeconfigError,
     NoKubeconfig,
@@ -14,5 +15,8 @@ from kubectl_win.kube.errors import (
 )
 from kubectl_win.kube.resources import ResourceInfo, resolve
 
-__all__ = ["ApiError", "Cluster", "ClusterUnreachable", "Forbidden", "KubeFlags", "KubeconfigError", "NoKubeconfig",
-           "NotFound", "ResourceInfo", "Unauthorized", "WebsocketArgs", "connect", "resolve"]
+__all__ = [
+    "ApiError", "Cluster", "ClusterUnreachable", "CredentialPluginError", "Forbidden", "KubeFlags",
+    "KubeconfigError", "NoKubeconfig", "NotFound", "ResourceInfo", "Unauthorized", "WebsocketArgs", "connect",
+    "resolve",
+]

@@ -7,12 +7,15 @@ their refresh) is delegated to the kubernetes package's loader, imported only he
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kubectl_win.kube.errors import KubeconfigError, NoKubeconfig
+from kubectl_win.kube.errors import CredentialPluginError, KubeconfigError, NoKubeconfig
 
 INCLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _OVERRIDE_CONTEXT = "kubectl-win-override"
@@ -211,7 +214,8 @@ def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, wh
     cfg = Configuration()
     try:
         loader = KubeConfigLoader(config_dict=merged, active_context=active, config_base_path=None)
-        loader.load_and_set(cfg)
+        with _captured_loader_errors() as loader_errors:
+            loader.load_and_set(cfg)
     except ConfigException as exc:
         raise KubeconfigError(f"invalid kubeconfig {where}: {_redact(str(exc))}") from None
     except (OSError, ValueError, TypeError, KeyError) as exc:
@@ -222,12 +226,39 @@ def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, wh
             raise KubeconfigError(f'cluster "{context["cluster"]}" in {where} has no server')
     user = loader._user  # the loader's view of the user entry (None when the context names none)
     reload = None
+    if user is not None and "exec" in user and loader_errors and not _has_credentials(cfg):
+        # The loader logs a failed credential plugin and carries on without credentials; say why.
+        raise CredentialPluginError(f'the credential plugin of user "{context.get("user")}" failed: '
+                                    f"{_redact(loader_errors[0])}")
     if user is not None and "exec" in user:
         def reload() -> None:
             loader._load_authentication()
             loader._set_config(cfg)
     namespace = flags.namespace or context.get("namespace") or "default"
     return ClientConfig(cfg.host.rstrip("/"), namespace, context_name, cfg, reload, where)
+
+
+def _has_credentials(cfg: Any) -> bool:
+    return bool(cfg.api_key.get("BearerToken") or cfg.api_key.get("authorization") or cfg.cert_file)
+
+
+@contextlib.contextmanager
+def _captured_loader_errors() -> Iterator[list[str]]:
+    """Collect what the kubernetes loader logs (it reports exec plugin failures only by logging),
+    instead of letting Python's last-resort handler print it."""
+    messages: list[str] = []
+
+    class _Collect(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            messages.append(" ".join(record.getMessage().split()))
+
+    handler = _Collect(level=logging.ERROR)
+    root = logging.getLogger()
+    root.addHandler(handler)
+    try:
+        yield messages
+    finally:
+        root.removeHandler(handler)
 
 
 def load_incluster(flags: KubeFlags) -> ClientConfig:

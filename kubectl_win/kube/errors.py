@@ -13,6 +13,10 @@ class NoKubeconfig(ClusterUnreachable):
     """No kubeconfig file and not running inside a cluster."""
 
 
+class CredentialPluginError(ClusterUnreachable):
+    """The kubeconfig's exec credential plugin failed, so there is nothing to authenticate with."""
+
+
 class ApiError(KubectlWinError):
     """The API server answered with an error status."""
 
@@ -50,5 +54,5 @@ class NotFound(ApiError):
         self.namespace = namespace
 
 
-__all__ = ["ApiError", "ClusterUnreachable", "Forbidden", "KubeconfigError", "NoKubeconfig", "NotFound",
-           "Unauthorized"]
+__all__ = ["ApiError", "ClusterUnreachable", "CredentialPluginError", "Forbidden", "KubeconfigError",
+           "NoKubeconfig", "NotFound", "Unauthorized"]
