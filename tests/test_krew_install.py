@@ -119,3 +119,29 @@ def test_a_tampered_archive_is_refused(release_dir, tmp_path):
 def test_the_archive_has_no_links_and_carries_the_license(release_dir):
     target = release_dir / platforms.archive_name(TAG, "linux", "amd64")
     assert archive.problems(target, platforms.bin_path("linux")) == []
+
+
+def source_data_files() -> set[str]:
+    package = Path(__file__).resolve().parent.parent / "kubectl_win"
+    return {p.relative_to(package).as_posix() for p in package.rglob("*")
+            if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts}
+
+
+def test_the_frozen_build_carries_every_data_file(release_dir):
+    with tarfile.open(release_dir / platforms.archive_name(TAG, "linux", "amd64")) as bundle:
+        prefix = "kubectl-win/_internal/kubectl_win/"
+        bundled = {m.name[len(prefix):] for m in bundle.getmembers() if m.name.startswith(prefix) and m.isfile()}
+    assert source_data_files() <= bundled
+
+
+def test_the_frozen_build_reaches_a_cluster(installed, apiserver):
+    """Live names go through the kube layer (kubeconfig, TLS, HTTP): all of it must be in the bundle."""
+    for name in ("default", "win-apps"):
+        apiserver.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
+    env = {**installed, "KUBECONFIG": str(apiserver.kubeconfig)}
+    helper = Path(installed["KREW_ROOT"]) / "bin" / "kubectl_complete-win"
+    if not helper.exists():
+        helper.write_text(kubectl(installed, "win", "completion", "kubectl").stdout)
+        helper.chmod(0o755)
+    result = kubectl(env, "__complete", "win", "doctor", "-n", "")
+    assert result.stdout.splitlines() == ["default", "win-apps", ":4"]

@@ -100,3 +100,12 @@ def test_help_completion_and_version_import_nothing_heavy(argv):
         """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert result.stdout.strip() == "0 []", result.stdout + result.stderr
+
+
+def test_installed_package_has_every_data_file_of_the_source_tree(venv):
+    package = ROOT / "kubectl_win"
+    wanted = {p.relative_to(package).as_posix() for p in package.rglob("*")
+              if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts}
+    (installed,) = (venv / "lib").glob("python3*/site-packages/kubectl_win")
+    shipped = {p.relative_to(installed).as_posix() for p in installed.rglob("*") if p.is_file()}
+    assert wanted - shipped == set(), "add them to [tool.setuptools.package-data] in pyproject.toml"
