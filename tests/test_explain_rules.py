@@ -411,6 +411,8 @@ def test_other_kinds_are_ignored() -> None:
         ),
         ({"tolerations": [{"key": "os", "value": "Win1809", "effect": "NoSchedule"}]}, "windows"),
         ({"tolerations": [{"operator": "Exists"}]}, None),
+    ({"tolerations": [{"key": "os", "operator": "Exists", "effect": "NoSchedule"}]}, "windows"),
+    ({"tolerations": [{"key": "os", "value": "linux", "effect": "NoSchedule"}]}, None),
         ({"runtimeClassName": "windows-2022"}, "windows"),
         ({"containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022"}]}, "windows"),
         ({"containers": [{"name": "c", "image": "nginx:1.27"}]}, None),

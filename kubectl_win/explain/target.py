@@ -119,8 +119,11 @@ def _windows_hints(spec: dict[str, Any]) -> list[str]:
 def is_windows_toleration(toleration: dict[str, Any]) -> bool:
     """A toleration for one of the Windows taint schemes (os=Win1809, node.kubernetes.io/os=windows, ...)."""
     key = toleration.get("key")
-    value = str(toleration.get("value") or "").lower()
-    return key in TAINT_KEYS and value.startswith("win")
+    if key not in TAINT_KEYS:
+        return False
+    if toleration.get("operator") == "Exists":
+        return True  # tolerates every value of the OS taint key: only Windows nodes carry one
+    return str(toleration.get("value") or "").lower().startswith("win")
 
 
 def is_windows_image(image: str) -> bool:
