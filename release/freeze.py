@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parent.parent
 # Optional imports of our dependencies that the program never takes (they only bloat the bundle
 # when the build environment happens to have them installed).
 EXCLUDED = ("tkinter", "IPython", "jedi", "numpy", "pandas", "matplotlib", "PIL", "pytest", "_pytest",
-            "setuptools", "pkg_resources", "docutils", "pygments", "sqlite3", "lib2to3", "pydoc_data")
+            "setuptools", "pkg_resources", "docutils", "pygments", "sqlite3", "lib2to3", "pydoc_data",
+            "hypothesis", "rich", "markdown_it")
 
 
 def freeze(work_dir: Path) -> Path:
