@@ -33,8 +33,8 @@ Register-ArgumentCompleter -Native -CommandName 'kubectl-win', 'kubectl-win.exe'
         $results += [System.Management.Automation.CompletionResult]::new($text, $value, 'ParameterValue', $description)
     }
     if ($results.Count -eq 0 -and ($directive -band 4)) {
-        # An empty result keeps PowerShell from offering file names where none belong.
-        return [System.Management.Automation.CompletionResult]::new(' ', ' ', 'ParameterValue', ' ')
+        # An empty string (CompletionResult refuses one) keeps PowerShell from offering file names.
+        return ""
     }
     $results
 }
