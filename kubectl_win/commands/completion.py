@@ -42,9 +42,13 @@ def run(args: argparse.Namespace, env: Env) -> int:
     from kubectl_win.errors import UsageError
 
     if args.shell == PROTOCOL:
-        from kubectl_win.completion.protocol import respond
+        from kubectl_win.completion.protocol import respond, silence_stderr
 
-        respond(args.words, env.stdout)
+        silence_stderr()  # kubectl shows the completer's stderr in the middle of the prompt
+        try:
+            respond(args.words, env.stdout)
+        except Exception:  # noqa: BLE001 - a non-zero exit makes kubectl fall back to file names
+            return 1
         return 0
     if args.words:
         raise UsageError(f"unexpected arguments after {args.shell}: {' '.join(args.words)}")

@@ -28,9 +28,10 @@ def respond(args: Sequence[str], out: IO[str], names: NameSource | None = None) 
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Console script `kubectl_complete-win`. Exits 0 and writes nothing to stderr, whatever happens."""
+    """Console script `kubectl_complete-win`. Writes nothing to stderr, whatever happens; exits 1 only
+    when no answer could be given (kubectl then falls back to file completion)."""
     args = list(sys.argv[1:] if argv is None else argv)
-    _silence_stderr()
+    silence_stderr()
     try:
         respond(args, sys.stdout)
         code = 0
@@ -43,7 +44,8 @@ def main(argv: Sequence[str] | None = None) -> None:
         os._exit(code)
 
 
-def _silence_stderr() -> None:
+def silence_stderr() -> None:
+    """Process-wide, file descriptor included: only for a process that exists to answer one TAB."""
     import logging
     import warnings
 
