@@ -36,7 +36,10 @@ def test_the_committed_manifest_is_valid_and_matches_the_package_version():
     assert krew.validate(manifest) == []
     assert manifest["metadata"]["name"] == krew.DEFAULT_NAME
     assert manifest["spec"]["version"] == f"v{__version__}", "rerun `python -m release.build` after a version bump"
-    assert [platform["bin"] for platform in manifest["spec"]["platforms"]] == ["kubectl-win/kubectl-win"]
+    for entry in manifest["spec"]["platforms"]:
+        labels = entry["selector"]["matchLabels"]
+        assert entry["bin"] == platforms.bin_path(labels["os"])
+        assert entry["uri"].endswith(platforms.archive_name(manifest["spec"]["version"], labels["os"], labels["arch"]))
 
 
 def test_a_full_release_manifest_is_valid_under_its_index_file_name(manifest):
