@@ -21,7 +21,7 @@ from kubectl_win.doctor.symptoms import SymptomMatcher
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
-from kubectl_win.policy import ignores_from_annotations
+from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
 
 OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
 BUILD_LABEL = "node.kubernetes.io/windows-build"
@@ -172,11 +172,15 @@ class PodRecord:
 
 @dataclass(slots=True)
 class PodGroup:
-    """Pods that share one template (same controller and template hash): linted once, reported once."""
+    """Pods that share one template (same controller and template hash, or the same spec): linted once,
+    reported once, and their records share the group's target and containers."""
 
     pod: dict[str, Any]  # a representative pod, reduced
     on_windows: bool
     count: int = 1
+    target: Target = field(default_factory=lambda: Target(None, False))
+    containers: tuple[Container, ...] = ()
+    host_process: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -362,45 +366,48 @@ class SnapshotBuilder:
                 self._keep(reduce.pod(obj))
             return
         namespace = str(meta.get("namespace") or "")
-        group_key: Any = None
-        labels = _str_map(meta.get("labels"))
-        template_hash = next((labels[k] for k in TEMPLATE_HASH_LABELS if k in labels), None)
-        if owner is not None and template_hash:
-            group_key = (namespace, owner.kind, owner.name, template_hash, on_windows)
-        group = self._group_index.get(group_key) if group_key is not None else None
+        group_key = _group_key(namespace, owner, meta, spec, on_windows)
+        group_index = self._group_index.get(group_key) if group_key is not None else None
         reduced = reduce.pod(obj)
-        if group is None:
-            group = len(self._groups)
-            self._groups.append(PodGroup(reduced, on_windows))
+        if group_index is None:
+            group_index = len(self._groups)
+            group = PodGroup(reduced, on_windows, target=target, containers=containers_of(spec, "spec"),
+                             host_process=is_host_process(spec))
+            self._groups.append(group)
             if group_key is not None:
-                self._group_index[group_key] = group
+                self._group_index[group_key] = group_index
         else:
-            self._groups[group].count += 1
+            # Same template: share the group's records instead of keeping one copy per pod.
+            group = self._groups[group_index]
+            group.count += 1
+        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        template_hash = next((str(labels[k]) for k in TEMPLATE_HASH_LABELS if k in labels), None)
         controller = _resolve_controller(owner, template_hash)
-        self._pods.append(PodRecord(
+        record = PodRecord(
             namespace=namespace,
             name=str(meta.get("name") or ""),
             node=node_name,
             phase=str(status.get("phase") or ""),
             controller=controller,
-            target=target,
-            containers=containers_of(spec, "spec"),
-            host_process=is_host_process(spec),
+            target=group.target,
+            containers=group.containers,
+            host_process=group.host_process,
             runtime_class=spec.get("runtimeClassName") or None,
             states=_container_states(status),
-            group=group,
-            ignores=ignores_from_annotations(meta),
-        ))
+            group=group_index,
+            ignores=_ignores(meta),
+        )
+        self._pods.append(record)
         if owner is None and not node_name:
             self._workloads.append(workload_record(obj, spec, "spec", target))
-        for state in self._pods[-1].states:
+        for state in record.states:
             check = self._symptoms.match_waiting(state.waiting_reason, state.waiting_message)
             if check is not None:
-                ref = controller or ObjectRef("v1", "Pod", namespace, self._pods[-1].name)
+                ref = controller or record.ref
                 key = (check, ref)
                 if key not in self._events:
                     self._events[key] = EventRecord(check, ref, state.waiting_reason, state.waiting_message,
-                                                    node_name, 1, self._pods[-1].name)
+                                                    node_name, 1, record.name)
         self._keep(reduced)
 
     def _add_workload(self, obj: dict[str, Any]) -> None:
@@ -515,7 +522,7 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
         taints=taints,
         memory_capacity=parse_bytes(capacity.get("memory")),
         memory_allocatable=parse_bytes(allocatable.get("memory")),
-        ignores=ignores_from_annotations(meta),
+        ignores=_ignores(meta),
     )
 
 
@@ -541,7 +548,7 @@ def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, t
         containers=containers_of(spec, spec_path),
         host_process=is_host_process(spec),
         gmsa=_gmsa_names(spec, spec_path),
-        ignores=ignores_from_annotations(meta, template_meta),
+        ignores=_ignores(meta, template_meta),
     )
 
 
@@ -589,6 +596,34 @@ def _gmsa_names(spec: dict[str, Any], spec_path: str) -> tuple[tuple[str, str], 
     return tuple(found)
 
 
+_EMPTY: frozenset[str] = frozenset()
+
+
+def _ignores(*metadatas: Any) -> frozenset[str]:
+    """ignores_from_annotations, sharing one empty set for the (usual) objects without the annotation."""
+    for meta in metadatas:
+        annotations = meta.get("annotations") if isinstance(meta, dict) else None
+        if isinstance(annotations, dict) and IGNORE_ANNOTATION in annotations:
+            return ignores_from_annotations(*metadatas)
+    return _EMPTY
+
+
+def _group_key(namespace: str, owner: ObjectRef | None, meta: dict[str, Any], spec: dict[str, Any],
+               on_windows: bool) -> Any:
+    """Pods of one controller share a template: by its hash label, else by an identical spec."""
+    if owner is None:
+        return None
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    template_hash = next((labels[k] for k in TEMPLATE_HASH_LABELS if k in labels), None)
+    if template_hash:
+        return (namespace, owner.kind, owner.name, template_hash, on_windows)
+    fingerprint = canonical({k: v for k, v in spec.items() if k not in _PER_POD_SPEC_FIELDS})
+    return (namespace, owner.kind, owner.name, hash(fingerprint), on_windows)
+
+
+_PER_POD_SPEC_FIELDS = frozenset({"nodeName", "hostname", "subdomain"})
+
+
 def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
     out = []
     for key in ("initContainerStatuses", "containerStatuses"):
@@ -602,6 +637,8 @@ def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
             if terminated is None and isinstance(state.get("terminated"), dict):
                 terminated = state["terminated"]
             exit_code = terminated.get("exitCode") if terminated else None
+            if not waiting.get("message") and not isinstance(exit_code, int):
+                continue  # nothing a check reads
             out.append(ContainerState(
                 str(item.get("name") or ""), str(item.get("image") or ""),
                 str(waiting.get("reason") or ""), " ".join(str(waiting.get("message") or "").split()),

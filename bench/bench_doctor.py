@@ -1,0 +1,81 @@
+"""doctor against a large generated cluster vs `kubectl get nodes,pods -A -o json > /dev/null`.
+
+    python bench/bench_doctor.py [--nodes 5000] [--pods 150000] [--windows 0.2] [--repeat 1]
+
+The test API server runs in its own process with the synthetic cluster; kubectl (the anchor) and doctor
+each run as a child process against it, in the same run, best of --repeat. Prints both wall times, the
+ratio (bar: doctor <= 1.0x kubectl) and doctor's peak RSS (bar: <= 300 MiB), and exits 1 when a bar is
+missed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.apiserver.process import spawn  # noqa: E402
+
+KUBECTL = "/usr/bin/kubectl"
+RATIO_BAR = 1.0
+RSS_BAR_MIB = 300
+
+
+def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """(wall seconds, peak RSS MiB, exit code) of one child process, stdout to /dev/null."""
+    with open(os.devnull, "w") as devnull:
+        start = time.perf_counter()
+        proc = subprocess.Popen(argv, env=env, stdout=devnull, stderr=subprocess.PIPE, cwd=REPO)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"{' '.join(argv[:4])} ... failed with {proc.returncode}: {err.strip()[-1000:]}")
+    return wall, usage.ru_maxrss / 1024, proc.returncode
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=150_000)
+    parser.add_argument("--windows", type=float, default=0.2)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    if not Path(KUBECTL).exists():
+        print(f"{KUBECTL} not found: no anchor to compare against", file=sys.stderr)
+        return 2
+
+    print(f"generating {args.nodes} nodes ({args.windows:.0%} Windows) and {args.pods} pods ...", flush=True)
+    spec = f"nodes={args.nodes},pods={args.pods},windows={args.windows}"
+    with tempfile.TemporaryDirectory(prefix="bench-doctor-") as tmp, spawn("--synthetic", spec, timeout=1800) as server:
+        env = dict(os.environ, KUBECONFIG=str(server.kubeconfig), KUBECACHEDIR=str(Path(tmp) / "cache"),
+                   HOME=tmp, PYTHONPATH=str(REPO))
+        print(f"server ready: {server.counts}", flush=True)
+        # Warm kubectl's discovery cache and the server, so both measurements see the same state.
+        run_child([KUBECTL, "get", "nodes", "-o", "name"], env)
+        kubectl_times, doctor_times, doctor_rss = [], [], []
+        for _ in range(args.repeat):
+            wall, _, _ = run_child([KUBECTL, "get", "nodes,pods", "-A", "-o", "json"], env)
+            kubectl_times.append(wall)
+            wall, rss, _ = run_child([sys.executable, "-m", "kubectl_win", "doctor", "-o", "json"], env)
+            doctor_times.append(wall)
+            doctor_rss.append(rss)
+    anchor, doctor, rss = min(kubectl_times), min(doctor_times), max(doctor_rss)
+    ratio = doctor / anchor
+    print(f"kubectl get nodes,pods -A -o json: {anchor:.2f}s")
+    print(f"kubectl win doctor -o json:        {doctor:.2f}s")
+    print(f"ratio doctor/kubectl:              {ratio:.2f}x (bar <= {RATIO_BAR:.1f}x)")
+    print(f"doctor peak RSS:                   {rss:.0f} MiB (bar <= {RSS_BAR_MIB} MiB)")
+    return 0 if ratio <= RATIO_BAR and rss <= RSS_BAR_MIB else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
