@@ -420,3 +420,20 @@ def test_module_command_serves_a_synthetic_cluster(tmp_path: Path, kubectl) -> N
                                 env=env, capture_output=True, text=True, timeout=60)
         assert result.returncode == 0, result.stderr
         assert len(result.stdout.split()) == 5
+
+
+def test_a_valid_client_certificate_wins_over_a_bad_token(apiserver) -> None:
+    from kubectl_win.kube import KubeFlags, connect
+
+    apiserver.server.write_kubeconfig(apiserver.kubeconfig, user_entry={
+        "token": "bad-token", "client-certificate": str(apiserver.server.pki.client_cert),
+        "client-key": str(apiserver.server.pki.client_key)})
+    assert connect(KubeFlags(kubeconfig=str(apiserver.kubeconfig))).server_version()["major"] == "1"
+
+
+def test_pod_log_subresource(http_apiserver) -> None:
+    pod = _pod("web", "apps")
+    pod["metadata"]["annotations"] = {"test.kubectl-win.io/log": "listening on :80\n"}
+    http_apiserver.put(pod)
+    with urllib.request.urlopen(http_apiserver.url + "/api/v1/namespaces/apps/pods/web/log", timeout=5) as resp:
+        assert resp.read() == b"listening on :80\n"

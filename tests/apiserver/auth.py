@@ -40,13 +40,11 @@ class Auth:
         if not self.enabled:
             return "system:anonymous-admin"
         if authorization:
+            # Like kube-apiserver's union authenticator: a bad token can still be saved by a good certificate.
             scheme, _, token = authorization.partition(" ")
-            if scheme.lower() != "bearer":
-                return None
             token = token.strip()
-            if token in self.expired_tokens:
-                return None
-            return self.tokens.get(token)
+            if scheme.lower() == "bearer" and token not in self.expired_tokens and token in self.tokens:
+                return self.tokens[token]
         if peer_cert and self.client_ca:
             for rdn in peer_cert.get("subject", ()):
                 for key, value in rdn:

@@ -429,8 +429,12 @@ class ApiServer:
     async def _subresource(self, request: web.Request, t: _Target) -> web.StreamResponse:
         r = t.resource
         entry: Entry = self.store.get(r, t.namespace, t.name or "")
-        if t.subresource == "status" or (t.subresource == "log" and False):
+        if t.subresource == "status":
             return web.Response(body=entry.full(r), content_type=JSON)
+        if r.plural == "pods" and t.subresource == "log":
+            # Tests that need container output put it in this annotation.
+            annotations = entry.obj(r)["metadata"].get("annotations") or {}
+            return web.Response(text=annotations.get("test.kubectl-win.io/log", ""), content_type="text/plain")
         if r.plural == "pods" and t.subresource == "exec":
             module = self._exec_handler()
             if module is None:
