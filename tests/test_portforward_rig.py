@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.kube import KubeFlags, connect
-from kubectl_win.portforward.forwarder import ForwardOptions, Forwarder
+from kubectl_win.portforward.forwarder import Forwarder, ForwardOptions
 from kubectl_win.portforward.ports import parse_port_pair
 from kubectl_win.portforward.targets import parse_target
 from tests.apiserver.exec import ExecSettings, settings_for, wine_binary
@@ -217,9 +217,11 @@ def exec_settings(apiserver) -> Iterator[ExecSettings]:  # noqa: ANN001
     settings.idle_timeout = None
     settings.linux_path.clear()
     settings.windows_tools.clear()
+    with settings.lock:
+        settings.commands.clear()
+        settings.sessions[:] = [s for s in settings.sessions if not s.done.is_set()]
     yield settings
-    for session in settings.live_sessions():
-        session.kill_process()
+    settings.end_all()
 
 
 @pytest.fixture(scope="session")

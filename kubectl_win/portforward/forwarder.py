@@ -218,7 +218,9 @@ class Forwarder:
                 elif channel == CLOSE_SIGNAL and message[1:] == bytes((STDOUT,)):
                     _shutdown(conn, socket.SHUT_WR)
         except ExecError as exc:
-            if not stream.closed:  # not when we closed it ourselves (local client gone, v4 linger)
+            if stream.closed:  # we closed it ourselves (local client gone, v4 linger): not an error
+                local_gone = True
+            else:
                 broken = str(exc)
         finally:
             stream.abort()

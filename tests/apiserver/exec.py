@@ -24,8 +24,10 @@ import json
 import os
 import shutil
 import signal
+import sys
 import tempfile
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -67,10 +69,24 @@ class ExecSession:
         if self.transport is not None:
             self.loop.call_soon_threadsafe(self.transport.abort)
 
+    def end(self) -> None:
+        def stop() -> None:
+            if self.frozen is not None:
+                self.frozen.set()
+            if self.process is not None:
+                _kill(self.process)
+            if self.transport is not None:
+                self.transport.abort()
+        self.loop.call_soon_threadsafe(stop)
+
     def freeze(self) -> None:
         """Stop reading and writing (and so answering pings): a hung connection."""
-        if self.frozen is not None:
-            self.loop.call_soon_threadsafe(self.frozen.clear)
+        def stop() -> None:
+            if self.frozen is not None:
+                self.frozen.clear()
+            if self.transport is not None:
+                self.transport.pause_reading()  # pings are no longer read, so never answered
+        self.loop.call_soon_threadsafe(stop)
 
 
 @dataclass
@@ -89,6 +105,18 @@ class ExecSettings:
         path = Path(self.root, namespace, pod)
         path.mkdir(parents=True, exist_ok=True)
         return path
+
+    def end_all(self, timeout: float = 5.0) -> None:
+        """Tear down every running exec (tests call this so no handler outlives its test)."""
+        sessions = self.live_sessions()
+        for session in sessions:
+            session.end()
+        deadline = time.monotonic() + timeout
+        for session in sessions:
+            session.done.wait(max(0.0, deadline - time.monotonic()))
+        stuck = [s.argv[:1] for s in sessions if not s.done.is_set()]
+        if stuck:
+            print(f"exec sessions still running after {timeout}s: {stuck}", file=sys.stderr)
 
     def live_sessions(self) -> list[ExecSession]:
         with self.lock:
