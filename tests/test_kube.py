@@ -276,3 +276,20 @@ def test_cli_reports_access_errors_in_one_line_with_exit_3(apiserver, tmp_path, 
     assert code == 3
     assert err.splitlines() == [expected.format(url=apiserver.url, dead_port=dead_port)]
     assert "wrong-secret-token" not in err
+
+
+def test_proxy_from_the_environment_like_kubectl(monkeypatch) -> None:
+    from kubectl_win.kube.client import env_proxy
+
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.corp:3128")
+    monkeypatch.setenv("NO_PROXY", ".internal,10.0.0.5")
+    assert env_proxy("https://api.example.com:6443") == "http://proxy.corp:3128"
+    assert env_proxy("https://k8s.internal:6443") is None
+    assert env_proxy("https://10.0.0.5:6443") is None
+    assert env_proxy("https://127.0.0.1:6443") is None  # loopback is never proxied
+    assert env_proxy("http://api.example.com") is None  # HTTP_PROXY is unset
+
+
+def test_a_proxy_in_the_environment_does_not_catch_the_local_test_server(apiserver, monkeypatch) -> None:
+    monkeypatch.setenv("HTTPS_PROXY", "http://127.0.0.1:9")  # nothing listens there
+    assert _cluster(apiserver).server_version()["major"] == "1"

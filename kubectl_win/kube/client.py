@@ -179,8 +179,9 @@ class Cluster:
                     kw["server_hostname"] = self.config.tls_server_name
                 if not self.config.verify_ssl:
                     urllib3.disable_warnings(urllib3.exceptions.InsecureRequestWarning)
-            if self.config.proxy:
-                self._pool = urllib3.ProxyManager(self.config.proxy, **kw)
+            proxy = self.config.proxy or env_proxy(self.server)
+            if proxy:
+                self._pool = urllib3.ProxyManager(proxy, **kw)
             else:
                 self._pool = urllib3.PoolManager(**kw)
         return self._pool
@@ -207,7 +208,7 @@ class Cluster:
             SSLError,
         )
 
-        url = self.server + path + ("?" + urlencode(params) if params else "")
+        url = self.server + path + ("?" + urlencode(params, doseq=True) if params else "")
         timeout = urllib3.Timeout(connect=min(self.timeout, 30.0), read=self.timeout)
         reauthenticated = False
         attempt = 0
@@ -285,6 +286,25 @@ class Cluster:
         exit_code = 2 if 400 <= status < 500 else 3
         return ApiError(f"the server answered {status} {reason or ''} for {what}: {message or 'no details'}"
                         .replace("  ", " "), status, reason, exit_code)
+
+
+def env_proxy(server: str) -> str | None:
+    """HTTPS_PROXY / HTTP_PROXY for the server, as kubectl (Go) reads them: never for loopback
+    hosts, and not for hosts NO_PROXY matches."""
+    import ipaddress
+    import urllib.request
+
+    parts = urlsplit(server)
+    host = parts.hostname or ""
+    try:
+        if host == "localhost" or ipaddress.ip_address(host).is_loopback:
+            return None
+    except ValueError:
+        pass
+    proxy = urllib.request.getproxies_environment().get(parts.scheme)
+    if not proxy or urllib.request.proxy_bypass_environment(host):
+        return None
+    return proxy
 
 
 def _parse(data: bytes) -> Any:

@@ -82,7 +82,8 @@ class ClientConfig:
 
     @property
     def proxy(self) -> str | None:
-        return getattr(self.configuration, "proxy", None) or None
+        """The kubeconfig's proxy-url (environment proxies are resolved by the client, per host)."""
+        return self.extra.get("proxy-url") or None
 
     def authorization(self) -> str | None:
         """The Authorization header value, refreshed first when the credential has expired."""
@@ -235,7 +236,9 @@ def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, wh
             loader._load_authentication()
             loader._set_config(cfg)
     namespace = flags.namespace or context.get("namespace") or "default"
-    return ClientConfig(cfg.host.rstrip("/"), namespace, context_name, cfg, reload, where)
+    cluster_entry = merged["clusters"].get_with_name(context["cluster"]).value.get("cluster") or {}
+    extra = {"proxy-url": cluster_entry["proxy-url"]} if cluster_entry.get("proxy-url") else {}
+    return ClientConfig(cfg.host.rstrip("/"), namespace, context_name, cfg, reload, where, extra)
 
 
 def _has_credentials(cfg: Any) -> bool:
