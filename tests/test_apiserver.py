@@ -437,3 +437,42 @@ def test_pod_log_subresource(http_apiserver) -> None:
     http_apiserver.put(pod)
     with urllib.request.urlopen(http_apiserver.url + "/api/v1/namespaces/apps/pods/web/log", timeout=5) as resp:
         assert resp.read() == b"listening on :80\n"
+
+
+# -- watch ---------------------------------------------------------------------------------------
+
+def test_watch_streams_initial_state_then_changes(http_apiserver) -> None:
+    import threading
+    import time
+
+    http_apiserver.put(_pod("a", "apps", app="web"), _pod("z", "other", app="web"))
+
+    def change() -> None:
+        time.sleep(0.3)
+        http_apiserver.put(_pod("b", "apps", app="web"), _pod("c", "apps", app="db"), _pod("y", "other", app="web"))
+        http_apiserver.store.delete(http_apiserver.store.resource("", "v1", "pods"), "apps", "a")
+
+    threading.Thread(target=change).start()
+    url = http_apiserver.url + "/api/v1/namespaces/apps/pods?watch=true&labelSelector=app%3Dweb&timeoutSeconds=2"
+    with urllib.request.urlopen(url, timeout=10) as resp:
+        events = [json.loads(line) for line in resp.read().splitlines()]
+    assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
+        ("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a")]
+    assert events[0]["object"]["kind"] == "Pod"
+
+
+def test_kubectl_wait_sees_a_pod_become_ready(apiserver, kubectl) -> None:
+    import threading
+    import time
+
+    pod = _pod("web", "apps", phase="Pending")
+    apiserver.put(pod)
+
+    def become_ready() -> None:
+        time.sleep(0.5)
+        apiserver.put({**pod, "status": {"phase": "Running", "conditions": [{"type": "Ready", "status": "True"}]}})
+
+    threading.Thread(target=become_ready).start()
+    result = _kubectl(apiserver, kubectl, "wait", "--for=condition=Ready", "pod/web", "-n", "apps", "--timeout=20s")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "pod/web condition met"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
 import importlib
 import socket
 import ssl
@@ -133,7 +134,8 @@ class ApiServer:
         return ctx
 
     async def _start_site(self, sock: socket.socket, ssl_context: ssl.SSLContext | None) -> None:
-        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False)
+        # A short shutdown timeout: open watches and exec streams must not hold stop() for a minute.
+        self._runner = web.AppRunner(self.make_app(), access_log=None, handle_signals=False, shutdown_timeout=1.0)
         await self._runner.setup()
         await web.SockSite(self._runner, sock, ssl_context=ssl_context, backlog=512).start()
 
@@ -157,7 +159,11 @@ class ApiServer:
                 return
             ready.set()
             self._loop.run_forever()
-            self._loop.run_until_complete(self._runner.cleanup())
+            # stop() already ran the runner's cleanup; end whatever handler is still pending.
+            pending = asyncio.all_tasks(self._loop)
+            for task in pending:
+                task.cancel()
+            self._loop.run_until_complete(asyncio.gather(*pending, return_exceptions=True))
             self._loop.close()
 
         self._thread = threading.Thread(target=run, name=f"apiserver:{self._port}", daemon=True)
@@ -177,6 +183,8 @@ class ApiServer:
 
     def stop(self) -> None:
         if self._loop and self._thread and self._thread.is_alive():
+            with contextlib.suppress(Exception):
+                asyncio.run_coroutine_threadsafe(self._runner.cleanup(), self._loop).result(15)
             self._loop.call_soon_threadsafe(self._loop.stop)
             self._thread.join(10)
         if self._tmp is not None:
@@ -342,7 +350,7 @@ class ApiServer:
                                    {"name": t.name, "group": r.group, "kind": r.plural} if t.name else
                                    {"group": r.group, "kind": r.plural})
         if verb == "watch":
-            return status_response(405, "MethodNotAllowed", "watch is not supported by the test API server")
+            return await self._watch(request, t)
         if t.subresource:
             return await self._subresource(request, t)
         if method == "GET":
@@ -382,6 +390,78 @@ class ApiServer:
         body = b'{"kind":"%s","apiVersion":"%s","metadata":%s},"items":[%s]}' % (
             r.list_kind.encode(), r.group_version.encode(), meta, items)
         return web.Response(body=body, content_type=JSON)
+
+    async def _watch(self, request: web.Request, t: _Target) -> web.StreamResponse:
+        """A watch stream: newline-delimited {"type", "object"} events until timeoutSeconds.
+
+        Without resourceVersion (or with "0") the current objects come first as ADDED, like the
+        real server; with one, only later changes. Tables (kubectl get -w) are served as tables.
+        """
+        r, q = t.resource, request.query
+        labels = parse_label_selector(q.get("labelSelector"))
+        fields, _ = parse_field_selector(q.get("fieldSelector"),
+                                         {"metadata.name", "metadata.namespace", *r.field_labels})
+        try:
+            since = int(q.get("resourceVersion") or 0)
+            timeout = float(q.get("timeoutSeconds") or 1800)
+        except ValueError:
+            return status_response(400, "BadRequest", "invalid resourceVersion or timeoutSeconds")
+        as_table = tables.wants_table(request.headers.get("Accept", ""))
+        loop = asyncio.get_running_loop()
+        queue: asyncio.Queue = asyncio.Queue()
+
+        def on_change(event_type: str, resource: Resource, entry: Entry) -> None:
+            if resource is r:
+                loop.call_soon_threadsafe(queue.put_nowait, (event_type, entry))
+
+        def wanted(entry: Entry) -> bool:
+            if t.namespace and r.namespaced and entry.namespace != t.namespace:
+                return False
+            if t.name and entry.name != t.name:
+                return False
+            if labels is not None and not labels(entry.labels):
+                return False
+            return fields is None or fields(entry.field_values(r))
+
+        first = True
+
+        async def send(event_type: str, entry: Entry) -> None:
+            nonlocal first
+            if as_table:
+                doc = tables.table(r, [entry.obj(r)], str(entry.rv), "", q.get("includeObject", "Metadata"))
+                if not first:
+                    doc["columnDefinitions"] = []
+                body = dumps(doc)
+            else:
+                body = entry.full(r)
+            first = False
+            await response.write(b'{"type":"%s","object":%s}\n' % (event_type.encode(), body))
+
+        self.store.subscribe(on_change)
+        response = web.StreamResponse(headers={"Content-Type": JSON})
+        response.enable_chunked_encoding()
+        try:
+            await response.prepare(request)
+            if not since:
+                for entry in self.store.list(r, t.namespace if r.namespaced else None).entries:
+                    if wanted(entry):
+                        await send("ADDED", entry)
+            deadline = loop.time() + timeout
+            while (remaining := deadline - loop.time()) > 0:
+                if request.transport is None or request.transport.is_closing():
+                    break  # the client went away; aiohttp does not cancel handlers for that
+                try:
+                    event_type, entry = await asyncio.wait_for(queue.get(), min(remaining, 0.5))
+                except TimeoutError:
+                    continue
+                if entry.rv > since and wanted(entry):
+                    await send(event_type, entry)
+            await response.write_eof()
+        except (ConnectionResetError, ConnectionError):
+            pass  # the client stopped watching
+        finally:
+            self.store.unsubscribe(on_change)
+        return response
 
     def _get(self, request: web.Request, t: _Target) -> web.Response:
         entry = self.store.get(t.resource, t.namespace, t.name or "")

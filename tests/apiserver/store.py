@@ -12,7 +12,7 @@ import bisect
 import datetime as dt
 import threading
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -21,6 +21,7 @@ from tests.apiserver.resources import BY_KEY, RESOURCES, Resource, resource_for_
 from tests.apiserver.selectors import Matcher
 
 _EMPTY: dict[str, str] = {}
+Watcher = Callable[[str, Resource, "Entry"], None]
 
 
 class StoreError(Exception):
@@ -103,6 +104,22 @@ class Store:
         self._lock = threading.RLock()
         self._rv = 1000
         self._tables: dict[tuple[str, str, str], _Table] = {r.key: _Table(r) for r in RESOURCES}
+        self._watchers: list[Watcher] = []
+
+    # -- change notification (watch) -------------------------------------------------------------
+    def subscribe(self, watcher: Watcher) -> None:
+        """Call `watcher(event_type, resource, entry)` after every change, in the changing thread."""
+        with self._lock:
+            self._watchers.append(watcher)
+
+    def unsubscribe(self, watcher: Watcher) -> None:
+        with self._lock:
+            if watcher in self._watchers:
+                self._watchers.remove(watcher)
+
+    def _notify(self, event_type: str, resource: Resource, entry: Entry) -> None:
+        for watcher in list(self._watchers):
+            watcher(event_type, resource, entry)
 
     # -- resource lookup -------------------------------------------------------------------------
     @property
@@ -147,6 +164,11 @@ class Store:
                 qualified = resource.plural + ("." + resource.group if resource.group else "")
                 raise StoreError(409, "AlreadyExists", f'{qualified} "{name}" already exists',
                                  {"name": name, "group": resource.group, "kind": resource.plural})
+            ns_resource = BY_KEY[("", "v1", "namespaces")]
+            if ns and ("", ns) not in self._tables[ns_resource.key].objects:
+                # Seeding a namespaced object creates its namespace, as an admin would have.
+                self.put({"metadata": {"name": ns}, "spec": {"finalizers": ["kubernetes"]},
+                          "status": {"phase": "Active"}}, ns_resource)
             self._rv += 1
             meta.setdefault("uid", str(uuid.uuid4()))
             meta.setdefault("creationTimestamp", now_rfc3339())
@@ -154,15 +176,11 @@ class Store:
             obj["metadata"] = meta
             obj.pop("kind", None)
             obj.pop("apiVersion", None)
-            if ns and (ns_resource := BY_KEY[("", "v1", "namespaces")]) and \
-                    ("", ns) not in self._tables[ns_resource.key].objects:
-                # Seeding a namespaced object creates its namespace, as an admin would have.
-                self.put({"metadata": {"name": ns}, "spec": {"finalizers": ["kubernetes"]},
-                          "status": {"phase": "Active"}}, ns_resource)
             entry = self._entry(resource, ns, name, meta.get("labels") or _EMPTY, obj, self._rv)
             if existing is None:
                 table._sorted = None
             table.objects[(ns, name)] = entry
+            self._notify("ADDED" if existing is None else "MODIFIED", resource, entry)
             return entry
 
     def _entry(self, resource: Resource, ns: str, name: str, labels: dict, obj: dict, rv: int) -> Entry:
@@ -184,6 +202,7 @@ class Store:
                 raise not_found(resource, name)
             self._rv += 1
             table._sorted = None
+            self._notify("DELETED", resource, entry)
             return entry
 
     def clear(self) -> None:
