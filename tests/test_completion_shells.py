@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.completion.model import Directive
-from kubectl_win.completion.scripts import FILE_NAMES, SHELLS
+from kubectl_win.completion.scripts import FILE_NAMES, SHELLS, script
 from tests.clirun import run_cli
 from tests.completion_helpers import ROOT, make_bin, shell_env
 
@@ -42,6 +42,29 @@ def test_committed_scripts_are_exactly_what_the_command_prints(shell):
 
 def test_kubectl_helper_is_executable():
     assert (COMPLETIONS / FILE_NAMES["kubectl"]).stat().st_mode & 0o111
+
+
+def test_windows_kubectl_helper_is_a_cmd_file_calling_the_exe():
+    committed = (COMPLETIONS / f"{FILE_NAMES['kubectl']}.cmd").read_bytes().decode("utf-8")
+    assert committed == script("kubectl", windows=True)
+    assert committed.splitlines()[-1] == "kubectl-win.exe completion __complete %*"
+    assert "\r\n" in committed and "\n" not in committed.replace("\r\n", "")
+    assert script("bash", windows=True) == script("bash")
+
+
+def test_kubectl_helper_script_runs_under_sh_through_kubectl(bin_dir, tmp_path):
+    """The krew path: kubectl -> the generated sh helper -> kubectl-win completion __complete."""
+    if not Path("/usr/bin/kubectl").exists():
+        pytest.skip("/usr/bin/kubectl is not installed")
+    helper_dir = tmp_path / "helper"
+    helper_dir.mkdir()
+    shutil.copy(COMPLETIONS / FILE_NAMES["kubectl"], helper_dir / "kubectl_complete-win")
+    (helper_dir / "kubectl-win").symlink_to(bin_dir / "kubectl-win")
+    env = shell_env(bin_dir)
+    env["PATH"] = f"{helper_dir}:/usr/bin:/bin"
+    result = subprocess.run(["/usr/bin/kubectl", "__complete", "win", "vers"], capture_output=True, text=True,
+                            env=env, timeout=60)
+    assert result.stdout.splitlines() == ["version\tprint the kubectl-win version and the runtime it uses", ":4"]
 
 
 def test_unknown_shell_is_a_usage_error():

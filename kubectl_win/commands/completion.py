@@ -54,5 +54,5 @@ def run(args: argparse.Namespace, env: Env) -> int:
         raise UsageError(f"unexpected arguments after {args.shell}: {' '.join(args.words)}")
     from kubectl_win.completion.scripts import script
 
-    env.stdout.write(script(args.shell))
+    env.stdout.write(script(args.shell, windows=env.is_windows))
     return 0
