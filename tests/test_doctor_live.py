@@ -177,3 +177,24 @@ def test_end_to_end_through_real_kubectl(apiserver: ApiServerHandle, kubectl: st
     assert "windows-node-untainted" in {f["id"] for f in report["findings"]}
     table = subprocess.run([kubectl, "win", "doctor", "nodes"], env=env, capture_output=True, text=True, timeout=120)
     assert table.returncode == 1 and "win22-0" in table.stdout and "kubelet-too-old" in table.stdout
+
+
+def test_workloads_default_to_the_context_namespace(apiserver: ApiServerHandle, capsys: pytest.CaptureFixture[str],
+                                                    tmp_path: Path) -> None:
+    seed_sample(apiserver)
+    config = apiserver.server.write_kubeconfig(tmp_path / "kc", namespace="monitoring")
+    code = main(["doctor", "workloads", "--kubeconfig", str(config), "-o", "json"])
+    report = report_of(capsys.readouterr().out)
+    assert code == 1
+    assert {f["object"]["namespace"] for f in report["findings"]} == {"monitoring"}
+
+
+def test_failed_run_leaves_no_partial_dump(apiserver: ApiServerHandle, capsys: pytest.CaptureFixture[str],
+                                           tmp_path: Path) -> None:
+    apiserver.faults.status("^/api/v1/nodes", 500)
+    target = tmp_path / "dump.json"
+    code, _, _ = doctor(capsys, apiserver, "--save-dump", str(target))
+    assert code == 3
+    assert list(tmp_path.iterdir()) == []
+    code, _, err = doctor(capsys, apiserver, "--save-dump", str(tmp_path / "missing" / "dump.json"))
+    assert code == 2 and err.startswith("error: cannot write dump")
