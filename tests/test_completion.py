@@ -192,3 +192,21 @@ def test_static_completion_does_not_import_kubernetes():
         """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_explain_offers_the_field_paths_it_knows_as_its_first_argument(parser):
+    offered, code = ask(parser, "explain", "spec.securityContext.runAs")
+    assert {"spec.securityContext.runAsUser", "spec.securityContext.runAsNonRoot"} <= set(offered)
+    assert code == Directive.NO_FILE
+    everything, _ = ask(parser, "explain", "")
+    assert "spec.containers.securityContext.windowsOptions.hostProcess" in everything
+    assert not [path for path in everything if set(path) & set("[]'*")], "shells would need quoting"
+    assert ask(parser, "explain", "pod", "")[0] == []
+
+
+def test_every_offered_field_path_is_one_explain_accepts(parser):
+    from tests.clirun import run_cli
+
+    for path in ask(parser, "explain", "spec.host")[0]:
+        result = run_cli("explain", path)
+        assert result.exit_code == 0 and f"FIELD    {path}" in result.stdout, path

@@ -8,6 +8,7 @@ asked of a `NameSource` (see live.py), so tests can pass their own and nothing h
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -122,6 +123,9 @@ def _values(state: _State, action: argparse.Action, current: str, names: NameSou
     values = state.values
     hint = (hints.BY_DEST.get(f"{' '.join(state.command_path)}:{action.dest}") or hints.BY_DEST.get(action.dest)
             or hints.BY_METAVAR.get(str(action.metavar or "")))
+    if isinstance(hint, hints.FieldPaths):
+        found = _field_paths() if state.positionals_done == 0 else []
+        return Completion(_filter([Candidate(prefix + value, text) for value, text in found], prefix + current))
     if isinstance(hint, hints.WindowsBuilds):
         return Completion(_filter([Candidate(prefix + value, text) for value, text in _windows_builds(hint)],
                                   prefix + current))
@@ -162,6 +166,19 @@ def _windows_builds(hint: hints.WindowsBuilds) -> list[tuple[str, str]]:
                 offered.setdefault(str(tag), str(build.get("name", "")))
         offered.setdefault(str(build.get("version")), str(build.get("name", "")))
     return list(offered.items())
+
+
+def _field_paths() -> list[tuple[str, str]]:
+    """Field paths in the form explain accepts and shells need no quoting for (no [*], no keys)."""
+    from kubectl_win.knowledge import load
+
+    offered: dict[str, str] = {}
+    for rule in load("field_rules").get("rules", []):
+        for field_path in rule.get("fields", []):
+            plain = str(field_path).replace("[*]", "")
+            if re.fullmatch(r"[A-Za-z0-9.]+", plain):
+                offered.setdefault(plain, f"{rule.get('status', '')}: {rule.get('summary', '')}")
+    return sorted(offered.items())
 
 
 def _flags(state: _State, current: str) -> Completion:

@@ -34,6 +34,11 @@ class WindowsBuilds:
 
 
 @dataclass(frozen=True)
+class FieldPaths:
+    """Pod field paths that explain knows (knowledge/field_rules.yaml), as the first argument only."""
+
+
+@dataclass(frozen=True)
 class Files:
     """File names; with extensions, the shell filters by them (directories are still offered)."""
 
@@ -45,7 +50,7 @@ class Directories:
     pass
 
 
-Hint = LiveNames | TypedNames | WindowsBuilds | Files | Directories
+Hint = LiveNames | TypedNames | WindowsBuilds | FieldPaths | Files | Directories
 
 # Names in the kubeconfig rather than in the cluster: read locally, no API call.
 KUBECONFIG_RESOURCES = ("contexts", "clusters", "users")
@@ -69,6 +74,7 @@ BY_DEST: dict[str, Hint] = {
                ("statefulset/", "statefulsets"), ("sts/", "statefulsets"), ("replicaset/", "replicasets"),
                ("rs/", "replicasets"), ("service/", "services"), ("svc/", "services")),
         offered=("pod/", "deploy/", "sts/", "rs/", "svc/")),
+    "explain:target": FieldPaths(),
     "windows_build": WindowsBuilds(),
     "filename": Files(MANIFEST_EXTENSIONS),
     "filenames": Files(MANIFEST_EXTENSIONS),
