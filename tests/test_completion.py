@@ -209,4 +209,4 @@ def test_every_offered_field_path_is_one_explain_accepts(parser):
 
     for path in ask(parser, "explain", "spec.host")[0]:
         result = run_cli("explain", path)
-        assert result.exit_code == 0 and f"FIELD    {path}" in result.stdout, path
+        assert result.exit_code == 0 and path in result.stdout, path
