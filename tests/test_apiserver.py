@@ -87,6 +87,9 @@ def test_kubectl_get_several_types_as_json(apiserver, kubectl) -> None:
     assert result.returncode == 0, result.stderr
     kinds = sorted(item["kind"] for item in json.loads(result.stdout)["items"])
     assert kinds == ["Deployment", "Node", "Pod"]
+    # Aggregated discovery answered /api and /apis: no per-group-version documents were needed.
+    paths = [p.split("?")[0] for _, p in apiserver.server.requests]
+    assert "/apis" in paths and "/apis/apps/v1" not in paths
 
 
 def test_kubectl_get_deploy_in_namespace_and_short_names(apiserver, kubectl) -> None:

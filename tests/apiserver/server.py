@@ -536,8 +536,12 @@ class ApiServer:
     # -- helpers ---------------------------------------------------------------------------------
     @staticmethod
     def _wants_aggregated(request: web.Request) -> bool:
-        return "as=APIGroupDiscoveryList" in request.headers.get("Accept", "") and "v=v2;" in (
-            request.headers.get("Accept", "").replace("v=v2,", "v=v2;") + ";")
+        """True when one of the Accept alternatives is the v2 APIGroupDiscoveryList."""
+        for alternative in request.headers.get("Accept", "").split(","):
+            params = {p.strip() for p in alternative.split(";")[1:]}
+            if {"g=apidiscovery.k8s.io", "v=v2", "as=APIGroupDiscoveryList"} <= params:
+                return True
+        return False
 
     def _aggregated(self, legacy: bool) -> web.Response:
         if not self.aggregated_discovery:
