@@ -53,8 +53,11 @@ def _http(server, path: str, method: str = "GET", body: dict | None = None, toke
         return err.code, json.loads(err.read()), dict(err.headers)
 
 
-def _kubectl(handle, kubectl: str, *args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([kubectl, *args], env=handle.kubectl_env(), capture_output=True, text=True, timeout=60)
+def _kubectl(handle, kubectl: str, *args: str, cache: Path | None = None) -> subprocess.CompletedProcess:
+    env = handle.kubectl_env()
+    if cache is not None:  # a cold discovery cache, to see the discovery requests
+        env["KUBECACHEDIR"] = str(cache)
+    return subprocess.run([kubectl, *args], env=env, capture_output=True, text=True, timeout=60)
 
 
 # -- the real kubectl ----------------------------------------------------------------------------
@@ -81,9 +84,10 @@ def test_kubectl_get_pods_all_namespaces_json_pages_through_every_pod(apiserver,
     assert len(pod_requests) == 3 and "continue=" in pod_requests[1]
 
 
-def test_kubectl_get_several_types_as_json(apiserver, kubectl) -> None:
+def test_kubectl_get_several_types_as_json(apiserver, kubectl, tmp_path: Path) -> None:
     apiserver.put(_node("win-1"), _pod("web", "apps"), _deploy("web", "apps"))
-    result = _kubectl(apiserver, kubectl, "get", "nodes,pods,deployments", "-A", "-o", "json")
+    result = _kubectl(apiserver, kubectl, "get", "nodes,pods,deployments", "-A", "-o", "json",
+                      cache=tmp_path / "cache")
     assert result.returncode == 0, result.stderr
     kinds = sorted(item["kind"] for item in json.loads(result.stdout)["items"])
     assert kinds == ["Deployment", "Node", "Pod"]
