@@ -68,14 +68,17 @@ class Cluster:
 
     # -- public reads ----------------------------------------------------------------------------
     def server_version(self) -> dict:
+        """GET /version (cached): major, minor, gitVersion, platform ..."""
         if self._version is None:
             self._version = self.get("/version")
         return self._version
 
     def get(self, path: str, params: dict | None = None) -> dict:
+        """GET any API path (e.g. "/api/v1/namespaces/x/pods/y") with retries and typed errors."""
         return self._request(path, params)
 
     def get_object(self, resource: str, name: str, namespace: str | None = None) -> dict:
+        """One object; a namespaced resource without `namespace` uses the effective namespace."""
         info = resolve(resource)
         ns = (namespace or self.namespace) if info.namespaced else None
         obj = self._request(info.object_path(name, ns), None, info, name, ns, "get")
@@ -85,7 +88,8 @@ class Cluster:
 
     def list_pages(self, resource: str, namespace: str | None = None, label_selector: str | None = None,
                    field_selector: str | None = None, page_size: int = 500) -> Iterator[dict]:
-        """Raw list pages (kind XList, metadata, items), following `continue` tokens."""
+        """Raw list pages (kind XList, metadata, items), following `continue` tokens.
+        `namespace=None` on a namespaced resource lists every namespace."""
         info = resolve(resource)
         ns = namespace if info.namespaced else None
         path = info.collection_path(ns)
