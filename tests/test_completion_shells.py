@@ -229,3 +229,16 @@ def test_powershell_script_loads(bin_dir):
                              f"Get-Content -Raw '{COMPLETIONS / FILE_NAMES['powershell']}' | Invoke-Expression"],
                             capture_output=True, text=True, env=shell_env(bin_dir), timeout=60)
     assert result.returncode == 0 and result.stderr == ""
+
+
+def test_completion_kubectl_prints_the_cmd_helper_on_windows():
+    import argparse
+    import io
+
+    from kubectl_win.commands import completion
+    from kubectl_win.env import Env
+
+    out = io.StringIO()
+    code = completion.run(argparse.Namespace(shell="kubectl", words=[]), Env(stdout=out, is_windows=True))
+    assert code == 0 and out.getvalue() == script("kubectl", windows=True)
+    assert out.getvalue().startswith("@echo off")
