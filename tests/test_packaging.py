@@ -15,7 +15,7 @@ import pytest
 from kubectl_win import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "urllib3", "yaml")
+HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "urllib3")
 KUBECTL = "/usr/bin/kubectl"
 
 
