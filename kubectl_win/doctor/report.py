@@ -8,7 +8,7 @@ from typing import IO, Any
 from kubectl_win.doctor.quantity import format_bytes
 from kubectl_win.doctor.snapshot import NodeRecord, Skipped, Snapshot
 from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
-from kubectl_win.output.table import render_table
+from kubectl_win.output.table import RESET, SEVERITY_COLOURS, render_table
 
 SEVERITY_TITLES = (("error", "ERRORS"), ("warning", "WARNINGS"), ("info", "INFO"))
 
@@ -99,7 +99,10 @@ def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colo
         group = [f for f in report.findings if f.severity == severity]
         if not group:
             continue
-        out.write(f"{title} ({len(group)})\n")
+        heading = f"{title} ({len(group)})"
+        if colour:
+            heading = SEVERITY_COLOURS[severity] + heading + RESET
+        out.write(heading + "\n")
         if wide:
             render_table(["id", "object", "path", "message", "fix"],
                          [[f.id, f.object.display(), f.path or "-", f.message, f.hint] for f in group], out)
