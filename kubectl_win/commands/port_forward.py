@@ -19,7 +19,7 @@ Nano Server (an uploaded native relay) and on older runtimes. Needs get and crea
 and get/list on pods (plus the workload or Service named as the target).
 
 Relays, chosen per container by probing once: native (uploaded with tar.exe, removed on exit),
-powershell, pwsh; for Linux containers socat, python3, nc, bash. --relay forces one."""
+powershell, pwsh; for Linux containers python3, socat, nc, bash. --relay forces one."""
 EXAMPLES = """\
 examples:
   kubectl win port-forward pod/iis-7d9c 8080:80
@@ -40,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--remote-host", default="127.0.0.1", metavar="HOST",
                         help="where the relay connects inside the pod: an IP (::1, the pod IP) or a DNS name "
                              "(default 127.0.0.1)")
-    parser.add_argument("--relay", choices=("native", "powershell", "pwsh", "socat", "python3", "nc", "bash"),
-                        metavar="NAME", help="force a relay: native|powershell|pwsh|socat|python3|nc|bash")
+    parser.add_argument("--relay", choices=("native", "powershell", "pwsh", "python3", "socat", "nc", "bash"),
+                        metavar="NAME", help="force a relay: native|powershell|pwsh|python3|socat|nc|bash")
     parser.add_argument("--pod-running-timeout", type=_seconds, default=60.0, metavar="SECONDS",
                         help="how long to wait for a running pod (default 60)")
     parser.add_argument("--ping-interval", type=_seconds_or_zero, default=5.0, metavar="SECONDS",

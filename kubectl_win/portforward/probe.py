@@ -1,7 +1,7 @@
 """Choose a relay per container by probing once, and remember the choice (and any upload).
 
 Windows containers: the native relay (uploaded with tar.exe), then powershell.exe, then pwsh.
-Linux containers: socat, python3, OpenBSD nc, bash, whichever one `sh` finds first.
+Linux containers: python3, socat, OpenBSD nc, bash, whichever one `sh` finds first.
 Containers of unknown OS try the Windows order, then the Linux one.
 """
 
@@ -98,7 +98,7 @@ class RelaySelector:
             if relay.name in available and (name == "posix" or name == relay.name):
                 return relay
         tried.append(f"sh ({_why(status, out, err)})" if not status.success
-                     else f"{name if name != 'posix' else 'socat, python3, nc, bash'} (not in the image)")
+                     else f"{name if name != 'posix' else 'python3, socat, nc, bash'} (not in the image)")
         return None
 
     def _upload_native(self, key: tuple[str, str, str], runner: Runner, tried: list[str]) -> Relay | None:

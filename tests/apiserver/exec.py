@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -36,6 +37,7 @@ from aiohttp import WSMsgType, web
 V5, V4 = "v5.channel.k8s.io", "v4.channel.k8s.io"
 STDIN, STDOUT, STDERR, STATUS, CLOSE = 0, 1, 2, 3, 255
 CHUNK = 256 * 1024
+F_SETPIPE_SZ = getattr(fcntl, "F_SETPIPE_SZ", 1031)
 
 
 def wine_binary() -> str | None:
@@ -93,7 +95,8 @@ class ExecSession:
 class ExecSettings:
     protocols: tuple[str, ...] = (V5, V4)  # what the server accepts
     idle_timeout: float | None = None  # close a stream with no client frame (pings count) for this long
-    wine_prefix: str | None = None  # WINEPREFIX for Windows pods (initialised by the caller)
+    # WINEPREFIX for Windows pods (initialised by the caller); a server process takes it from the environment.
+    wine_prefix: str | None = field(default_factory=lambda: os.environ.get("KUBECTL_WIN_TEST_WINEPREFIX"))
     root: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="kwin-pods-"))
     linux_path: dict[str, str] = field(default_factory=dict)  # "ns/pod" -> PATH for that pod's commands
     windows_tools: dict[str, set[str]] = field(default_factory=dict)  # "ns/pod" -> available tools
@@ -339,9 +342,20 @@ async def _start(session: ExecSession, settings: ExecSettings, pod: dict) -> asy
             *argv, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
             stderr=asyncio.subprocess.PIPE, env=env, start_new_session=True, limit=CHUNK)
         process.under_wine = argv[0] == wine_binary()  # type: ignore[attr-defined]
+        _widen_pipes(process)
         return process
     except (FileNotFoundError, PermissionError, NotADirectoryError):
         raise _StartError(missing_message) from None
+
+
+def _widen_pipes(process: asyncio.subprocess.Process) -> None:
+    """1 MiB pipes instead of 64 KiB: fewer context switches per 256 KiB websocket frame."""
+    for stream in (process.stdin, process.stdout, process.stderr):
+        transport = getattr(stream, "transport", None) or getattr(stream, "_transport", None)
+        pipe = transport.get_extra_info("pipe") if transport is not None else None
+        if pipe is not None:
+            with contextlib.suppress(OSError, ValueError):  # ValueError: already closed (a quick exit)
+                fcntl.fcntl(pipe.fileno(), F_SETPIPE_SZ, 1 << 20)
 
 
 def _windows_path(text: str, root: Path) -> Path | None:

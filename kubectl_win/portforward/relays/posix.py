@@ -1,4 +1,4 @@
-"""Relays for Linux containers, using whatever the image has: socat, python3, OpenBSD nc, bash."""
+"""Relays for Linux containers, using whatever the image has: python3, socat, OpenBSD nc, bash."""
 
 from __future__ import annotations
 
@@ -49,13 +49,17 @@ BASH_SCRIPT = (
     'cat <&3 & reader=$!; cat >&3; wait "$reader"'
 )
 
-SOCAT = Relay("socat", ("socat", "-t", "5", "-", "TCP:{host}:{port}"), host_style="socat")
+# -b: socat copies 8 KiB at a time by default. -t: after EOF on either side socat lingers this long
+# before exiting, both when the server closed (delaying the local EOF) and after a half-close
+# (cutting off a slower answer); one second is the compromise, and why python3 is preferred.
+SOCAT = Relay("socat", ("socat", "-b", "262144", "-t", "1", "-", "TCP:{host}:{port}"), host_style="socat")
 PYTHON = Relay("python3", ("python3", "-c", PYTHON_SCRIPT, "{host}", "{port}"), own_exit_codes=True)
 NC = Relay("nc", ("nc", "-N", "{host}", "{port}"))
 BASH = Relay("bash", ("bash", "-c", BASH_SCRIPT, "kwin-relay", "{host}", "{port}"), half_close=False)
 
-# Preference order; the probe script below prints the names the container can run.
-POSIX_RELAYS = (SOCAT, PYTHON, NC, BASH)
+# Preference order (python3 first: exact half-close semantics, no linger); the probe script below
+# prints the names the container can run.
+POSIX_RELAYS = (PYTHON, SOCAT, NC, BASH)
 
 PROBE_COMMAND = [
     "sh", "-c",

@@ -1,0 +1,283 @@
+"""port-forward throughput, set-up latency and 200 concurrent connections, against a direct
+loopback TCP connection measured in the same run.
+
+    python bench/bench_portforward.py [--size-mb 200] [--relay socat|python3|native] [--latency-samples 50]
+
+Processes: the test API server (HTTPS, its own process), `kubectl-win port-forward` (the real CLI,
+its own process), and this one, which holds both the client and the upstream server "inside the
+pod" (the relay runs on this host). The anchor uses the same client and upstream code over a
+direct loopback connection, so the ratios isolate what the exec path costs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.apiserver.exec import wine_binary  # noqa: E402
+from tests.apiserver.process import spawn  # noqa: E402
+
+BLOCK = os.urandom(1 << 20)
+
+PODS = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: bench-linux, namespace: default}
+spec: {os: {name: linux}, containers: [{name: app, image: busybox}]}
+status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+---
+apiVersion: v1
+kind: Pod
+metadata: {name: bench-windows, namespace: default}
+spec:
+  os: {name: windows}
+  nodeSelector: {kubernetes.io/os: windows}
+  containers: [{name: app, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}]
+status: {phase: Running, conditions: [{type: Ready, status: "True"}]}
+"""
+
+
+# --- upstream servers (the pod side) ----------------------------------------------------------------
+def serve(handler) -> tuple[socket.socket, int]:  # noqa: ANN001
+    sock = socket.socket()
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    sock.listen(1024)
+
+    def run() -> None:
+        while True:
+            try:
+                conn, _ = sock.accept()
+            except OSError:
+                return
+            threading.Thread(target=_guard, args=(handler, conn), daemon=True).start()
+
+    threading.Thread(target=run, daemon=True).start()
+    return sock, sock.getsockname()[1]
+
+
+def _guard(handler, conn: socket.socket) -> None:  # noqa: ANN001
+    try:
+        handler(conn)
+    except OSError:
+        pass
+    finally:
+        conn.close()
+
+
+def sink(conn: socket.socket) -> None:
+    """Count bytes to EOF, then report the count."""
+    total, buffer = 0, bytearray(1 << 20)
+    while count := conn.recv_into(buffer):
+        total += count
+    conn.sendall(b"%d\n" % total)
+
+
+def make_source(size: int):  # noqa: ANN201
+    def source(conn: socket.socket) -> None:
+        conn.recv(16)  # the client's "go"
+        sent = 0
+        while sent < size:
+            chunk = BLOCK[: min(len(BLOCK), size - sent)]
+            conn.sendall(chunk)
+            sent += len(chunk)
+    return source
+
+
+def greeter(conn: socket.socket) -> None:
+    conn.sendall(b"220 ready\r\n")
+    conn.recv(16)
+
+
+def echo(conn: socket.socket) -> None:
+    while data := conn.recv(65536):
+        conn.sendall(data)
+
+
+# --- client measurements --------------------------------------------------------------------------
+def upload(port: int, size: int) -> float:
+    started = time.perf_counter()
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sent = 0
+        while sent < size:
+            chunk = BLOCK[: min(len(BLOCK), size - sent)]
+            sock.sendall(chunk)
+            sent += len(chunk)
+        sock.shutdown(socket.SHUT_WR)
+        reply = sock.makefile("rb").readline()
+    assert int(reply) == size, reply
+    return size / (time.perf_counter() - started)
+
+
+def download(port: int, size: int) -> float:
+    started = time.perf_counter()
+    received, buffer = 0, bytearray(1 << 20)
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        sock.sendall(b"go")
+        while count := sock.recv_into(buffer):
+            received += count
+    assert received == size, received
+    return size / (time.perf_counter() - started)
+
+
+def first_byte_latency(port: int) -> float:
+    started = time.perf_counter()
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert sock.recv(64).startswith(b"220")
+        elapsed = time.perf_counter() - started
+        sock.sendall(b"bye")
+    return elapsed
+
+
+def concurrent(port: int, count: int) -> tuple[float, list[float]]:
+    latencies: list[float] = []
+    errors: list[str] = []
+    lock = threading.Lock()
+    start = threading.Barrier(count + 1)
+
+    def one(index: int) -> None:
+        start.wait()
+        began = time.perf_counter()
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=120) as sock:
+                payload = b"%05d" % index * 200
+                sock.sendall(payload)
+                got = b""
+                while len(got) < len(payload):
+                    chunk = sock.recv(65536)
+                    if not chunk:
+                        break
+                    got += chunk
+            if got != payload:
+                raise AssertionError("short echo")
+            with lock:
+                latencies.append(time.perf_counter() - began)
+        except (OSError, AssertionError) as exc:
+            with lock:
+                errors.append(str(exc))
+
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(count)]
+    for thread in threads:
+        thread.start()
+    started = time.perf_counter()
+    start.wait()
+    for thread in threads:
+        thread.join()
+    total = time.perf_counter() - started
+    if errors:
+        raise SystemExit(f"{len(errors)} of {count} concurrent connections failed: {errors[:3]}")
+    return total, latencies
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q / 100 * (len(ordered) - 1))))]
+
+
+# --- the forwarder process ------------------------------------------------------------------------
+def start_forwarder(kubeconfig: Path, pod: str, ports: list[int], relay: str) -> tuple[subprocess.Popen, list[int]]:
+    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "port-forward", f"pod/{pod}",
+                                *[f":{p}" for p in ports], "--relay", relay, "--kubeconfig", str(kubeconfig)],
+                               stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env)
+    local = []
+    for _ in ports:
+        line = process.stdout.readline()
+        if not line.startswith("Forwarding from"):
+            raise SystemExit(f"port-forward did not start: {line!r}")
+        local.append(int(line.split()[2].rsplit(":", 1)[1]))
+    threading.Thread(target=lambda: process.stdout.read(), daemon=True).start()  # drain "Handling ..." lines
+    return process, local
+
+
+def init_wine(prefix: str) -> None:
+    wine = wine_binary()
+    if wine is None:
+        raise SystemExit("wine64 is not installed; use --relay socat or python3")
+    env = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all")
+    exe = str(REPO / "kubectl_win/portforward/relays/native/kwin-relay.exe")
+    quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    subprocess.run([wine, exe, "--version"], env=env, check=False, timeout=180, **quiet)
+    subprocess.run([shutil.which("wineserver") or "/usr/lib/wine/wineserver64", "-p"], env=env, check=False, **quiet)
+    subprocess.run([wine, exe, "--version"], env=env, check=False, timeout=60, **quiet)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--size-mb", type=int, default=200)
+    parser.add_argument("--relay", default="socat" if shutil.which("socat") else "python3",
+                        choices=("socat", "python3", "native"))
+    parser.add_argument("--latency-samples", type=int, default=50)
+    parser.add_argument("--concurrent", type=int, default=200)
+    parser.add_argument("--http", action="store_true", help="plain HTTP API server (default HTTPS)")
+    args = parser.parse_args()
+    size = args.size_mb << 20
+
+    work = Path(tempfile.mkdtemp(prefix="bench-portforward-"))
+    (work / "pods.yaml").write_text(PODS)
+    pod = "bench-linux"
+    if args.relay == "native":
+        os.environ["KUBECTL_WIN_TEST_WINEPREFIX"] = str(work / "wine")
+        init_wine(str(work / "wine"))
+        pod = "bench-windows"
+
+    sink_sock, sink_port = serve(sink)
+    source_sock, source_port = serve(make_source(size))
+    greet_sock, greet_port = serve(greeter)
+    echo_sock, echo_port = serve(echo)
+
+    extra = ["--http"] if args.http else []
+    with spawn("--seed", str(work / "pods.yaml"), *extra, workdir=work / "apiserver") as server:
+        forwarder, (f_sink, f_source, f_greet, f_echo) = start_forwarder(
+            server.kubeconfig, pod, [sink_port, source_port, greet_port, echo_port], args.relay)
+        try:
+            first_byte_latency(f_greet)  # probe and (native) upload happen on the first connection
+            rows = []
+            direct_up = max(upload(sink_port, size) for _ in range(2))
+            direct_down = max(download(source_port, size) for _ in range(2))
+            pf_up = max(upload(f_sink, size) for _ in range(2))
+            pf_down = max(download(f_source, size) for _ in range(2))
+            rows.append(("bulk upload, one connection", direct_up, pf_up))
+            rows.append(("bulk download, one connection", direct_down, pf_down))
+
+            direct_lat = [first_byte_latency(greet_port) for _ in range(args.latency_samples)]
+            pf_lat = [first_byte_latency(f_greet) for _ in range(args.latency_samples)]
+            direct_total, _ = concurrent(echo_port, args.concurrent)
+            pf_total, pf_conc = concurrent(f_echo, args.concurrent)
+        finally:
+            forwarder.send_signal(2)
+            forwarder.wait(30)
+    for sock in (sink_sock, source_sock, greet_sock, echo_sock):
+        sock.close()
+
+    scheme = "HTTP" if args.http else "HTTPS"
+    print(f"relay: {args.relay}; {args.size_mb} MB per transfer; API server over {scheme} in its own process")
+    print(f"{'measurement':34} {'direct TCP':>12} {'port-forward':>13} {'ratio':>7}")
+    for name, direct, forwarded in rows:
+        print(f"{name:34} {direct / 1e6:9.0f} MB/s {forwarded / 1e6:10.0f} MB/s {forwarded / direct:7.1%}")
+    print(f"{'set-up to first byte, p50':34} {pct(direct_lat, 50) * 1e3:9.2f} ms {pct(pf_lat, 50) * 1e3:10.1f} ms "
+          f"{pct(pf_lat, 50) / pct(direct_lat, 50):6.0f}x")
+    print(f"{'set-up to first byte, p99':34} {pct(direct_lat, 99) * 1e3:9.2f} ms {pct(pf_lat, 99) * 1e3:10.1f} ms "
+          f"{pct(pf_lat, 99) / pct(direct_lat, 99):6.0f}x")
+    print(f"{f'{args.concurrent} concurrent echo connections':34} {direct_total:10.2f} s {pf_total:11.2f} s "
+          f"{pf_total / direct_total:6.0f}x   (per connection p50 {statistics.median(pf_conc) * 1e3:.0f} ms, "
+          f"p99 {pct(pf_conc, 99) * 1e3:.0f} ms)")
+    bar = min(pf_up / direct_up, pf_down / direct_down)
+    print(f"bulk throughput bar (>= 50% of direct): {'met' if bar >= 0.5 else 'NOT met'} ({bar:.1%})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
