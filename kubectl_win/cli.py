@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 
 from kubectl_win import __version__
-from kubectl_win.commands import COMMANDS
+from kubectl_win.commands import COMMANDS, SUMMARIES
 from kubectl_win.env import Env
 from kubectl_win.errors import ExitStatus, KubectlWinError, UsageError
 
@@ -32,17 +32,23 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(f"{message} (see '{self.prog} --help')")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole parser, or with `only` just that command's arguments (the others are listed, not
+    imported): a run of one command, or `--help` with only="", then loads nothing it does not need."""
     parser = _Parser(prog=PROG, description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"kubectl-win {__version__}")
     _add_process_flags(parser, suppress=False)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     for name, module_name in COMMANDS.items():
+        summary = SUMMARIES[name]
+        if only is not None and name != only:
+            subparsers.add_parser(name, help=summary, add_help=False)
+            continue
         module = importlib.import_module(module_name)
         sub = subparsers.add_parser(
             name,
-            help=module.HELP,
-            description=getattr(module, "DESCRIPTION", module.HELP),
+            help=summary,
+            description=getattr(module, "DESCRIPTION", summary),
             epilog=getattr(module, "EXAMPLES", None),
             formatter_class=argparse.RawDescriptionHelpFormatter,
         )
@@ -50,6 +56,15 @@ def build_parser() -> argparse.ArgumentParser:
         module.add_arguments(sub)
         sub.set_defaults(_module=module)
     return parser
+
+
+def _command_word(argv: Sequence[str]) -> str | None:
+    """The command named in argv ("" when none is), or None when the first word is not a command."""
+    for word in argv:
+        if word.startswith("-"):
+            continue
+        return word if word in COMMANDS else None
+    return ""
 
 
 def _add_process_flags(parser: argparse.ArgumentParser, suppress: bool) -> None:
@@ -65,11 +80,15 @@ def _add_process_flags(parser: argparse.ArgumentParser, suppress: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    parser = build_parser()
+    command = _command_word(argv)
+    parser = build_parser(only=command)
     try:
         args = parser.parse_args(argv)
     except UsageError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        message = str(exc)
+        if command:  # point at the command's own help, not the root's
+            message = message.replace(f"(see '{PROG} --help')", f"(see '{PROG} {command} --help')")
+        print(f"error: {message}", file=sys.stderr)
         return ExitStatus.USAGE
     if getattr(args, "_module", None) is None:
         parser.print_help()

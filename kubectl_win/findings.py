@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any
+from kubectl_win.record import field, record
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
 SCHEMA_VERSION = "kubectl-win/v1"
 
 
-@dataclass(frozen=True, slots=True)
+@record(frozen=True)
 class ObjectRef:
     apiVersion: str = ""
     kind: str = ""
@@ -35,7 +37,7 @@ class ObjectRef:
         return {"apiVersion": self.apiVersion, "kind": self.kind, "namespace": self.namespace, "name": self.name}
 
 
-@dataclass(slots=True)
+@record
 class Finding:
     id: str
     severity: str
@@ -48,7 +50,7 @@ class Finding:
     since: str | None = None
     source: str | None = None
     # Check ids the object itself asks to ignore (kubectl-win.io/ignore); never rendered.
-    object_ignores: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
+    object_ignores: frozenset[str] = field(factory=frozenset, repr=False, compare=False)
 
     def to_dict(self, location: bool = True) -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "severity": self.severity}

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Container, Iterable, Iterator
-from dataclasses import dataclass, field
-from typing import IO, Any
+from kubectl_win.record import field, record
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 Path = tuple[str | int, ...]
 
@@ -33,7 +35,7 @@ POD_SPEC_PATHS: dict[str, Path] = {
 CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 
 
-@dataclass
+@record
 class PodTemplate:
     """A pod spec inside an object: its path from the object root, the spec and the pod metadata."""
 
@@ -42,7 +44,7 @@ class PodTemplate:
     metadata: dict[str, Any]
 
 
-@dataclass
+@record
 class ManifestObject:
     """One object read from a source, with what is needed to point at its lines."""
 
@@ -56,7 +58,7 @@ class ManifestObject:
         return self.locator.line(self.prefix + tuple(path)) if self.locator else None
 
 
-@dataclass
+@record
 class Problem:
     """Something in the input that could not be used: an unreadable file, or a skipped document."""
 

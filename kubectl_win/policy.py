@@ -16,8 +16,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from dataclasses import dataclass, field, replace
-from typing import Any
+from kubectl_win.record import field, record, replace
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SEVERITY_RANK, Finding
@@ -40,7 +42,7 @@ def ignores_from_annotations(*metadatas: Any) -> frozenset[str]:
     return frozenset(ids)
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Exclusion:
     namespace: str | None = None
     kind: str | None = None
@@ -57,10 +59,10 @@ class Exclusion:
         return True
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Policy:
     disabled: frozenset[str] = frozenset()
-    severity: dict[str, str] = field(default_factory=dict)
+    severity: dict[str, str] = field(factory=dict)
     exclusions: tuple[Exclusion, ...] = ()
 
     def apply(self, findings: list[Finding]) -> list[Finding]:

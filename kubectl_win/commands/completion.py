@@ -6,7 +6,6 @@ import argparse
 
 from kubectl_win.env import Env
 
-HELP = "print a shell completion script (bash, zsh, fish, powershell, kubectl)"
 DESCRIPTION = (
     "Print the completion script for SHELL on stdout.\n\n"
     "bash, zsh, fish and powershell complete the kubectl-win command itself. 'kubectl' prints\n"

@@ -7,7 +7,6 @@ import argparse
 from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
 from kubectl_win.env import Env
 
-HELP = "inspect a cluster (or a dump of one) for Windows node and workload problems"
 DESCRIPTION = (
     "Inspect the cluster's Windows nodes and the workloads that run on or near them: node readiness and "
     "builds, container runtime, version skew, taints and selectors, image builds, pod fields Windows "

@@ -7,15 +7,16 @@ TYPE/NAME or TYPE [-l SELECTOR] [-n NS | -A] (live objects through the shared ac
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass, field
-from typing import Any
+from kubectl_win.record import field, record
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
 from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, format_version, parse_version
 
-HELP = "explain pod fields that Windows rejects, ignores or does not support"
 DESCRIPTION = """\
 Explain pod fields that are rejected, ignored or unsupported on Windows nodes.
 
@@ -39,13 +40,13 @@ examples:
 OUTPUTS = ("table", "wide", "json", "yaml", "sarif")
 
 
-@dataclass
+@record
 class ExplainCommand:
     """The options a run needs, resolved from the flags (kubectl's Complete step)."""
 
     mode: str  # field | list | files | live
-    args: list[str] = field(default_factory=list)
-    files: list[str] = field(default_factory=list)
+    args: list[str] = field(factory=list)
+    files: list[str] = field(factory=list)
     output: str = "table"
     k8s_version: Version = NEWEST_KNOWN
     assume_windows: bool = False

@@ -9,7 +9,6 @@ import threading
 from kubectl_win.commands.flags import add_kube_flags
 from kubectl_win.env import Env
 
-HELP = "forward local ports to a Windows (or Linux) pod through an in-pod relay"
 DESCRIPTION = """\
 Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: each
 local connection runs a small relay in the container that connects to --remote-host:PORT there.

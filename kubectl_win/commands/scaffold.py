@@ -21,7 +21,6 @@ from kubectl_win.scaffold.options import (
     WorkloadOptions,
 )
 
-HELP = "write Windows workload manifests, or add OS placement to existing ones"
 DESCRIPTION = """\
 Write Windows workloads that land on the right nodes and pass API validation.
 

@@ -7,7 +7,6 @@ import argparse
 from kubectl_win.commands.flags import add_output_flag
 from kubectl_win.env import Env
 
-HELP = "print the kubectl-win version and the runtime it uses"
 EXAMPLES = """examples:
   kubectl win version
   kubectl win version -o json

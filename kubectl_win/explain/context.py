@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
-from typing import Any
+from kubectl_win.record import record
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from kubectl_win.explain.rules import Location
 from kubectl_win.explain.target import Target
@@ -14,7 +16,7 @@ from kubectl_win.versions import Version
 MISSING = object()
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Hit:
     """A concrete place a check looks at: its path from the object root and the value found there."""
 
@@ -22,7 +24,7 @@ class Hit:
     value: Any  # MISSING when the path does not exist
 
 
-@dataclass
+@record
 class PodContext:
     spec: dict[str, Any]
     metadata: dict[str, Any]

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
-from dataclasses import dataclass
-from typing import Any
+from kubectl_win.record import record
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from kubectl_win.errors import UsageError
 from kubectl_win.explain.rules import Rule, all_rules
@@ -45,7 +47,7 @@ _KEY = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
 _WORKLOAD_PREFIXES = ("spec.jobtemplate.spec.template.spec.", "spec.template.spec.", "template.spec.")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class FieldMatch:
     rule: Rule
     in_effect: bool  # the rule holds at the asked Kubernetes version

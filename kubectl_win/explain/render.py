@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import textwrap
-from typing import TYPE_CHECKING
+TYPE_CHECKING = False  # typing itself is only for type checkers: importing it costs start-up time
 
 from kubectl_win.env import Env
 from kubectl_win.output.table import render_table

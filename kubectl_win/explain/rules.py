@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from kubectl_win.record import record
 from functools import cache
-from typing import Any
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from kubectl_win.knowledge import load
 from kubectl_win.versions import parse_version
@@ -35,13 +37,13 @@ class RuleError(ValueError):
     """The rules file is inconsistent (caught by the test suite, never by users)."""
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Location:
     scope: str
     path: tuple[str, ...]
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Check:
     template: str
     at: tuple[Location, ...]
@@ -52,7 +54,7 @@ class Check:
     container_lists: tuple[str, ...] = ("containers", "initContainers", "ephemeralContainers")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Rule:
     id: str
     fields: tuple[str, ...]

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import IO, Any
+from kubectl_win.record import field, record
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 from kubectl_win.explain.lint import lint_object_detailed
 from kubectl_win.findings import SCHEMA_VERSION, SEVERITY_RANK, Finding, ObjectRef, summarize
@@ -19,17 +21,17 @@ from kubectl_win.policy import Policy
 from kubectl_win.versions import NEWEST_KNOWN, Version
 
 
-@dataclass
+@record
 class ExplainOptions:
     k8s_version: Version = NEWEST_KNOWN
     assume_windows: bool = False
-    policy: Policy = field(default_factory=Policy)
+    policy: Policy = field(factory=Policy)
 
 
-@dataclass
+@record
 class ExplainReport:
-    findings: list[Finding] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
+    findings: list[Finding] = field(factory=list)
+    problems: list[Problem] = field(factory=list)
     objects: int = 0  # pod-bearing objects checked
     windows_objects: int = 0  # of which target Windows (or were assumed to)
 

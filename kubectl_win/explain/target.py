@@ -6,8 +6,10 @@ tolerations of Windows taints or a RuntimeClass; Windows images and windowsOptio
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
+from kubectl_win.record import record
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from kubectl_win.knowledge import load
 from kubectl_win.manifests import iter_containers
@@ -17,7 +19,7 @@ BUILD_LABEL = "node.kubernetes.io/windows-build"
 TAINT_KEYS = ("os", "node.kubernetes.io/os", "kubernetes.io/os")
 
 
-@dataclass(frozen=True)
+@record(frozen=True)
 class Target:
     os: str | None  # "windows", "linux", another explicit spec.os.name value, or None when nothing says
     explicit: bool  # True when spec.os.name says so (the API server then validates for that OS)

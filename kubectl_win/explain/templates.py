@@ -6,8 +6,11 @@ Each template takes a rule and a PodContext and returns (path, severity, message
 from __future__ import annotations
 
 import re
+from functools import cache
 from collections.abc import Callable, Iterator
-from typing import Any
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 from kubectl_win.explain.context import MISSING, Hit, PodContext, get
 from kubectl_win.explain.rules import Rule
@@ -183,10 +186,18 @@ def hostprocess_host_network(rule: Rule, ctx: PodContext) -> Iterator[Result]:
 # runAsUserName rules from validateWindowsSecurityContextOptions.
 _USER_FORBIDDEN = set('"/\\:;|=,+*?<>@[]')
 _NETBIOS_FORBIDDEN = set('\\/:*?"<>|')
-_DNS_NAME = re.compile(
-    r"^(?=.{1,255}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
-)
-_DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
+# Patterns are compiled on first use: most runs never need them, and compiling costs start-up time.
+_PATTERNS = {
+    "dns_name": r"^(?=.{1,255}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$",
+    "dns1123_subdomain": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
+    # Images that run as ContainerAdministrator unless told otherwise (Server Core based).
+    "admin_image": r"(?i)servercore|windows/server:|windows/server$|/iis|dotnet/framework",
+}
+
+
+@cache
+def _pattern(name: str) -> re.Pattern[str]:
+    return re.compile(_PATTERNS[name])
 
 
 def run_as_user_name_problem(name: str) -> str | None:
@@ -204,7 +215,7 @@ def run_as_user_name_problem(name: str) -> str | None:
         if len(domain) >= 256:
             return "the domain is 256 characters or longer"
         netbios = len(domain) <= 15 and not domain.startswith(".") and not set(domain) & _NETBIOS_FORBIDDEN
-        if not netbios and not _DNS_NAME.match(domain):
+        if not netbios and not _pattern("dns_name").match(domain):
             return f"the domain {domain!r} is neither a NetBIOS nor a DNS name"
     if not user:
         return "the user name is empty"
@@ -228,7 +239,7 @@ def run_as_user_name(rule: Rule, ctx: PodContext) -> Iterator[Result]:
 def gmsa_name(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     for hit, path in _fired(rule, ctx):
         value = str(hit.value)
-        if len(value) > 253 or not _DNS1123_SUBDOMAIN.match(value):
+        if len(value) > 253 or not _pattern("dns1123_subdomain").match(value):
             yield path, "error", f"gmsaCredentialSpecName {value!r} is not a DNS-1123 subdomain", rule.instead
 
 
@@ -256,8 +267,6 @@ def stop_signal(rule: Rule, ctx: PodContext) -> Iterator[Result]:
             )
 
 
-# Images that run as ContainerAdministrator unless told otherwise (Server Core based).
-_ADMIN_IMAGE = re.compile(r"servercore|windows/server:|windows/server$|/iis|dotnet/framework", re.IGNORECASE)
 
 
 def run_as_non_root_admin(rule: Rule, ctx: PodContext) -> Iterator[Result]:
@@ -277,7 +286,7 @@ def run_as_non_root_admin(rule: Rule, ctx: PodContext) -> Iterator[Result]:
                 f"runAsNonRoot is true but the container runs as ContainerAdministrator: {rule.reason}",
                 rule.instead,
             )
-        elif user in (MISSING, None) and _ADMIN_IMAGE.search(str(container.get("image", ""))):
+        elif user in (MISSING, None) and _pattern("admin_image").search(str(container.get("image", ""))):
             yield (
                 path,
                 "warning",

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
-from typing import IO, Any
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 
 def render_json(payload: Any, out: IO[str]) -> None:

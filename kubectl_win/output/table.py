@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import IO, Any
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 SEVERITY_COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
 RESET = "\033[0m"

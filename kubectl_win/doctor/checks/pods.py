@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import replace
+from kubectl_win.record import replace
 
 from kubectl_win.doctor.catalog import catalog
 from kubectl_win.doctor.snapshot import Snapshot
