@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import os
 import sys
+
 from kubectl_win.record import field, record
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import IO

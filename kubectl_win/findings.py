@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+
 from kubectl_win.record import field, record
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import Any

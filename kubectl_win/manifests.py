@@ -10,7 +10,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Container, Iterable, Iterator
+
 from kubectl_win.record import field, record
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import IO, Any

@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from kubectl_win.record import field, record, replace
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SEVERITY_RANK, Finding
+from kubectl_win.record import field, record, replace
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 IGNORE_ANNOTATION = "kubectl-win.io/ignore"
 DEFAULT_CONFIG = ".kubectl-win.yaml"

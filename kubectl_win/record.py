@@ -17,8 +17,9 @@ class Field:
 
     __slots__ = ("compare", "default", "factory", "repr")
 
-    def __init__(self, default: object = _MISSING, *, factory: object = None, repr: bool = True,
-                 compare: bool = True) -> None:
+    def __init__(
+        self, default: object = _MISSING, *, factory: object = None, repr: bool = True, compare: bool = True
+    ) -> None:
         self.default, self.factory, self.repr, self.compare = default, factory, repr, compare
 
 

@@ -7,15 +7,16 @@ TYPE/NAME or TYPE [-l SELECTOR] [-n NS | -A] (live objects through the shared ac
 from __future__ import annotations
 
 import argparse
-from kubectl_win.record import field, record
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
+from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, format_version, parse_version
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 DESCRIPTION = """\
 Explain pod fields that are rejected, ignored or unsupported on Windows nodes.

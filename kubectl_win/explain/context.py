@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from kubectl_win.record import record
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 from kubectl_win.explain.rules import Location
 from kubectl_win.explain.target import Target
 from kubectl_win.manifests import Path, iter_containers
+from kubectl_win.record import record
 from kubectl_win.versions import Version
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 MISSING = object()
 

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 import difflib
 import re
-from kubectl_win.record import record
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 from kubectl_win.errors import UsageError
 from kubectl_win.explain.rules import Rule, all_rules
+from kubectl_win.record import record
 from kubectl_win.versions import Version, format_version, in_range, parse_version
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 # Leading words that name an object kind rather than a field (kubectl's names, short names and plurals).
 KIND_WORDS = {

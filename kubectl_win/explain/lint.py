@@ -4,9 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import cache
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 from kubectl_win.explain.context import PodContext
 from kubectl_win.explain.rules import Rule, checks
@@ -16,6 +13,10 @@ from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.manifests import Path, format_path, pod_templates
 from kubectl_win.policy import ignores_from_annotations
 from kubectl_win.versions import NEWEST_KNOWN, Version, in_range, max_version
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 Locate = Callable[[Path], "int | None"]
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+from kubectl_win.errors import UsageError
+from kubectl_win.manifests import POD_SPEC_PATHS
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import Any
-
-from kubectl_win.errors import UsageError
-from kubectl_win.manifests import POD_SPEC_PATHS
 
 
 def parse_live_target(words: list[str], all_namespaces: bool, selector: str | None) -> tuple[Any, str | None]:

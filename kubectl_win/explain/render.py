@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import textwrap
-TYPE_CHECKING = False  # typing itself is only for type checkers: importing it costs start-up time
 
 from kubectl_win.env import Env
 from kubectl_win.output.table import render_table
 from kubectl_win.versions import Version, format_version
+
+TYPE_CHECKING = False  # typing itself is only for type checkers: importing it costs start-up time
 
 if TYPE_CHECKING:
     from kubectl_win.explain.fields import FieldMatch

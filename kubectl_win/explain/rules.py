@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from kubectl_win.record import record
 from functools import cache
+
+from kubectl_win.knowledge import load
+from kubectl_win.record import record
+from kubectl_win.versions import parse_version
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import Any
-
-from kubectl_win.knowledge import load
-from kubectl_win.versions import parse_version
 
 STATUSES = ("rejected", "ignored", "unsupported", "partial", "works", "windows-only", "rule")
 SCOPES = ("pod", "container", "volume", "mount", "metadata")

@@ -3,10 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from kubectl_win.record import field, record
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import IO, Any
 
 from kubectl_win.explain.lint import lint_object_detailed
 from kubectl_win.findings import SCHEMA_VERSION, SEVERITY_RANK, Finding, ObjectRef, summarize
@@ -18,7 +14,12 @@ from kubectl_win.manifests import (
     read_objects,
 )
 from kubectl_win.policy import Policy
+from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, Version
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 
 @record

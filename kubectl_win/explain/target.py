@@ -6,13 +6,13 @@ tolerations of Windows taints or a RuntimeClass; Windows images and windowsOptio
 
 from __future__ import annotations
 
+from kubectl_win.knowledge import load
+from kubectl_win.manifests import iter_containers
 from kubectl_win.record import record
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import Any
-
-from kubectl_win.knowledge import load
-from kubectl_win.manifests import iter_containers
 
 OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
 BUILD_LABEL = "node.kubernetes.io/windows-build"

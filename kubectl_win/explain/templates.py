@@ -6,16 +6,17 @@ Each template takes a rule and a PodContext and returns (path, severity, message
 from __future__ import annotations
 
 import re
-from functools import cache
 from collections.abc import Callable, Iterator
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
+from functools import cache
 
 from kubectl_win.explain.context import MISSING, Hit, PodContext, get
 from kubectl_win.explain.rules import Rule
 from kubectl_win.manifests import Path, format_path, iter_containers
 from kubectl_win.versions import format_version, parse_version
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
 
 Result = tuple[Path, str, str, str]
 Template = Callable[[Rule, PodContext], Iterator[Result]]
@@ -188,7 +189,8 @@ _USER_FORBIDDEN = set('"/\\:;|=,+*?<>@[]')
 _NETBIOS_FORBIDDEN = set('\\/:*?"<>|')
 # Patterns are compiled on first use: most runs never need them, and compiling costs start-up time.
 _PATTERNS = {
-    "dns_name": r"^(?=.{1,255}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$",
+    "dns_name": (r"^(?=.{1,255}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+                 r"(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"),
     "dns1123_subdomain": r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$",
     # Images that run as ContainerAdministrator unless told otherwise (Server Core based).
     "admin_image": r"(?i)servercore|windows/server:|windows/server$|/iis|dotnet/framework",

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 from functools import cache
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import Any

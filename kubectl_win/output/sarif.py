@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import IO, Any
 
 from kubectl_win import __version__
 from kubectl_win.findings import Finding
 from kubectl_win.output.structured import render_json
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO, Any
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}

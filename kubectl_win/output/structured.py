@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import IO, Any

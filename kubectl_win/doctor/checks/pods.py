@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from kubectl_win.record import replace
-
 from kubectl_win.doctor.catalog import catalog
 from kubectl_win.doctor.snapshot import Snapshot
 from kubectl_win.explain import lint_object
 from kubectl_win.findings import Finding
+from kubectl_win.record import replace
 from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, parse_version
 
 
