@@ -1,0 +1,37 @@
+"""The README's first two commands are the ones that work: the first runs, the second is what CI runs."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from tests.clirun import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def readme_commands() -> list[str]:
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```sh\n(.*?)```", text, re.S)
+    assert block, "the README starts with a sh block"
+    return [line for line in block.group(1).splitlines() if line.strip()]
+
+
+def test_the_first_command_runs_the_plugin_on_a_bundled_file(monkeypatch) -> None:
+    first, _ = readme_commands()
+    install, run = first.split(" && ")
+    assert install == "pip install ."
+    argv = shlex.split(run)
+    assert argv[0] == "kubectl-win"
+    monkeypatch.chdir(ROOT)
+    result = run_cli(*argv[1:])
+    assert result.exit_code == 1, result.stderr  # the sample cluster has problems to find
+    assert "ERRORS" in result.stdout and "fix:" in result.stdout
+
+
+def test_the_second_command_is_what_ci_runs() -> None:
+    _, second = readme_commands()
+    test_command = second.split(" && ")[-1]
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test_command in ci.splitlines()
