@@ -32,8 +32,6 @@ _QUANTITY = re.compile(
 )
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
-_NETBIOS_BAD = set('\\/:*?"<>|')
-_USER_BAD = set('"/\\:;|=,+*?<>@[]')
 
 
 @dataclass(frozen=True)
@@ -166,26 +164,21 @@ def replicas(value: int) -> int:
 
 
 def run_as_user_name(value: str, hostprocess: bool) -> str:
-    """The API server's runAsUserName rules; HostProcess pods only run as the built-in service accounts."""
+    """The API server's runAsUserName rules (explain's, shared); HostProcess pods only run as the built-in
+    service accounts or a local group."""
+    from kubectl_win.explain.templates import run_as_user_name_problem
+
     shown = f"'{value}'" if value.isprintable() else repr(value)  # repr() doubles backslashes
-    if not value or any(ord(c) < 32 or ord(c) == 127 for c in value) or value.count("\\") > 1:
-        raise UsageError(f"invalid run-as-user-name {shown}: expected USER or DOMAIN\\USER")
-    domain, _, user = value.rpartition("\\")
-    if domain and (len(domain) > 255 or not (_netbios(domain) or _DNS1123_SUBDOMAIN.match(domain.lower()))):
-        raise UsageError(f"invalid run-as-user-name {shown}: {domain!r} is not a NetBIOS or DNS domain name")
-    if not user or len(user) > 104 or set(user) <= {".", " "} or _USER_BAD & set(user):
-        raise UsageError(f"invalid run-as-user-name {shown}: bad user name {user!r}")
-    if hostprocess and domain:
+    problem = run_as_user_name_problem(value)
+    if problem:
+        raise UsageError(f"invalid run-as-user-name {shown}: {problem} (expected USER or DOMAIN\\USER)")
+    if hostprocess and "\\" in value:
         for permitted in HOSTPROCESS_USERS:
             if value.lower() == permitted.lower():
                 return permitted
         raise UsageError(f"invalid run-as-user-name {shown} for a HostProcess pod: use "
                          f"{', '.join(HOSTPROCESS_USERS)}, or a local group name (containerd 1.7+)")
     return value
-
-
-def _netbios(domain: str) -> bool:
-    return len(domain) <= 15 and not domain.startswith(".") and not (_NETBIOS_BAD & set(domain))
 
 
 def cron_schedule(value: str) -> str:
