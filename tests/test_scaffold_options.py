@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from kubectl_win.builds import build_of_image, resolve_build
 from kubectl_win.errors import UsageError
 from kubectl_win.scaffold import options as valid
-from kubectl_win.scaffold.builds import build_of_image, resolve_build
 from tests.clirun import run_cli
 
 IMAGE = ["--image", "example.com/app:1.0"]

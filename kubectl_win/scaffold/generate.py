@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_win.builds import build_of_image
 from kubectl_win.scaffold import templates
-from kubectl_win.scaffold.builds import build_of_image
 from kubectl_win.scaffold.options import PlacementOptions, WorkloadOptions
 from kubectl_win.scaffold.placement import Placement, windows_placement
 

@@ -7,7 +7,7 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_win.scaffold.builds import Build, build_for_version, known_builds
+from kubectl_win.builds import Build, build_for_version, known_builds
 from kubectl_win.scaffold.options import PlacementOptions, Taint
 from kubectl_win.scaffold.placement import (
     BUILD_LABEL,

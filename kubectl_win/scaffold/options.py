@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from kubectl_win.builds import Build, resolve_build
 from kubectl_win.errors import UsageError
-from kubectl_win.scaffold.builds import Build, resolve_build
 
 WORKLOAD_KINDS = ("deployment", "statefulset", "daemonset", "job", "cronjob")
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")

@@ -8,8 +8,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_win.builds import Build, build_for_version
 from kubectl_win.knowledge import load
-from kubectl_win.scaffold.builds import Build, build_for_version
 from kubectl_win.scaffold.options import PlacementOptions, Taint
 
 OS_LABEL = "kubernetes.io/os"

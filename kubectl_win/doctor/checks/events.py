@@ -6,7 +6,8 @@ import json
 from functools import cache
 from typing import Any
 
-from kubectl_win.doctor import builds, fixes
+from kubectl_win import builds
+from kubectl_win.doctor import fixes
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
 from kubectl_win.findings import Finding, ObjectRef

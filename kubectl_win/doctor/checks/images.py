@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kubectl_win.doctor import builds, fixes, scheduling
+from kubectl_win import builds
+from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import PodRecord, Snapshot
 from kubectl_win.findings import Finding, ObjectRef

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_win.doctor import builds
+from kubectl_win import builds
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import Snapshot
 from kubectl_win.findings import Finding, ObjectRef
