@@ -224,12 +224,19 @@ def exec_settings(apiserver) -> Iterator[ExecSettings]:  # noqa: ANN001
     settings.end_all()
 
 
+_WINE_PREFIXES: list[str] = []  # one prefix per test session, even though each module imports the fixture
+
+
 @pytest.fixture(scope="session")
 def wine_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     wine = wine_binary()
     if wine is None:
         pytest.skip("wine64 is not installed (CI installs it from Debian)")
+    if _WINE_PREFIXES:
+        yield _WINE_PREFIXES[0]
+        return
     prefix = str(tmp_path_factory.mktemp("wineprefix"))
+    _WINE_PREFIXES.append(prefix)
     env = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all")
     relay = str(NATIVE_DIR / "kwin-relay.exe")
     quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}

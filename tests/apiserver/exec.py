@@ -221,8 +221,8 @@ async def _serve(ws: web.WebSocketResponse, session: ExecSession, settings: Exec
     finally:
         for task in (out, err):
             task.cancel()
-    if ws.closed:
-        reader.cancel()
+    if ws.closed or session.transport is None or session.transport.is_closing():
+        reader.cancel()  # the client is gone (or the connection was dropped): nobody to tell
         return
     await session.frozen.wait()
     if code == 0:
@@ -236,7 +236,8 @@ async def _serve(ws: web.WebSocketResponse, session: ExecSession, settings: Exec
         body.pop("kind")
         body.pop("apiVersion")
     await _send_status(ws, body)
-    await ws.close()
+    with contextlib.suppress(asyncio.TimeoutError, ConnectionError, RuntimeError):
+        await asyncio.wait_for(ws.close(), 2)
     with contextlib.suppress(asyncio.TimeoutError, asyncio.CancelledError):
         await asyncio.wait_for(reader, 2)
     reader.cancel()
