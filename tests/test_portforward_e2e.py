@@ -388,6 +388,22 @@ def test_default_listener_is_loopback_only(apiserver, exec_settings, upstream_ec
             assert exchange(sock, b"x") == b"xEOF after 1\n"
 
 
+def test_several_listen_addresses_share_one_chosen_port(apiserver, exec_settings, upstream_echo):  # noqa: F811
+    apiserver.put(linux_pod("web"))
+    try:
+        with forwarding(apiserver, "pod/web", [f":{upstream_echo.port}"], addresses=["127.0.0.1", "::1"],
+                        relay="python3") as running:
+            port = running.ports[0]
+            assert running.ports == [port, port]
+            assert f"Forwarding from [::1]:{port} -> {upstream_echo.port}" in running.out.text()
+            with socket.create_connection(("::1", port), timeout=30) as sock:
+                assert exchange(sock, b"v6") == b"v6EOF after 2\n"
+    except Exception as exc:  # noqa: BLE001
+        if "unable to listen on [::1]" in str(exc):
+            pytest.skip("no IPv6 loopback on this machine")
+        raise
+
+
 def _other_local_addresses() -> list[str]:
     addresses = ["127.0.0.2"]  # another loopback address: the listener is bound to 127.0.0.1 exactly
     probe = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

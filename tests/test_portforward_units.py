@@ -56,7 +56,8 @@ def test_remote_hosts(text, expected):
 
 
 @pytest.mark.parametrize("text", ["", "a;b", "$(id)", "a b", "-h", "a..b", "-a.b", "a_b", "1.2.3.4.5",
-                                  "x" * 64, "a'b", 'a"b', "a`b", "a\nb", "%TEMP%", "256.1.1.1", "ä.com", "[::1"])
+                                  "x" * 64, "a'b", 'a"b', "a`b", "a\nb", "%TEMP%", "256.1.1.1", "ä.com", "[::1",
+                                  "fe80::1%$(id)", "fe80::1%a b", "fe80::1%'", "fe80::1%"])
 def test_bad_remote_hosts(text):
     with pytest.raises(UsageError):
         validate_remote_host(text)
@@ -117,7 +118,7 @@ def test_mask_is_the_rfc6455_xor(data, key):
 
 
 # --- relay command lines never carry unvalidated text ----------------------------------------------
-_ALLOWED_HOST = re.compile(r"^[a-z0-9.:%-]{1,253}$")
+_ALLOWED_HOST = re.compile(r"^[a-zA-Z0-9.:%-]{1,253}$")
 _ALL_RELAYS = [posix.SOCAT, posix.PYTHON, posix.NC, posix.BASH, powershell.POWERSHELL, powershell.PWSH,
                windows_native.native_relay("0123abcd")]
 
@@ -128,6 +129,7 @@ def _fixed_parts(relay) -> set[str]:
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(host=st.one_of(st.text(max_size=80), st.ip_addresses().map(str),
+                      st.ip_addresses(v=6).map(str).flatmap(lambda a: st.text(max_size=8).map(lambda z: f"{a}%{z}")),
                       st.from_regex(r"[a-z][a-z0-9-]{0,10}(\.[a-z][a-z0-9-]{0,10}){0,3}", fullmatch=True)),
        port=st.one_of(st.text(max_size=8), st.integers(-5, 70000).map(str)))
 def test_fuzzed_host_and_port_reach_relays_only_when_valid(host, port):
@@ -210,3 +212,24 @@ def test_relay_failure_messages():
 
 def test_ip_canonical_forms_are_what_relays_get():
     assert validate_remote_host("0000:0000::0001") == str(ipaddress.ip_address("::1"))
+
+
+@settings(max_examples=200, deadline=None)
+@given(host=st.text(max_size=40), port=st.text(max_size=12))
+def test_fuzzed_command_line_flags_never_reach_a_relay_unvalidated(host, port):
+    """Through the real argument parser and option builder, as `kubectl win port-forward` runs them."""
+    from kubectl_win.cli import build_parser
+    from kubectl_win.commands.port_forward import build_options
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(["port-forward", "pod/web", port, "--remote-host", host])
+        options = build_options(args, namespace="default")
+    except (UsageError, SystemExit):
+        return
+    assert _ALLOWED_HOST.match(options.remote_host)
+    assert options.remote_host == validate_remote_host(options.remote_host)  # canonical, re-rendered
+    for pair in options.pairs:
+        # Port names never reach a relay: they are resolved to numbers against the pod or Service.
+        assert (isinstance(pair.remote, int) and 1 <= pair.remote <= 65535) or re.fullmatch(r"[a-z0-9-]{1,15}",
+                                                                                            pair.remote)

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from kubectl_win.errors import UsageError
 
 _PORT_NAME = re.compile(r"^(?=.*[a-z])[a-z0-9]([a-z0-9-]{0,13}[a-z0-9])?$")  # IANA_SVC_NAME, as Kubernetes
+_SCOPE_ID = re.compile(r"^[A-Za-z0-9]{1,15}$")
 _HOST_LABEL = re.compile(r"^[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?$")
 
 
@@ -64,9 +65,15 @@ def validate_remote_host(text: str) -> str:
     """Return a canonical IP address or DNS name for use on a relay command line."""
     candidate = text[1:-1] if text.startswith("[") and text.endswith("]") else text
     try:
-        return str(ipaddress.ip_address(candidate))
+        address = ipaddress.ip_address(candidate)
     except ValueError:
         pass
+    else:
+        # ipaddress accepts any text as an IPv6 scope id ("fe80::1%$(id)"); allow interface names only.
+        scope = getattr(address, "scope_id", None)
+        if scope is not None and not _SCOPE_ID.match(scope):
+            raise UsageError(f"invalid --remote-host {text!r}: the zone must be an interface name or number")
+        return str(address)
     name = candidate.rstrip(".") if candidate.endswith(".") and len(candidate) > 1 else candidate
     labels = name.split(".")
     if (0 < len(name) <= 253 and name.isascii() and all(_HOST_LABEL.match(label) for label in labels)

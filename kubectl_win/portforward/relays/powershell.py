@@ -2,7 +2,7 @@
 
 The script is passed with -EncodedCommand (UTF-16LE base64), never on stdin, which carries data.
 Host and port are validated before they are placed into the script; the host is single-quoted
-and can contain only letters, digits, '.', '-' and ':'.
+and can contain only letters, digits, '.', '-', ':' and '%' (an IPv6 zone).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import re
 
 from kubectl_win.portforward.relays import Relay
 
-_SAFE_HOST = re.compile(r"^[A-Za-z0-9.:-]{1,253}$")
+_SAFE_HOST = re.compile(r"^[A-Za-z0-9.:%-]{1,253}$")
 
 SCRIPT_TEMPLATE = """\
 $ProgressPreference = 'SilentlyContinue'; $ErrorActionPreference = 'Stop'
