@@ -264,8 +264,9 @@ class ExecStream:
             raise ExecError(f"websocket handshake failed: {_os_reason(exc)}") from None
 
     # --- sending -------------------------------------------------------------------------------
-    def _send_frame(self, opcode: int, payload: bytes | bytearray | memoryview) -> None:
-        length = len(payload)
+    def _send_frame(self, opcode: int, payload: bytes | bytearray | memoryview, channel: int | None = None) -> None:
+        """Send one masked frame; `channel`, when given, is prepended to the payload."""
+        length = len(payload) + (channel is not None)
         if length < 126:
             header = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
         elif length < 65536:
@@ -273,17 +274,28 @@ class ExecStream:
         else:
             header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
         key = os.urandom(4)
-        data = header + key + mask(key, payload)
+        # One buffer, one copy of the payload, masked in place: this path carries every byte sent.
+        start = len(header) + 4
+        frame = bytearray(start + length)
+        frame[:len(header)] = header
+        frame[len(header):start] = key
+        if channel is not None:
+            frame[start] = channel
+            frame[start + 1:] = payload
+        else:
+            frame[start:] = payload
+        for offset in range(4):
+            frame[start + offset::4] = frame[start + offset::4].translate(_XOR_TABLES[key[offset]])
         with self._send_lock:
             if self._closed:
                 raise StreamBroken("the exec stream is closed")
             try:
-                self._io.send(data)
+                self._io.send(frame)
             except (OSError, ssl.SSLError) as exc:
                 raise StreamBroken(f"the exec stream broke while sending: {_os_reason(exc)}") from None
 
     def send_stdin(self, data: bytes | memoryview) -> None:
-        self._send_frame(_OP_BINARY, b"\x00" + bytes(data))
+        self._send_frame(_OP_BINARY, data, channel=STDIN)
 
     def close_stdin(self) -> bool:
         """Half-close stdin; True when the protocol could express it (v5)."""
