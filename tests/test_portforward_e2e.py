@@ -351,6 +351,19 @@ def test_bare_pod_deleted_ends_the_session_with_exit_1(apiserver, exec_settings,
         assert running.forwarder.wait() == 1
 
 
+def test_windows_pod_deleted_after_upload_needs_no_clean_up(apiserver, windows_exec, upstream_echo):  # noqa: F811
+    apiserver.put(windows_pod("iis"))
+    with forwarding(apiserver, "pod/iis", [f":{upstream_echo.port}"]) as running:
+        with running.connect() as sock:
+            assert exchange(sock, b"up") == b"upEOF after 2\n"
+        apiserver.store.delete(apiserver.store.resource("", "v1", "pods"), "default", "iis")
+        with running.connect() as sock:
+            assert sock.recv(10) == b""
+        running.wait_for_error("pod iis is gone")
+        assert running.forwarder.wait() == 1
+        assert "could not remove" not in running.err.text()
+
+
 def test_service_target_maps_named_target_port(apiserver, exec_settings, upstream_echo):  # noqa: F811
     pod = linux_pod("db-0", {"app": "db"}, ports=[{"name": "sql", "containerPort": upstream_echo.port}])
     service = {"apiVersion": "v1", "kind": "Service", "metadata": {"name": "db", "namespace": "default"},

@@ -58,8 +58,11 @@ class ForwardOptions:
     v4_eof_linger: float = 2.0
 
 
-class PodGone(Exception):
-    pass
+class PodGone(ExecRejected):
+    """The target pod no longer exists (a bare pod target is not re-resolved)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(404, "NotFound", message)
 
 
 class Forwarder:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubectl_win.portforward.relays import Relay, posix, powershell, windows_native
-from kubectl_win.portforward.transport import ExecStatus
+from kubectl_win.portforward.transport import ExecRejected, ExecStatus
 
 # Runs a command in the chosen container: (stdout, stderr, status).
 Runner = Callable[[list[str], bytes | None], tuple[bytes, bytes, ExecStatus]]
@@ -119,6 +119,11 @@ class RelaySelector:
         for upload in self.uploads:
             try:
                 out, err, status = upload.runner(windows_native.remove_command(upload.session), None)
+            except ExecRejected as exc:
+                if exc.code == 404:
+                    continue  # the pod is gone, and the relay with it
+                failures.append(f"could not remove the relay from container {upload.key[2]!r}: {exc}")
+                continue
             except Exception as exc:  # noqa: BLE001 - clean-up must not stop at the first failure
                 failures.append(f"could not remove the relay from container {upload.key[2]!r}: {exc}")
                 continue
