@@ -196,10 +196,16 @@ async def handle(request: web.Request, ctx) -> web.StreamResponse:  # noqa: ANN0
     except (ConnectionError, asyncio.CancelledError, RuntimeError):
         pass
     finally:
-        if session.process is not None and session.process.returncode is None:
-            _kill(session.process)
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(session.process.wait(), 5)
+        process = session.process
+        if process is not None:
+            if process.returncode is None:
+                _kill(process)
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(process.wait(), 5)
+            # With stdin closed too, the subprocess transport closes itself now rather than in a
+            # garbage-collector finaliser after this server's loop is gone.
+            _close_stdin(process.stdin)
+            await asyncio.sleep(0)
         session.done.set()
     return ws
 
