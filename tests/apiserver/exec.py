@@ -132,7 +132,8 @@ DEFAULT_WINDOWS_TOOLS = {"tar.exe", "cmd.exe"}
 def settings_for(server) -> ExecSettings:  # noqa: ANN001 - tests.apiserver.server.ApiServer
     settings = getattr(server, "exec_settings", None)
     if settings is None:
-        settings = ExecSettings()
+        workdir = getattr(server, "workdir", None)
+        settings = ExecSettings(root=str(Path(workdir) / "pods")) if workdir else ExecSettings()
         server.exec_settings = settings
     return settings
 
