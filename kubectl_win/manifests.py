@@ -173,6 +173,22 @@ def read_text(source: str, stdin: IO[str] | None = None) -> str | Problem:
         return Problem(source, "is a directory", fatal=True)
     except OSError as exc:
         return Problem(source, f"cannot read: {exc.strerror or _one_line(exc)}", fatal=True)
+    return decode_text(raw, source)
+
+
+# Windows PowerShell 5.1 writes `kubectl get ... > file.yaml` as UTF-16 with a byte-order mark.
+_BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\xff\xfe", "utf-16"),
+         (b"\xfe\xff", "utf-16"))
+
+
+def decode_text(raw: bytes, source: str) -> str | Problem:
+    """UTF-8 (with or without BOM), or UTF-16/32 with a BOM; a fatal Problem for binary or other encodings."""
+    for bom, encoding in _BOMS:
+        if raw.startswith(bom):
+            try:
+                return raw.decode(encoding)
+            except UnicodeDecodeError as exc:
+                return Problem(source, f"not valid {encoding.upper()} text (byte {exc.start})", fatal=True)
     if b"\x00" in raw[:8192]:
         return Problem(source, "binary file, not YAML or JSON", fatal=True)
     try:

@@ -224,3 +224,18 @@ def test_dump_mode_does_not_import_the_kubernetes_client() -> None:
             "print(sorted(m for m in ('kubernetes', 'urllib3', 'aiohttp') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_a_dump_saved_by_windows_powershell_is_read(tmp_path) -> None:
+    """Windows PowerShell 5.1 writes `kubectl get ... -o json > dump.json` as UTF-16 with CRLF."""
+    from pathlib import Path
+
+    from tests.clirun import run_cli
+
+    sample = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "cluster-dump.json"
+    utf16 = tmp_path / "dump.json"
+    utf16.write_bytes(sample.read_text().replace("\n", "\r\n").encode("utf-16"))
+    plain = run_cli("doctor", "--from-dump", str(sample), "-o", "json")
+    converted = run_cli("doctor", "--from-dump", str(utf16), "-o", "json")
+    assert converted.exit_code == plain.exit_code == 1
+    assert converted.json["findings"] == plain.json["findings"]

@@ -165,7 +165,7 @@ def test_invalid_yaml_is_reported_with_line_and_other_files_still_checked(tmp_pa
     "content,message",
     [
         (b"\x00\x01\x02binary", "binary file"),
-        (b"\xff\xfe\xfa not utf8", "not UTF-8"),
+        (b"\xfa\xfb not utf8", "not UTF-8"),
     ],
 )
 def test_unreadable_files_exit_2_with_one_line(tmp_path: Path, content: bytes, message: str) -> None:
@@ -318,3 +318,14 @@ def test_example_flag_checks_the_bundled_manifests() -> None:
     assert result.exit_code == 1
     assert "iis-hardened-for-linux.yaml" in result.stdout
     assert run_cli("explain", "--example", "-f", "x").exit_code == 2
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-be", "utf-32", "utf-8-sig"])
+def test_files_written_by_windows_powershell_are_read(tmp_path: Path, encoding: str) -> None:
+    raw = WINDOWS_DEPLOY.replace("\n", "\r\n").encode(encoding)
+    if encoding == "utf-16-be":
+        raw = b"\xfe\xff" + raw
+    path = tmp_path / "deploy.yaml"
+    path.write_bytes(raw)
+    data = run_cli("explain", "-f", str(path), "-o", "json").json
+    assert [(f["id"], f["line"]) for f in data["findings"]] == [("windows-privileged", 15)]
