@@ -72,7 +72,7 @@ def _add_process_flags(parser: argparse.ArgumentParser, suppress: bool) -> None:
     # SUPPRESS on subcommands keeps a root value from being reset by the subparser's default.
     default = argparse.SUPPRESS if suppress else False
     parser.add_argument(
-        "--debug", action="store_true", default=default, help="show tracebacks and HTTP details for troubleshooting"
+        "--debug", action="store_true", default=default, help="show a traceback instead of a one-line error"
     )
     parser.add_argument("--no-color", action="store_true", default=default, help="never colour output")
 
