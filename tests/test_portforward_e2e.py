@@ -261,7 +261,8 @@ def test_idle_connection_without_pings_is_dropped(apiserver, exec_settings, upst
             assert sock.recv(10) == b""  # the control: without pings the idle stream dies
 
 
-@pytest.mark.skipif(bool(os.environ.get("KUBECTL_WIN_QUICK_TESTS")), reason="takes 30 s; KUBECTL_WIN_QUICK_TESTS is set")
+@pytest.mark.skipif(bool(os.environ.get("KUBECTL_WIN_QUICK_TESTS")),
+                    reason="takes 30 s; KUBECTL_WIN_QUICK_TESTS is set")
 def test_30_seconds_idle_kept_alive_by_default_pings(apiserver, exec_settings, upstream_echo):  # noqa: F811
     exec_settings.idle_timeout = 10.0
     apiserver.put(linux_pod("web"))

@@ -5,8 +5,9 @@ plus payload: 0 stdin, 1 stdout, 2 stderr, 3 status (a JSON metav1.Status when t
 v5 adds the CLOSE signal `[255, channel]`, which is how a local half-close reaches the relay.
 
 Written directly on a socket rather than on websocket-client: that package masks outgoing data
-at about 150 MB/s in pure Python, which would cap throughput; masking here uses four strided
-`bytes.translate` passes (several hundred MB/s) and payloads are read into one reusable buffer.
+at about 150 MB/s in pure Python, which would cap throughput. Here masking runs in libcrypto where
+it can (masking.py), frames are built and masked in one buffer, and a large incoming payload is
+read straight from TLS (or the socket) into its own buffer: one copy per byte on the way in.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import time
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
+from kubectl_win.portforward.masking import mask_into
+
 PROTOCOL_V5 = "v5.channel.k8s.io"
 PROTOCOL_V4 = "v4.channel.k8s.io"
 OFFERED_PROTOCOLS = (PROTOCOL_V5, PROTOCOL_V4)
@@ -32,7 +35,6 @@ CLOSE_SIGNAL = 255
 
 _OP_CONTINUATION, _OP_TEXT, _OP_BINARY, _OP_CLOSE, _OP_PING, _OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
 _GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-_XOR_TABLES = [bytes(b ^ k for b in range(256)) for k in range(256)]
 MAX_HANDSHAKE_BYTES = 64 * 1024
 
 
@@ -103,8 +105,7 @@ def exec_query(command: list[str], container: str, stdin: bool = True) -> list[t
 
 def mask(key: bytes, data: bytes | bytearray | memoryview) -> bytearray:
     out = bytearray(data)
-    for offset in range(4):
-        out[offset::4] = out[offset::4].translate(_XOR_TABLES[key[offset]])
+    mask_into(out, 0, key)
     return out
 
 
@@ -120,6 +121,9 @@ class _PlainIO:
     def recv(self, size: int) -> bytes:
         return self.sock.recv(size)
 
+    def recv_into(self, view: memoryview) -> int:
+        return self.sock.recv_into(view)
+
 
 class _TlsIO:
     """TLS over memory BIOs, so one thread can read while another writes.
@@ -134,6 +138,7 @@ class _TlsIO:
         self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=hostname)
         self._lock = threading.Lock()  # the SSL object and its BIOs
+        self._raw = bytearray(65536)  # socket reads (only the one reader thread uses it)
         self._send_lock = threading.Lock()  # keeps records in order on the wire
         while True:
             try:
@@ -162,14 +167,20 @@ class _TlsIO:
             self.sock.sendall(records)
 
     def recv(self, size: int) -> bytes:
+        view = memoryview(bytearray(size))
+        count = self.recv_into(view)
+        return bytes(view[:count])
+
+    def recv_into(self, view: memoryview) -> int:
+        """Decrypt into `view` (at most one TLS record); 0 at the end of the stream."""
         while True:
             with self._lock:
                 try:
-                    data = self._tls.read(size)
+                    data = self._tls.read(len(view), view)
                 except ssl.SSLWantReadError:
-                    data = None
+                    data = 0
                 except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-                    return b""
+                    return 0
                 pending = self._outgoing.pending
             if pending and self._send_lock.acquire(blocking=False):
                 # TLS answered something (e.g. a key update); a writer busy sending will carry it otherwise.
@@ -181,10 +192,10 @@ class _TlsIO:
                     self._send_lock.release()
             if data:
                 return data
-            raw = self.sock.recv(262144)
+            count = self.sock.recv_into(self._raw)
             with self._lock:
-                if raw:
-                    self._incoming.write(raw)
+                if count:
+                    self._incoming.write(memoryview(self._raw)[:count])
                 else:
                     self._incoming.write_eof()
 
@@ -196,7 +207,8 @@ class ExecStream:
         self.sock = sock
         self._io = io
         self.protocol = protocol
-        self._buffer = bytearray(leftover)
+        self._buffer = bytearray(leftover)  # received, not yet parsed
+        self._scratch = memoryview(bytearray(65536))  # reads for frame headers and small frames
         self._send_lock = threading.Lock()
         self._closed = False
         self.last_heard = time.monotonic()
@@ -274,7 +286,8 @@ class ExecStream:
         else:
             header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
         key = os.urandom(4)
-        # One buffer, one copy of the payload, masked in place: this path carries every byte sent.
+        # One buffer, one copy of the payload, masked in place (outside the lock, and in libcrypto
+        # without the GIL where available): this path carries every byte sent.
         start = len(header) + 4
         frame = bytearray(start + length)
         frame[:len(header)] = header
@@ -284,8 +297,7 @@ class ExecStream:
             frame[start + 1:] = payload
         else:
             frame[start:] = payload
-        for offset in range(4):
-            frame[start + offset::4] = frame[start + offset::4].translate(_XOR_TABLES[key[offset]])
+        mask_into(frame, start, key)
         with self._send_lock:
             if self._closed:
                 raise StreamBroken("the exec stream is closed")
@@ -327,17 +339,30 @@ class ExecStream:
     def _fill(self, needed: int) -> None:
         while len(self._buffer) < needed:
             try:
-                chunk = self._io.recv(max(needed - len(self._buffer), 262144))
+                count = self._io.recv_into(self._scratch)
             except TimeoutError:
                 raise StreamBroken("no data or pong from the API server within the read timeout") from None
             except (OSError, ssl.SSLError) as exc:
                 raise StreamBroken(f"the exec stream broke: {_os_reason(exc)}") from None
-            if not chunk:
+            if not count:
                 raise StreamBroken("the API server closed the connection without a close frame")
-            self._buffer += chunk
+            self._buffer += self._scratch[:count]
             self.last_heard = time.monotonic()
 
-    def _read_frame(self) -> tuple[bool, int, bytes]:
+    def _recv_exact_into(self, view: memoryview) -> None:
+        while view:
+            try:
+                count = self._io.recv_into(view)
+            except TimeoutError:
+                raise StreamBroken("no data or pong from the API server within the read timeout") from None
+            except (OSError, ssl.SSLError) as exc:
+                raise StreamBroken(f"the exec stream broke: {_os_reason(exc)}") from None
+            if not count:
+                raise StreamBroken("the API server closed the connection without a close frame")
+            view = view[count:]
+            self.last_heard = time.monotonic()
+
+    def _read_frame(self) -> tuple[bool, int, bytearray]:
         self._fill(2)
         first, second = self._buffer[0], self._buffer[1]
         length = second & 0x7F
@@ -355,16 +380,23 @@ class ExecStream:
             self._fill(offset + 4)
             key = bytes(self._buffer[offset:offset + 4])
             offset += 4
-        self._fill(offset + length)
-        payload = bytes(self._buffer[offset:offset + length])
-        del self._buffer[:offset + length]
+        buffered = len(self._buffer) - offset
+        if buffered >= length:
+            payload = self._buffer[offset:offset + length]
+            del self._buffer[:offset + length]
+        else:
+            # A large payload: what is buffered, then the rest read directly into place.
+            payload = bytearray(length)
+            payload[:buffered] = memoryview(self._buffer)[offset:]
+            self._buffer.clear()
+            self._recv_exact_into(memoryview(payload)[buffered:])
         if masked:
-            payload = bytes(mask(key, payload))
+            mask_into(payload, 0, key)
         return bool(first & 0x80), first & 0x0F, payload
 
-    def recv_message(self) -> bytes | None:
+    def recv_message(self) -> bytes | bytearray | None:
         """The next binary message (channel byte + payload), or None after a clean close."""
-        fragments: list[bytes] = []
+        fragments: list[bytearray] = []
         message_opcode = None
         while True:
             fin, opcode, payload = self._read_frame()
@@ -386,7 +418,7 @@ class ExecStream:
             if fin:
                 if message_opcode == _OP_TEXT:
                     raise StreamBroken("the API server sent a text frame on a binary exec protocol")
-                return b"".join(fragments)
+                return fragments[0] if len(fragments) == 1 else b"".join(fragments)
 
 
 def run_exec(target: WebsocketTarget, stdin_data: bytes | None = None, timeout: float = 60.0,
