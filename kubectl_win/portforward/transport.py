@@ -138,7 +138,7 @@ class _TlsIO:
         self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
         self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=hostname)
         self._lock = threading.Lock()  # the SSL object and its BIOs
-        self._raw = bytearray(65536)  # socket reads (only the one reader thread uses it)
+        self._raw = bytearray(131072)  # socket reads (only the one reader thread uses it)
         self._send_lock = threading.Lock()  # keeps records in order on the wire
         while True:
             try:
@@ -172,15 +172,25 @@ class _TlsIO:
         return bytes(view[:count])
 
     def recv_into(self, view: memoryview) -> int:
-        """Decrypt into `view` (at most one TLS record); 0 at the end of the stream."""
+        """Decrypt into `view` all that is already received (several TLS records if there are);
+        0 at the end of the stream."""
+        size = len(view)
         while True:
+            data = 0
             with self._lock:
                 try:
-                    data = self._tls.read(len(view), view)
+                    while data < size:  # one lock round trip for every record already buffered
+                        count = self._tls.read(size - data, view[data:])
+                        if not count:  # the peer's close_notify: the end of the stream
+                            if not data:
+                                return 0
+                            break
+                        data += count
                 except ssl.SSLWantReadError:
-                    data = 0
+                    pass
                 except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-                    return 0
+                    if not data:
+                        return 0
                 pending = self._outgoing.pending
             if pending and self._send_lock.acquire(blocking=False):
                 # TLS answered something (e.g. a key update); a writer busy sending will carry it otherwise.
