@@ -297,16 +297,16 @@ class RigClient:
         return size / (time.perf_counter() - started)
 
     def download(self, port: int, size: int) -> float:
-        from kubectl_win.portforward.transport import STDOUT
+        from kubectl_win.portforward.transport import STATUS, STDOUT
 
         started = time.perf_counter()
         stream = self._open(port)
         received = 0
         try:
             stream.send_stdin(b"go")
-            while received < size:
+            while True:  # to the end of the exec, as port-forward's download runs to the local EOF
                 message = stream.recv_message()
-                if message is None:
+                if message is None or message[:1] == bytes((STATUS,)):
                     break
                 if message[:1] == bytes((STDOUT,)):
                     received += len(message) - 1
