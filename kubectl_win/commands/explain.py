@@ -96,11 +96,12 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
             f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})"
         )
     targets = list(args.target)
+    files = list(args.filename)
     if args.example:
-        if targets or args.filename or args.list:
+        if targets or files or args.list:
             raise UsageError("--example checks the bundled manifests; give no FIELD, -f or --list with it")
         mode = "files"
-        args.filename = [bundled_examples()]
+        files = [bundled_examples()]
     elif args.list:
         mode = "list"
     elif args.filename:
@@ -117,12 +118,10 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
         mode = "live"
     else:
         mode = "field"
-        if len(targets) > 1:
-            raise UsageError("explain one field at a time")
     if mode in ("field", "list") and args.output in ("sarif",):
         raise UsageError(f"-o {args.output} is for findings; use -o table, json or yaml here")
     return ExplainCommand(
-        mode, targets, list(args.filename), args.output, version, args.assume_windows, args.fail_on, args.config
+        mode, targets, files, args.output, version, args.assume_windows, args.fail_on, args.config
     )
 
 
