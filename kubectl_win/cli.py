@@ -58,7 +58,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def _command_word(argv: Sequence[str]) -> str | None:
+def command_word(argv: Sequence[str]) -> str | None:
     """The command named in argv ("" when none is), or None when the first word is not a command."""
     for word in argv:
         if word.startswith("-"):
@@ -80,7 +80,7 @@ def _add_process_flags(parser: argparse.ArgumentParser, suppress: bool) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in argv
-    command = _command_word(argv)
+    command = command_word(argv)
     parser = build_parser(only=command)
     try:
         args = parser.parse_args(argv)
