@@ -12,34 +12,19 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.child import run_child  # noqa: E402
 from tests.apiserver.process import spawn  # noqa: E402
 
 KUBECTL = "/usr/bin/kubectl"
 RATIO_BAR = 1.0
 RSS_BAR_MIB = 300
-
-
-def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS MiB, exit code) of one child process, stdout to /dev/null."""
-    with open(os.devnull, "w") as devnull:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=devnull, stderr=subprocess.PIPE, cwd=REPO)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    proc.returncode = os.waitstatus_to_exitcode(status)
-    if proc.returncode not in (0, 1):
-        raise SystemExit(f"{' '.join(argv[:4])} ... failed with {proc.returncode}: {err.strip()[-1000:]}")
-    return wall, usage.ru_maxrss / 1024, proc.returncode
 
 
 def main() -> int:
@@ -63,11 +48,10 @@ def main() -> int:
         run_child([KUBECTL, "get", "nodes", "-o", "name"], env)
         kubectl_times, doctor_times, doctor_rss = [], [], []
         for _ in range(args.repeat):
-            wall, _, _ = run_child([KUBECTL, "get", "nodes,pods", "-A", "-o", "json"], env)
-            kubectl_times.append(wall)
-            wall, rss, _ = run_child([sys.executable, "-m", "kubectl_win", "doctor", "-o", "json"], env)
-            doctor_times.append(wall)
-            doctor_rss.append(rss)
+            kubectl_times.append(run_child([KUBECTL, "get", "nodes,pods", "-A", "-o", "json"], env).wall)
+            run = run_child([sys.executable, "-m", "kubectl_win", "doctor", "-o", "json"], env, ok_codes=(0, 1))
+            doctor_times.append(run.wall)
+            doctor_rss.append(run.rss_mib)
     anchor, doctor, rss = min(kubectl_times), min(doctor_times), max(doctor_rss)
     ratio = doctor / anchor
     print(f"kubectl get nodes,pods -A -o json: {anchor:.2f}s")

@@ -13,15 +13,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from bench.child import run_child  # noqa: E402
 from tests.apiserver.process import spawn  # noqa: E402
 
 KUBECTL = "/usr/bin/kubectl"
@@ -39,19 +38,6 @@ for pod in cluster.list("pods", None):
         items.append(pod)
 print(count, time.process_time(), file=sys.stderr)
 """
-
-
-def run_child(argv: list[str], env: dict[str, str]) -> tuple[float, float, float, str]:
-    """(wall s, user+sys CPU s, peak RSS MiB, stderr) of one child, stdout to /dev/null."""
-    with open(os.devnull, "w") as devnull:
-        start = time.perf_counter()
-        proc = subprocess.Popen(argv, env=env, stdout=devnull, stderr=subprocess.PIPE, cwd=REPO)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-    err = proc.stderr.read().decode(errors="replace") if proc.stderr else ""
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed: {err.strip()[-1000:]}")
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, err
 
 
 def main() -> int:
@@ -75,9 +61,11 @@ def main() -> int:
         run_child([KUBECTL, "get", "nodes", "-o", "name"], env)  # warm discovery cache and server
         rows: dict[str, list[tuple[float, float, float]]] = {"kubectl": [], "stream": [], "keep": []}
         for _ in range(args.repeat):
-            rows["kubectl"].append(run_child([KUBECTL, "get", "pods", "-A", "-o", "json"], env)[:3])
+            runs = {"kubectl": run_child([KUBECTL, "get", "pods", "-A", "-o", "json"], env)}
             for mode in ("stream", "keep"):
-                rows[mode].append(run_child([sys.executable, "-c", LAYER, mode], env)[:3])
+                runs[mode] = run_child([sys.executable, "-c", LAYER, mode], env)
+            for key, run in runs.items():
+                rows[key].append((run.wall, run.cpu, run.rss_mib))
     anchor = min(r[0] for r in rows["kubectl"])
     labels = {"kubectl": "kubectl get pods -A -o json", "stream": "Cluster.list, streaming",
               "keep": "Cluster.list, keeping all pods"}
