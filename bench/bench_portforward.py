@@ -251,22 +251,17 @@ class RigClient:
         self.frame = self._premasked_frame()
 
     def _target(self, command: list[str]):  # noqa: ANN202
-        from kubectl_win.portforward.transport import WebsocketTarget, exec_query
+        from kubectl_win.portforward.transport import exec_query, target_from_args
 
-        args = self.cluster.websocket_args(f"/api/v1/namespaces/default/pods/{self.pod}/exec",
-                                           exec_query(command, "app"))
-        sslopt = getattr(args, "sslopt", None) or {}
-        return WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),
-                               sslopt.get("server_hostname"))
+        return target_from_args(self.cluster.websocket_args(f"/api/v1/namespaces/default/pods/{self.pod}/exec",
+                                                            exec_query(command, "app")))
 
     def _premasked_frame(self) -> bytes:
-        import struct
+        from websockets.frames import Frame, Opcode
 
-        from kubectl_win.portforward.transport import STDIN, mask
+        from kubectl_win.portforward.transport import STDIN
 
-        key = os.urandom(4)
-        payload = bytes((STDIN,)) + BLOCK[: self.FRAME]
-        return struct.pack("!BBQ", 0x82, 0x80 | 127, len(payload)) + key + bytes(mask(key, payload))
+        return Frame(Opcode.BINARY, bytes((STDIN,)) + BLOCK[: self.FRAME]).serialize(mask=True)
 
     def _open(self, port: int):  # noqa: ANN202
         from kubectl_win.portforward.transport import ExecStream
@@ -401,7 +396,12 @@ def main() -> int:
             pf_total, pf_conc = concurrent(f_echo, args.concurrent)
         finally:
             forwarder.send_signal(2)
-            forwarder.wait(30)
+            try:
+                forwarder.wait(30)
+            except subprocess.TimeoutExpired:
+                print("warning: port-forward did not exit within 30 s of Ctrl-C; killed", file=sys.stderr)
+                forwarder.kill()
+                forwarder.wait()
     for sock in (sink_sock, source_sock, greet_sock, echo_sock):
         sock.close()
 
@@ -420,11 +420,11 @@ def main() -> int:
     bar = min(pf_up / direct_up, pf_down / direct_down)
     print(f"bulk throughput bar (>= 50% of direct): {'met' if bar >= 0.5 else 'NOT met'} ({bar:.1%})")
 
-    from kubectl_win.portforward.masking import accelerated
+    from kubectl_win.portforward.transport import masking_accelerated
 
     print()
-    print(f"isolating the plugin ({os.cpu_count()} CPUs; masking in "
-          f"{'libcrypto' if accelerated() else 'pure Python'}):")
+    print(f"isolating the plugin ({os.cpu_count()} CPUs; websocket masking in "
+          f"{'C (websockets.speedups)' if masking_accelerated() else 'pure Python'}):")
     print(f"{'':34} {'upload':>12} {'download':>13}")
     if up_cpu.available:
         for name in ("forwarder", "server"):
