@@ -21,6 +21,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -318,9 +319,12 @@ class RigClient:
 # --- the forwarder process ------------------------------------------------------------------------
 def start_forwarder(kubeconfig: Path, pod: str, ports: list[int], relay: str) -> tuple[subprocess.Popen, list[int]]:
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    # SIGINT back to its default: a shell starts background jobs with it ignored, and the bench ends
+    # the forwarder with a Ctrl-C.
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "port-forward", f"pod/{pod}",
                                 *[f":{p}" for p in ports], "--relay", relay, "--kubeconfig", str(kubeconfig)],
-                               stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     local = []
     for _ in ports:
         line = process.stdout.readline()

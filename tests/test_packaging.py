@@ -15,7 +15,7 @@ import pytest
 from kubectl_win import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "urllib3")
+HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3")
 KUBECTL = "/usr/bin/kubectl"
 
 
@@ -85,7 +85,7 @@ def test_version_flag_and_command_agree():
 
 
 @pytest.mark.parametrize("argv", [["--help"], ["completion", "bash"], ["completion", "__complete", "explain", "-o", ""],
-                                  ["version"], ["explain", "--help"]])
+                                  ["version"], ["explain", "--help"], ["port-forward", "--help"]])
 def test_help_completion_and_version_import_nothing_heavy(argv):
     code = textwrap.dedent(f"""\
         import contextlib, io, sys
