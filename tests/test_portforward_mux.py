@@ -288,3 +288,94 @@ def test_mux_off_runs_one_exec_per_connection(apiserver, exec_settings, upstream
                 assert exchange(sock, b"o") == b"oEOF after 1\n"
         assert not mux_sessions(exec_settings)
         assert running.err.text() == ""
+
+
+# --- UDP -----------------------------------------------------------------------------------------------------
+class UdpEcho:
+    """A UDP echo server "inside the pod"."""
+
+    def __init__(self, host: str = "127.0.0.1") -> None:
+        self.sock = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET, socket.SOCK_DGRAM)
+        self.sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        self.sock.bind((host, 0))
+        self.port = self.sock.getsockname()[1]
+        self.peers: set = set()
+        threading.Thread(target=self._run, daemon=True).start()
+
+    def _run(self) -> None:
+        while True:
+            try:
+                data, peer = self.sock.recvfrom(65535)
+            except OSError:
+                return
+            self.peers.add(peer)
+            self.sock.sendto(data, peer)
+
+    def close(self) -> None:
+        self.sock.close()
+
+
+def _udp_client(port: int) -> socket.socket:
+    client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    client.connect(("127.0.0.1", port))
+    client.settimeout(10)
+    return client
+
+
+def test_udp_echo_of_10000_datagrams_in_order_with_boundaries(apiserver, exec_settings):  # noqa: F811
+    echo = UdpEcho()
+    apiserver.put(linux_pod("dns"))
+    with forwarding(apiserver, "pod/dns", [f":{echo.port}/udp"], relay="python3") as running:
+        assert f"-> {echo.port}/udp" in running.out.text()
+        client = _udp_client(running.ports[0])
+        # every size differs from its neighbours, so merged or split datagrams would show
+        datagrams = [index.to_bytes(4, "big") + bytes((index % 251,)) * ((index * 7919) % 1400)
+                     for index in range(10_000)]
+        in_flight = 32
+        received: list[bytes] = []
+        for index, datagram in enumerate(datagrams):
+            client.send(datagram)
+            if index >= in_flight:
+                received.append(client.recv(65535))
+        while len(received) < len(datagrams):
+            received.append(client.recv(65535))
+        assert [int.from_bytes(d[:4], "big") for d in received] == list(range(10_000))  # in order, no loss
+        assert received == datagrams
+        client.close()
+        assert len(echo.peers) == 1  # one flow for one local peer
+        assert running.err.text() == ""
+    echo.close()
+
+
+def test_udp_one_flow_per_local_peer_and_idle_flows_close(apiserver, exec_settings):  # noqa: F811
+    echo = UdpEcho()
+    apiserver.put(linux_pod("dns"))
+    with forwarding(apiserver, "pod/dns", [f":{echo.port}/udp"], relay="python3", udp_idle_timeout=0.5) as running:
+        clients = [_udp_client(running.ports[0]) for _ in range(3)]
+        for index, client in enumerate(clients):
+            client.send(b"peer %d" % index)
+        for index, client in enumerate(clients):
+            assert client.recv(100) == b"peer %d" % index  # answers go back to the peer that asked
+        assert len(echo.peers) == 3
+        time.sleep(1.5)  # idle: the flows close, the relay's sockets with them
+        clients[0].send(b"later")
+        assert clients[0].recv(100) == b"later"
+        assert len(echo.peers) == 4  # a new flow, from a new socket in the pod
+        for client in clients:
+            client.close()
+    echo.close()
+
+
+def test_udp_honours_remote_host(apiserver, exec_settings, upstream_echo):  # noqa: F811
+    try:
+        echo = UdpEcho("::1")
+    except OSError:
+        pytest.skip("no IPv6 loopback on this machine")
+    apiserver.put(linux_pod("dns"))
+    with forwarding(apiserver, "pod/dns", [f":{echo.port}/udp"], relay="python3", remote_host="::1") as running:
+        client = _udp_client(running.ports[0])
+        client.send(b"over six")
+        assert client.recv(100) == b"over six"
+        client.close()
+    echo.close()
