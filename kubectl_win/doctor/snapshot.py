@@ -22,9 +22,8 @@ from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
+from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, OS_LABELS
 
-OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
-BUILD_LABEL = "node.kubernetes.io/windows-build"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
 
@@ -510,7 +509,7 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     return NodeRecord(
         name=str(meta.get("name") or ""),
         os=str(os_name).lower() if os_name else None,
-        arch=labels.get("kubernetes.io/arch") or info.get("architecture") or None,
+        arch=labels.get(ARCH_LABEL) or info.get("architecture") or None,
         labels=labels,
         os_image=str(info.get("osImage") or ""),
         kernel_version=str(info.get("kernelVersion") or ""),
