@@ -28,7 +28,7 @@ TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
 
 # The order objects must reach the builder in: nodes first, then what pods are judged against.
 KIND_ORDER = ("Node", "Namespace", "RuntimeClass", "GMSACredentialSpec", "Pod", "Deployment", "StatefulSet",
-              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "Event")
+              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "EndpointSlice", "Event")
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
                             "ReplicationController"})
 
@@ -329,6 +329,9 @@ class SnapshotBuilder:
             self._service_ports += len(ports) if isinstance(ports, list) else 0
         self._keep(reduce.service(obj))
 
+    def _add_endpoint_slice(self, obj: dict[str, Any]) -> None:
+        self._keep(reduce.endpoint_slice(obj))  # for `hns --cluster-from-dump`; no doctor check reads them
+
     def _add_event(self, obj: dict[str, Any]) -> None:
         reason = _text(obj.get("reason"))
         message = _text(obj.get("message")) or _text(obj.get("note"))
@@ -491,7 +494,7 @@ RESOURCE_OF_KIND = {
     "GMSACredentialSpec": "gmsacredentialspecs", "Pod": "pods", "Deployment": "deployments",
     "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
     "ReplicaSet": "replicasets", "ReplicationController": "replicationcontrollers", "Service": "services",
-    "Event": "events",
+    "EndpointSlice": "endpointslices", "Event": "events",
 }
 
 _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
@@ -501,6 +504,7 @@ _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
     "GMSACredentialSpec": SnapshotBuilder._add_gmsa,
     "Pod": SnapshotBuilder._add_pod,
     "Service": SnapshotBuilder._add_service,
+    "EndpointSlice": SnapshotBuilder._add_endpoint_slice,
     "Event": SnapshotBuilder._add_event,
     **{kind: SnapshotBuilder._add_workload for kind in WORKLOAD_KINDS},
 }
