@@ -10,13 +10,13 @@ from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, Taint, WorkloadRecord
 from kubectl_win.findings import Finding
-
-TAINT_KEYS = ("os", "node.kubernetes.io/os", "kubernetes.io/os")
+from kubectl_win.knowledge import load
+from kubectl_win.wellknown import OS_LABEL, windows_taint_keys
 
 
 def suggested_taint(node: NodeRecord, windows: tuple[NodeRecord, ...]) -> str:
     """The taint the other Windows nodes use (KEP-116's os=Win<release> per build), else os=windows."""
-    used = Counter(t for n in windows for t in n.scheduling_taints if t.key in TAINT_KEYS)
+    used = Counter(t for n in windows for t in n.scheduling_taints if t.key in windows_taint_keys())
     if not used:
         return "os=windows"
     taint = used.most_common(1)[0][0]
@@ -37,6 +37,8 @@ def run(snapshot: Snapshot) -> list[Finding]:
             if not node.scheduling_taints:
                 findings.append(finding("windows-node-untainted", node.ref, "spec.taints", ignores=node.ignores,
                                         node=node.name, taint=suggested_taint(node, windows)))
+            else:
+                findings.extend(_unrelated_taints(node, windows, snapshot))
     for workload in snapshot.workloads:
         placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
         if workload.target.windows:
@@ -46,6 +48,27 @@ def run(snapshot: Snapshot) -> list[Finding]:
     return findings
 
 
+def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapshot: Snapshot) -> list[Finding]:
+    """A Windows node whose only NoSchedule/NoExecute taints have nothing to do with the OS (spot capacity,
+    GPUs, dedicated pools): every Linux pod that tolerates them, as spot-aware workloads do, can land there."""
+    transient = set(load("taints")["transient_taint_keys"])
+    lasting = [t for t in node.scheduling_taints if t.key not in transient]
+    if not lasting or any(t.key in windows_taint_keys() for t in lasting):
+        return []
+    tolerating = []
+    for workload in snapshot.workloads:
+        if workload.target.windows or workload.host_process:
+            continue
+        placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
+        if not scheduling.pins_os(placement, "linux") and scheduling.fits(placement, node):
+            tolerating.append(workload.ref.display())
+    linux = (f"; Linux workloads that tolerate them and can land there: {name_list(tolerating)}" if tolerating
+             else "; any Linux pod that tolerates them can land there")
+    return [finding("windows-node-taints-not-os", node.ref, "spec.taints", ignores=node.ignores, node=node.name,
+                    taints=", ".join(t.text() for t in lasting), linux=linux,
+                    taint=suggested_taint(node, windows))]
+
+
 def _linux_workload(workload: WorkloadRecord, placement, windows) -> list[Finding]:  # type: ignore[no-untyped-def]
     if scheduling.pins_os(placement, "linux") or workload.host_process:
         return []
@@ -53,7 +76,7 @@ def _linux_workload(workload: WorkloadRecord, placement, windows) -> list[Findin
     if not landing:
         return []
     ref = workload.ref
-    fix = fixes.node_selector(ref, workload.spec_path, {"kubernetes.io/os": "linux"})
+    fix = fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "linux"})
     severity = "error" if ref.kind == "DaemonSet" else None
     return [finding("linux-workload-can-land-on-windows", ref, workload.spec_path + ".nodeSelector",
                     severity=severity, ignores=workload.ignores, object=ref.display(), nodes=name_list(landing),
@@ -66,7 +89,7 @@ def _windows_workload(workload: WorkloadRecord, placement, windows) -> list[Find
     if not scheduling.pins_os(placement, "windows"):
         out.append(finding("windows-workload-no-os-selector", ref, workload.spec_path + ".nodeSelector",
                            ignores=workload.ignores, object=ref.display(), reasons=workload.target.because(),
-                           fix=fixes.node_selector(ref, workload.spec_path, {"kubernetes.io/os": "windows"})))
+                           fix=fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "windows"})))
     selected = [n for n in windows if scheduling.selects(placement, n)]
     if not selected:
         if placement.node_name:
