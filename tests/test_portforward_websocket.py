@@ -226,7 +226,7 @@ def test_port_forward_reports_an_oversized_frame_in_one_line(apiserver, exec_set
     upstream = Upstream(echo_then_report)
     apiserver.put(linux_pod("web"))
     try:
-        with forwarding(apiserver, "pod/web", [f":{upstream.port}"], relay="python3") as running:
+        with forwarding(apiserver, "pod/web", [f":{upstream.port}"], relay="python3", mux="off") as running:
             with running.connect() as sock:
                 sock.sendall(b"ping")
                 assert sock.recv(4) == b"ping"
