@@ -191,6 +191,35 @@ def test_frames_both_ways_are_byte_exact():
     assert "Authorization: Bearer t0ken" in head
 
 
+def test_one_send_stays_together_when_threads_share_the_stream():
+    """stdin is one byte stream: a send larger than one message must not interleave with another
+    thread's send (the multiplexing relay frames its own data inside it)."""
+    block = 200_000
+    stdin = bytearray()
+
+    def script(conn: socket.socket) -> None:
+        while len(stdin) < 2 * 8 * block:
+            _fin, _opcode, payload = read_client_frame(conn)
+            stdin.extend(payload[1:])
+
+    server = ScriptedServer(script)
+    try:
+        stream = ExecStream.open(server.target)
+        writers = [threading.Thread(target=lambda mark=mark: [stream.send_stdin(mark * block) for _ in range(8)])
+                   for mark in (b"a", b"b")]
+        for writer in writers:
+            writer.start()
+        for writer in writers:
+            writer.join(30)
+        server.thread.join(30)
+        stream.abort()
+    finally:
+        server.close()
+    assert server.error is None
+    runs = [bytes(stdin[start:start + block]) for start in range(0, len(stdin), block)]
+    assert sorted(runs) == [b"a" * block] * 8 + [b"b" * block] * 8
+
+
 # --- the size cap ----------------------------------------------------------------------------------
 @pytest.mark.parametrize("length", [MAX_MESSAGE_BYTES + 1, 1 << 62])
 def test_an_oversized_frame_is_refused_before_anything_is_allocated(length):

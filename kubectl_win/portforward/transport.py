@@ -273,13 +273,21 @@ class ExecStream:
         self._flush()
 
     def send_stdin(self, data: bytes | bytearray | memoryview) -> None:
+        """Send bytes on stdin. One call's bytes stay together on the wire even when they take
+        several messages: callers that write from several threads (the mux) frame their own data."""
         view = memoryview(data)
+        messages = []
         for start in range(0, max(len(view), 1), SEND_MESSAGE_BYTES):
             piece = view[start:start + SEND_MESSAGE_BYTES]
             message = bytearray(len(piece) + 1)
             message[0] = STDIN
             message[1:] = piece
-            self._send(lambda message=message: self._ws.send_binary(message))
+            messages.append(message)
+
+        def frame_all() -> None:
+            for message in messages:
+                self._ws.send_binary(message)
+        self._send(frame_all)
 
     def close_stdin(self) -> bool:
         """Half-close stdin; True when the protocol could express it (v5)."""
