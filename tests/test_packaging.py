@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 from pathlib import Path
 
@@ -34,6 +35,10 @@ def venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
     shutil.copytree(ROOT / "kubectl_win", source / "kubectl_win", ignore=shutil.ignore_patterns("__pycache__"))
     env_dir = base / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(env_dir)], check=True)
+    # The dependencies of the interpreter running the tests (a virtualenv's too, which
+    # --system-site-packages alone would not see).
+    (site,) = (env_dir / "lib").glob("python3*/site-packages")
+    (site / "_test_dependencies.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
     subprocess.run([str(env_dir / "bin" / "python"), "-m", "pip", "install", "-q", "--no-deps", str(source)],
                    check=True, capture_output=True, text=True, env={**os.environ, "PIP_DISABLE_PIP_VERSION_CHECK": "1"})
     return env_dir
