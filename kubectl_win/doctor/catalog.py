@@ -33,7 +33,9 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
             ignores: frozenset[str] = frozenset(), **values: Any) -> Finding:
     """A Finding whose message and hint are the catalogue's templates filled with `values`.
 
-    An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch.
+    An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch. Hints are
+    commands to copy, and a dump can come from anyone, so every text value is shell-quoted in the hint
+    (a plain name is left as it is); `fix` values are whole commands doctor/fixes.py already quoted.
     """
     info = catalog()[check_id]
     return Finding(
@@ -42,10 +44,21 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
         object=obj,
         path=path,
         message=info.message.format_map(values),
-        hint=info.hint.format_map(values),
+        hint=info.hint.format_map(quoted(values)),
         source=info.source,
         object_ignores=ignores,
     )
+
+
+PREBUILT = frozenset({"fix"})
+
+
+def quoted(values: dict[str, Any]) -> dict[str, Any]:
+    """The values with every string shell-quoted, except the pre-built commands (PREBUILT)."""
+    import shlex
+
+    return {k: shlex.quote(v) if isinstance(v, str) and k not in PREBUILT and v else v
+            for k, v in values.items()}
 
 
 def sarif_rules() -> dict[str, dict[str, str]]:

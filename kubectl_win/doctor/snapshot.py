@@ -22,15 +22,14 @@ from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
+from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, OS_LABELS
 
-OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
-BUILD_LABEL = "node.kubernetes.io/windows-build"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
 
 # The order objects must reach the builder in: nodes first, then what pods are judged against.
 KIND_ORDER = ("Node", "Namespace", "RuntimeClass", "GMSACredentialSpec", "Pod", "Deployment", "StatefulSet",
-              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "Event")
+              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "EndpointSlice", "Event")
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
                             "ReplicationController"})
 
@@ -328,6 +327,9 @@ class SnapshotBuilder:
             self._service_ports += len(ports) if isinstance(ports, list) else 0
         self._keep(reduce.service(obj))
 
+    def _add_endpoint_slice(self, obj: dict[str, Any]) -> None:
+        self._keep(reduce.endpoint_slice(obj))  # for `hns --cluster-from-dump`; no doctor check reads them
+
     def _add_event(self, obj: dict[str, Any]) -> None:
         reason = str(obj.get("reason") or "")
         message = str(obj.get("message") or obj.get("note") or "")
@@ -473,7 +475,7 @@ RESOURCE_OF_KIND = {
     "GMSACredentialSpec": "gmsacredentialspecs", "Pod": "pods", "Deployment": "deployments",
     "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
     "ReplicaSet": "replicasets", "ReplicationController": "replicationcontrollers", "Service": "services",
-    "Event": "events",
+    "EndpointSlice": "endpointslices", "Event": "events",
 }
 
 _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
@@ -483,6 +485,7 @@ _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
     "GMSACredentialSpec": SnapshotBuilder._add_gmsa,
     "Pod": SnapshotBuilder._add_pod,
     "Service": SnapshotBuilder._add_service,
+    "EndpointSlice": SnapshotBuilder._add_endpoint_slice,
     "Event": SnapshotBuilder._add_event,
     **{kind: SnapshotBuilder._add_workload for kind in WORKLOAD_KINDS},
 }
@@ -506,7 +509,7 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     return NodeRecord(
         name=str(meta.get("name") or ""),
         os=str(os_name).lower() if os_name else None,
-        arch=labels.get("kubernetes.io/arch") or info.get("architecture") or None,
+        arch=labels.get(ARCH_LABEL) or info.get("architecture") or None,
         labels=labels,
         os_image=str(info.get("osImage") or ""),
         kernel_version=str(info.get("kernelVersion") or ""),

@@ -12,6 +12,7 @@ from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
 from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.knowledge import load
+from kubectl_win.manifests import spec_path_of
 
 EXCERPT = 240
 
@@ -54,8 +55,7 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
 
 def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) -> str:  # type: ignore[no-untyped-def]
     owner = pod.owner_ref if pod else event.ref
-    spec_path = "spec.jobTemplate.spec.template.spec" if owner.kind == "CronJob" else \
-        ("spec" if owner.kind == "Pod" else "spec.template.spec")
+    spec_path = spec_path_of(owner.kind)
     if event.check == "symptom-os-build-mismatch":
         if node is not None and node.build_number:
             text = (f"use images (and a pause image) built for build {node.build_number} "
