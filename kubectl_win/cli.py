@@ -106,7 +106,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitStatus.INTERRUPTED
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away; that is not an error for us.
-        _silence_stdout()
+        from kubectl_win.commands.base import silence_stdout
+
+        silence_stdout()
         return ExitStatus.OK
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
         if debug:
@@ -171,13 +173,3 @@ def _complete(words: list[str]) -> int:
     except Exception:  # noqa: BLE001 - a non-zero exit makes the shell fall back to file names
         return 1
     return 0
-
-
-def _silence_stdout() -> None:
-    import os
-
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass

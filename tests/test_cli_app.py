@@ -80,3 +80,27 @@ def test_process_flags_work_before_and_after_the_command():
     assert run_cli("--version").stdout.startswith("kubectl-win ")
     bare = run_cli()
     assert bare.exit_code == 0 and bare.stdout.startswith("usage: kubectl win")
+
+
+def test_a_reader_that_goes_away_is_not_an_error():
+    """`kubectl win explain --list | head -1`: the pipe closes before the table is written."""
+    import subprocess
+    import sys
+
+    from tests.completion_helpers import ROOT
+
+    process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "explain", "--list"], cwd=ROOT,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    process.stdout.close()  # before the child writes anything
+    stderr = process.stderr.read()
+    assert (process.wait(timeout=60), stderr) == (0, b"")
+
+
+def test_debug_shows_the_traceback_of_an_error(tmp_path):
+    from kubectl_win.cli import main
+    from kubectl_win.errors import KubectlWinError
+
+    missing = str(tmp_path / "nope.json")
+    assert run_cli("doctor", "--from-dump", missing).exit_code == 2
+    with pytest.raises(KubectlWinError):
+        main(["doctor", "--from-dump", missing, "--debug"])

@@ -157,4 +157,21 @@ def invoke(run: Callable[[Any, Env], int], params: dict[str, Any]) -> int:
     if ProcessFlags.capture is not None:
         ProcessFlags.capture(run, args)
         return 0
-    return int(run(args, Env.from_process(debug=ProcessFlags.debug, no_color=ProcessFlags.no_color)) or 0)
+    try:
+        return int(run(args, Env.from_process(debug=ProcessFlags.debug, no_color=ProcessFlags.no_color)) or 0)
+    except BrokenPipeError:
+        # The reader (e.g. `| head`) went away: not an error for us. Handled here, before click's
+        # main loop turns it into exit 1.
+        silence_stdout()
+        return 0
+
+
+def silence_stdout() -> None:
+    import os
+    import sys
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
