@@ -53,6 +53,7 @@ COMMANDS: tuple[str, ...] = (
     "kubectl_win.commands.scaffold",
     "kubectl_win.commands.port_forward",
     "kubectl_win.commands.hns",
+    "kubectl_win.commands.logs",
 )
 
 COMPLETION_REQUEST = ("completion", "__complete")  # what our shell scripts run on every TAB

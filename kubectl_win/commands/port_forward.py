@@ -14,8 +14,9 @@ from kubectl_win.env import Env
 
 SUMMARY = "forward local ports to a Windows (or Linux) pod through an in-pod relay"
 DESCRIPTION = """\
-Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: each
-local connection runs a small relay in the container that connects to --remote-host:PORT there.
+Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: a
+small relay in the container connects to --remote-host:PORT there. With --mux=auto (the default)
+one exec carries every connection and UDP flow; --mux=off runs one exec per connection.
 
 This reaches servers bound to the pod's loopback, works without wincat in the pause image, on
 Nano Server (an uploaded native relay) and on older runtimes. Needs get and create on pods/exec,
@@ -28,7 +29,8 @@ examples:
   kubectl win port-forward pod/iis-7d9c 8080:80
   kubectl win port-forward deploy/api :5000 -n web          # a free local port, printed
   kubectl win port-forward svc/sql 1433 --remote-host ::1
-  kubectl win port-forward iis-7d9c 8080:http --address 127.0.0.1,::1 -c iis"""
+  kubectl win port-forward iis-7d9c 8080:http --address 127.0.0.1,::1 -c iis
+  kubectl win port-forward pod/dns-test 5353:53/udp --remote-host 10.96.0.10   # cluster DNS"""
 
 
 RELAYS = ("native", "powershell", "pwsh", "python3", "socat", "nc", "bash")
@@ -39,8 +41,9 @@ def port_forward(
     target: Annotated[str, typer.Argument(
         metavar="TYPE/NAME", help="pod/NAME (or NAME), deploy/, sts/, rs/ or svc/NAME", show_default=False)],
     ports: Annotated[list[str], typer.Argument(
-        metavar="[LOCAL:]REMOTE...", show_default=False,
-        help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name")],
+        metavar="[LOCAL:]REMOTE[/udp]...", show_default=False,
+        help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name; "
+             "/udp forwards datagrams (/tcp is the default)")],
     container: Annotated[str | None, typer.Option(
         "-c", "--container", metavar="NAME", help="the container to run the relay in")] = None,
     address: Annotated[list[str] | None, typer.Option(
@@ -59,6 +62,10 @@ def port_forward(
     ping_interval: Annotated[float, typer.Option(
         "--ping-interval", metavar="SECONDS", click_type=Seconds(allow_zero=True),
         help="websocket ping interval that keeps idle connections alive; 0 disables (default 5)")] = 5.0,
+    mux: Annotated[str, typer.Option(
+        "--mux", metavar="MODE", click_type=Choice(("auto", "off")),
+        help="auto: one exec carries every connection where the relay can (default); "
+             "off: one exec per connection, as before (no UDP)")] = "auto",
     read_timeout: Annotated[float, typer.Option(
         "--read-timeout", metavar="SECONDS", click_type=Seconds(),
         help="drop a connection when nothing, not even a pong, arrives for this long (default 60)")] = 60.0,
@@ -73,14 +80,20 @@ def register(app: KubectlWinTyper) -> None:
 
 
 def build_options(args: Any, namespace: str):  # noqa: ANN201 - ForwardOptions
+    from kubectl_win.errors import UsageError
     from kubectl_win.portforward.forwarder import ForwardOptions
     from kubectl_win.portforward.ports import parse_listen_addresses, parse_port_pair, validate_remote_host
     from kubectl_win.portforward.targets import parse_target, validate_container
 
+    pairs = [parse_port_pair(p) for p in args.ports]
+    mux = getattr(args, "mux", "auto")
+    if mux == "off" and any(pair.protocol == "udp" for pair in pairs):
+        raise UsageError("UDP ports need the multiplexing relay: drop --mux=off")
     return ForwardOptions(
         target=parse_target(args.target),
         namespace=namespace,
-        pairs=[parse_port_pair(p) for p in args.ports],
+        pairs=pairs,
+        mux=mux,
         addresses=parse_listen_addresses(args.address),
         remote_host=validate_remote_host(args.remote_host),
         container=validate_container(args.container),

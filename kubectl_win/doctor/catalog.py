@@ -22,11 +22,24 @@ class CheckInfo:
     source: str
 
 
+SYMPTOM_MESSAGE = "{object}: {reason}: {excerpt}{where}"
+
+
 @cache
 def catalog() -> dict[str, CheckInfo]:
+    """doctor_checks.yaml, plus the symptom checks that knowledge/symptoms.yaml alone defines (their
+    title, severity, cause and sources live with their patterns)."""
     entries = load("doctor_checks")["checks"]
-    return {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
-                               e["remediation"], e["source"]) for e in entries}
+    out = {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
+                              e["remediation"], e["source"]) for e in entries}
+    for entry in load("symptoms")["symptoms"]:
+        if entry["check"] in out:
+            continue
+        out[entry["check"]] = CheckInfo(
+            entry["check"], "events", entry.get("severity") or "warning", entry.get("title") or entry["check"],
+            SYMPTOM_MESSAGE, "{fix}", " ".join(str(entry.get("cause") or "").split()).rstrip(".") + ".",
+            "; ".join(entry.get("sources") or ()))
+    return out
 
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,

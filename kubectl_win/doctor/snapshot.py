@@ -15,14 +15,13 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_win.doctor import reduce
+from kubectl_win.doctor import reduce, symptoms
 from kubectl_win.doctor.quantity import parse_bytes
-from kubectl_win.doctor.symptoms import SymptomMatcher
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
-from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, OS_LABELS
+from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, os_from_labels
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
@@ -64,6 +63,9 @@ class NodeRecord:
     memory_capacity: int | None
     memory_allocatable: int | None
     ignores: frozenset[str] = frozenset()
+    labelled_build: str | None = None  # major.minor.build from the build label or a cloud label
+    build_source: str = ""  # where windows_build came from: status.nodeInfo.kernelVersion or a label
+    node_info_missing: bool = False  # status.nodeInfo absent or empty (a partial Node object)
 
     @property
     def windows(self) -> bool:
@@ -71,11 +73,14 @@ class NodeRecord:
 
     @property
     def windows_build(self) -> str | None:
-        """major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), Windows only."""
+        """major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), else from the
+        build label or a cloud label when nodeInfo is missing; Windows only."""
         if not self.windows:
             return None
         match = re.match(r"^(\d+\.\d+\.\d+)", self.kernel_version or "")
-        return match.group(1) if match else None
+        if match:
+            return match.group(1)
+        return self.labelled_build
 
     @property
     def build_number(self) -> int | None:
@@ -143,6 +148,8 @@ class ContainerState:
     waiting_message: str
     last_exit_code: int | None
     restarts: int
+    terminated_reason: str = ""
+    terminated_message: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,6 +198,7 @@ class EventRecord:
     node: str | None
     count: int
     pod: str | None = None  # the pod whose container status showed it (ref is then its controller)
+    codes: tuple[Any, ...] = ()  # wincodes.Decoded found in the message
 
 
 @dataclass(frozen=True, slots=True)
@@ -266,7 +274,7 @@ class SnapshotBuilder:
     _counts: dict[str, int] = field(default_factory=dict)
     _read: set[str] = field(default_factory=set)
     _skipped: list[Skipped] = field(default_factory=list)
-    _symptoms: SymptomMatcher = field(default_factory=SymptomMatcher)
+    _windows_pods: set[tuple[str, str]] = field(default_factory=set)
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def mark_read(self, resource: str) -> None:
@@ -299,6 +307,11 @@ class SnapshotBuilder:
     def _add_node(self, obj: dict[str, Any]) -> None:
         record = node_record(obj)
         self._nodes[record.name] = record
+        if record.windows and record.node_info_missing:
+            build = f"build {record.windows_build} from the {record.build_source}" if record.windows_build \
+                else "build unknown"
+            self.skip(f"nodes/{record.name}", f"status.nodeInfo is missing: container runtime and kubelet version "
+                      f"unknown, {build}")
         self._keep(reduce.node(obj))
 
     def _add_namespace(self, obj: dict[str, Any]) -> None:
@@ -331,25 +344,38 @@ class SnapshotBuilder:
         self._keep(reduce.endpoint_slice(obj))  # for `hns --cluster-from-dump`; no doctor check reads them
 
     def _add_event(self, obj: dict[str, Any]) -> None:
-        reason = str(obj.get("reason") or "")
-        message = str(obj.get("message") or obj.get("note") or "")
-        check = self._symptoms.match_event(reason, message)
-        if check is None:
+        reason = _text(obj.get("reason"))
+        message = _text(obj.get("message")) or _text(obj.get("note"))
+        found = symptoms.match(message, reason, "events")
+        if found is None:
             return
-        involved = obj.get("involvedObject") or obj.get("regarding") or {}
-        if not isinstance(involved, dict):
+        involved = obj.get("involvedObject") if isinstance(obj.get("involvedObject"), dict) else \
+            obj.get("regarding") if isinstance(obj.get("regarding"), dict) else None
+        if involved is None:
             return
-        ref = ObjectRef(str(involved.get("apiVersion") or ""), str(involved.get("kind") or ""),
-                        involved.get("namespace") or None, str(involved.get("name") or ""))
+        ref = ObjectRef(_text(involved.get("apiVersion")), _text(involved.get("kind")),
+                        _text(involved.get("namespace")) or None, _text(involved.get("name")))
         source = obj.get("source") if isinstance(obj.get("source"), dict) else {}
-        count = int(obj.get("count") or (obj.get("series") or {}).get("count") or 1)
-        key = (check, ref)
+        host = _text(source.get("host")) or _text(obj.get("reportingInstance")) or None
+        if found.generic and not (_text(obj.get("type")) in ("", "Warning") and self._windows_related(ref, host)):
+            return  # the generic Windows results only make sense for Windows objects
+        series = obj.get("series") if isinstance(obj.get("series"), dict) else {}
+        count = _count(obj.get("count")) or _count(series.get("count")) or 1
+        key = (found.check, ref)
         previous = self._events.get(key)
-        record = EventRecord(check, ref, reason, " ".join(message.split()),
-                             source.get("host") or obj.get("reportingInstance") or None,
-                             count + (previous.count if previous else 0))
+        record = EventRecord(found.check, ref, reason, " ".join(message.split()), host,
+                             count + (previous.count if previous else 0), codes=found.codes)
         self._events[key] = record
         self._keep(reduce.event(obj))
+
+    def _windows_related(self, ref: ObjectRef, host: str | None) -> bool:
+        if ref.kind == "Node":
+            node = self._nodes.get(ref.name)
+            return node is not None and node.windows
+        if ref.kind == "Pod" and (ref.namespace or "", ref.name) in self._windows_pods:
+            return True
+        node = self._nodes.get(host or "")
+        return node is not None and node.windows
 
     def _add_pod(self, obj: dict[str, Any]) -> None:
         meta = _meta(obj)
@@ -400,16 +426,20 @@ class SnapshotBuilder:
             ignores=_ignores(meta),
         )
         self._pods.append(record)
+        self._windows_pods.add((namespace, record.name))
         if owner is None and not node_name:
             self._workloads.append(workload_record(obj, spec, "spec", target))
         for state in record.states:
-            check = self._symptoms.match_waiting(state.waiting_reason, state.waiting_message)
-            if check is not None:
+            for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
+                                           ("terminated", state.terminated_reason, state.terminated_message)):
+                found = symptoms.match(message, reason, where)
+                if found is None:
+                    continue
                 ref = controller or record.ref
-                key = (check, ref)
+                key = (found.check, ref)
                 if key not in self._events:
-                    self._events[key] = EventRecord(check, ref, state.waiting_reason, state.waiting_message,
-                                                    node_name, 1, record.name)
+                    self._events[key] = EventRecord(found.check, ref, reason, message, node_name, 1, record.name,
+                                                    codes=found.codes)
         self._keep(reduced)
 
     def _add_workload(self, obj: dict[str, Any]) -> None:
@@ -498,12 +528,17 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
-    os_name = next((labels[k] for k in OS_LABELS if labels.get(k)), None) or info.get("operatingSystem") or None
-    conditions = {c.get("type"): c for c in status.get("conditions") or () if isinstance(c, dict)}
+    info = {k: v for k, v in info.items() if isinstance(v, str) and v}  # a wrong-typed field counts as absent
+    os_name = os_from_labels(labels) or info.get("operatingSystem") or None
+    labelled = build_from_labels(labels)
+    kernel = info.get("kernelVersion") or ""
+    conditions_list = status.get("conditions") if isinstance(status.get("conditions"), list) else ()
+    conditions = {c.get("type"): c for c in conditions_list if isinstance(c, dict)}
     ready = conditions.get("Ready")
     network = conditions.get("NetworkUnavailable")
-    taints = tuple(Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
-                   for t in spec.get("taints") or () if isinstance(t, dict))
+    taint_list = spec.get("taints") if isinstance(spec.get("taints"), list) else ()
+    taints = tuple(Taint(_text(t.get("key")), _text(t.get("value")), _text(t.get("effect")))
+                   for t in taint_list if isinstance(t, dict))
     capacity = status.get("capacity") if isinstance(status.get("capacity"), dict) else {}
     allocatable = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else {}
     return NodeRecord(
@@ -511,21 +546,25 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
         os=str(os_name).lower() if os_name else None,
         arch=labels.get(ARCH_LABEL) or info.get("architecture") or None,
         labels=labels,
-        os_image=str(info.get("osImage") or ""),
-        kernel_version=str(info.get("kernelVersion") or ""),
+        os_image=info.get("osImage") or "",
+        kernel_version=kernel,
         build_label=labels.get(BUILD_LABEL),
-        runtime_version=str(info.get("containerRuntimeVersion") or ""),
-        kubelet_version=str(info.get("kubeletVersion") or ""),
+        runtime_version=info.get("containerRuntimeVersion") or "",
+        kubelet_version=info.get("kubeletVersion") or "",
         ready=None if ready is None else ready.get("status") == "True",
-        ready_reason=str((ready or {}).get("reason") or "no Ready condition"),
-        ready_message=" ".join(str((ready or {}).get("message") or "").split()),
-        unschedulable=bool(spec.get("unschedulable")),
-        network_unavailable=(str(network.get("reason") or ""), " ".join(str(network.get("message") or "").split()))
+        ready_reason=_text((ready or {}).get("reason")) or "no Ready condition",
+        ready_message=" ".join(_text((ready or {}).get("message")).split()),
+        unschedulable=spec.get("unschedulable") is True,
+        network_unavailable=(_text(network.get("reason")), " ".join(_text(network.get("message")).split()))
         if network and network.get("status") == "True" else None,
         taints=taints,
         memory_capacity=parse_bytes(capacity.get("memory")),
         memory_allocatable=parse_bytes(allocatable.get("memory")),
         ignores=_ignores(meta),
+        labelled_build=labelled[0] if labelled else None,
+        build_source="status.nodeInfo.kernelVersion" if re.match(r"^\d+\.\d+\.\d+", kernel)
+        else (f"label {labelled[1]}" if labelled else ""),
+        node_info_missing=not any(info.get(k) for k in ("kernelVersion", "containerRuntimeVersion", "kubeletVersion")),
     )
 
 
@@ -640,12 +679,15 @@ def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
             if terminated is None and isinstance(state.get("terminated"), dict):
                 terminated = state["terminated"]
             exit_code = terminated.get("exitCode") if terminated else None
-            if not waiting.get("message") and not isinstance(exit_code, int):
+            exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+            terminated_message = _text(terminated.get("message")) if terminated else ""
+            if not _text(waiting.get("message")) and exit_code is None and not terminated_message:
                 continue  # nothing a check reads
             out.append(ContainerState(
-                str(item.get("name") or ""), str(item.get("image") or ""),
-                str(waiting.get("reason") or ""), " ".join(str(waiting.get("message") or "").split()),
-                exit_code if isinstance(exit_code, int) else None, int(item.get("restartCount") or 0)))
+                _text(item.get("name")), _text(item.get("image")),
+                _text(waiting.get("reason")), " ".join(_text(waiting.get("message")).split()),
+                exit_code, _count(item.get("restartCount")) or 0,
+                _text(terminated.get("reason")) if terminated else "", " ".join(terminated_message.split())))
     return tuple(out)
 
 
@@ -681,6 +723,26 @@ def _str_map(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         return {}
     return {str(k): str(v) for k, v in value.items()}
+
+
+def _text(value: Any) -> str:
+    """A field read as text: strings as they are, numbers as their digits, anything else (a list or a
+    mapping where a string belongs) as absent."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
 
 
 def _opt_str(value: Any) -> str | None:
