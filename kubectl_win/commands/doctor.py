@@ -20,10 +20,11 @@ EXAMPLES = """examples:
   kubectl win doctor --from-dump cluster.json     # offline, from kubectl get nodes,pods,... -A -o json
   kubectl win doctor --save-dump cluster.json     # read the cluster and keep a dump to share
   kubectl win doctor -o sarif --fail-on warning   # for CI
+  kubectl win doctor --report doctor.html         # the table here, a self-contained HTML page to share
 
 exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
 """
-FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif")
+FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -35,6 +36,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "instead of the cluster")
     parser.add_argument("--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")
     add_output_flag(parser, FORMATS, "table")
+    parser.add_argument("--report", metavar="PATH",
+                        help="also write the report as one self-contained HTML page to PATH (with -o html: "
+                             "instead of stdout)")
+    parser.add_argument("--force", action="store_true", help="let --report replace an existing file")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto", metavar="WHEN",
+                        help="progress on stderr while reading the cluster: auto (on a terminal, not in CI)|"
+                             "always|never (default auto)")
     add_policy_flags(parser)
     add_kube_flags(parser, selector=False)
 
@@ -49,23 +57,65 @@ def run(args: argparse.Namespace, env: Env) -> int:
         raise UsageError("--save-dump must name another file than --from-dump")
     if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
         raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
+    _check_report_path(args)
     namespace = None if args.all_namespaces else args.namespace
     if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump:
         namespace = _context_namespace(args)
+    progress = _progress(args, env)
     options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump,
                             kube_flags=None if args.from_dump else _kube_flags(args), namespace=namespace,
-                            config=args.config, progress=_progress(env) if env.stderr_isatty else None)
+                            config=args.config, progress=progress)
     try:
+        if progress is not None:
+            progress.start()
         report = run_doctor(options)
     finally:
-        if env.stderr_isatty:
-            env.stderr.write("\r\033[K")
-            env.stderr.flush()
+        if progress is not None:
+            progress.stop()
     if namespace and args.from_dump:
         allowed = (namespace,) if scope == "workloads" else (None, namespace)
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
-    _render(report, args.output, env)
+    if args.report:
+        _write_report(report, args)
+    if not (args.report and args.output == "html"):
+        _render(report, args.output, env, _source(args))
     return exit_code(report.findings, args.fail_on)
+
+
+def _check_report_path(args: argparse.Namespace) -> None:
+    import os
+
+    from kubectl_win.errors import UsageError
+
+    if not args.report:
+        if args.force:
+            raise UsageError("--force only applies to --report PATH")
+        return
+    for other in (args.from_dump, args.save_dump):
+        if other and os.path.abspath(other) == os.path.abspath(args.report):
+            raise UsageError("--report must name another file than --from-dump/--save-dump")
+    if os.path.isdir(args.report):
+        raise UsageError(f"--report {args.report}: is a directory")
+    folder = os.path.dirname(os.path.abspath(args.report))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--report {args.report}: folder {folder} does not exist")
+    if os.path.lexists(args.report) and not args.force:  # checked before reading the cluster, again on write
+        raise UsageError(f"{args.report} already exists (use --force to overwrite)")
+
+
+def _write_report(report, args: argparse.Namespace) -> None:  # type: ignore[no-untyped-def]
+    from kubectl_win.doctor.html_report import render_html
+    from kubectl_win.scaffold.writer import write_files
+
+    write_files([(args.report, render_html(report, _source(args)))], force=args.force)
+
+
+def _source(args: argparse.Namespace) -> str:
+    import os
+
+    if args.from_dump:
+        return f"dump {os.path.basename(args.from_dump)}"
+    return f"context {args.context}" if args.context else "live cluster"
 
 
 def _kube_flags(args: argparse.Namespace):  # type: ignore[no-untyped-def]
@@ -81,15 +131,16 @@ def _context_namespace(args: argparse.Namespace) -> str:
         return cluster.namespace or "default"
 
 
-def _progress(env: Env):  # type: ignore[no-untyped-def]
-    def show(resource: str, count: int) -> None:
-        env.stderr.write(f"\rreading {resource}: {count}\033[K")
-        env.stderr.flush()
+def _progress(args: argparse.Namespace, env: Env):  # type: ignore[no-untyped-def]
+    """A Progress line for live scans when --progress allows it (dumps are read too fast to need one)."""
+    from kubectl_win.doctor.progress import Progress, wanted
 
-    return show
+    if args.from_dump or not wanted(args.progress, env.stderr_isatty):
+        return None
+    return Progress(env.stderr)
 
 
-def _render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-def]
+def _render(report, output: str, env: Env, source: str = "") -> None:  # type: ignore[no-untyped-def]
     from kubectl_win.doctor import catalog
     from kubectl_win.doctor.report import render_findings, render_nodes
 
@@ -110,6 +161,10 @@ def _render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-d
             rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
                                           "source": finding.source or ""})
         render_sarif(report.findings, rules, out)
+    elif output == "html":
+        from kubectl_win.doctor.html_report import render_html
+
+        out.write(render_html(report, source))
     else:
         wide = output == "wide"
         if report.scope == "nodes":
