@@ -146,12 +146,14 @@ def test_fix_hints_split_into_prose_and_a_copyable_command(sample_html: str) -> 
             in sample_html)
 
 
-def test_ntstatus_codes_in_messages_are_decoded(sample_html: str) -> None:
-    assert decoded_codes("exited with -1073741515 = 0xC0000135") == [
+def test_windows_codes_in_messages_are_decoded(sample_html: str) -> None:
+    codes = decoded_codes("exited with -1073741515 = 0xC0000135")
+    assert [(code, meaning) for code, meaning, _ in codes] == [
         ("0xC0000135 STATUS_DLL_NOT_FOUND", "a DLL the program needs is not in the image (typical of nanoserver "
                                             "images)")]
-    assert decoded_codes("port 8080, code 0x1392 nothing known") == []
+    assert decoded_codes("listening on port 8080") == []
     assert '<dl class="codes"><dt><bdi>0xC0000135 STATUS_DLL_NOT_FOUND</bdi></dt>' in sample_html
+    assert "<dt><bdi>0x1392 ERROR_OBJECT_ALREADY_EXISTS</bdi></dt>" in sample_html  # the HNS event's Win32 code
 
 
 def test_hns_chart_estimates_from_services_and_nodes(sample_html: str) -> None:
@@ -166,7 +168,8 @@ def test_hns_chart_uses_counts_read_from_the_nodes_when_present() -> None:
     from kubectl_win.doctor.service import DoctorOptions, run_doctor
 
     report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
-    report.hns = {"win22-0": {"loadBalancers": 1400}, "win22-1": {"loadBalancers": 9}, "win19-0": {}}
+    report.hns = {"nodes": [{"node": "win22-0", "counts": {"loadBalancers": 1400}},
+                            {"node": "win22-1", "counts": {"loadBalancers": 9}}, {"node": "win19-0"}]}
     page = render_html(report)
     assert "read from the node" in page
     assert page.count('<rect class="bar over"') == 1 and page.count('<rect class="bar"') == 1

@@ -41,8 +41,6 @@ AREA_TITLES = {
     "gmsa": "gMSA and HostProcess", "events": "Events and container states", "hns": "HNS on the nodes",
     "pods": "Pod fields Windows rejects or ignores",
 }
-# Error codes quoted in messages: 0xC0000135, or the signed decimal a container status shows.
-_CODE = re.compile(r"(?<![\w.])(0x[0-9A-Fa-f]{4,8}|-\d{9,10})(?![\w])")
 _REMARK = re.compile(r"^(?P<cmd>.*?)\s+\((?P<remark>(?:or|then|and|e\.g\.)\b[^()]*)\)\.?$")
 
 
@@ -311,12 +309,21 @@ def _hns_applies(report: DoctorReport) -> bool:
 
 
 def _hns_counts(report: DoctorReport) -> dict[str, int] | None:
-    """Load balancers per Windows node as read from the nodes' HNS, when doctor looked inside them."""
-    if not report.hns:
+    """Load balancers per Windows node as read from the nodes' HNS, when doctor looked inside them.
+
+    Takes the per-node sections of `kubectl win hns` ({"node": ..., "counts": {"loadBalancers": n}}), as a
+    list, under "nodes", or keyed by node name."""
+    data = report.hns
+    if isinstance(data, dict) and isinstance(data.get("nodes"), list):
+        data = data["nodes"]
+    if isinstance(data, list):
+        data = {str(s.get("node")): s for s in data if isinstance(s, dict) and s.get("node")}
+    if not isinstance(data, dict):
         return None
     out = {}
-    for node, data in report.hns.items():
-        value = data.get("loadBalancers", data.get("load_balancers")) if isinstance(data, dict) else data
+    for node, section in data.items():
+        counts = section.get("counts", section) if isinstance(section, dict) else {}
+        value = counts.get("loadBalancers") if isinstance(counts, dict) else None
         if isinstance(value, int) and not isinstance(value, bool):
             out[str(node)] = value
     return out or None
@@ -435,8 +442,10 @@ def _finding(f: Finding, anchor: str) -> str:
              f'<p class="msg">{text(f.message)}</p>']
     codes = decoded_codes(f.message)
     if codes:
-        parts.append('<dl class="codes">' + "".join(f"<dt>{text(code)}</dt><dd>{text(meaning)}</dd>"
-                                                    for code, meaning in codes) + "</dl>")
+        parts.append('<dl class="codes">' + "".join(
+            f"<dt>{text(code)}</dt><dd>{text(meaning)}"
+            + (f'<span class="hint">{text(_sentence(hint))}</span>' if hint else "") + "</dd>"
+            for code, meaning, hint in codes) + "</dl>")
     if f.hint:
         parts.append(_fix(f.hint))
     parts.append("</article>\n")
@@ -507,29 +516,11 @@ def _sentence(prose: str) -> str:
     return prose[:1].upper() + prose[1:]
 
 
-def decoded_codes(message: str) -> list[tuple[str, str]]:
-    """Windows status codes a message quotes, with their names and meanings where kubectl-win knows them."""
-    from kubectl_win.doctor.checks.events import decode_exit
+def decoded_codes(message: str) -> list[tuple[str, str, str]]:
+    """(code and name, meaning, hint) of each Windows error or status code the message quotes."""
+    from kubectl_win.wincodes import find_codes
 
-    out: list[tuple[str, str]] = []
-    seen: set[str] = set()
-    for match in _CODE.finditer(message):
-        raw = match.group(1)
-        try:
-            value = int(raw, 16) if raw.lower().startswith("0x") else int(raw)
-        except ValueError:
-            continue
-        if value & 0x80000000 and value > 0:
-            value -= 1 << 32  # as a container status reports it: signed
-        decoded = decode_exit(value)
-        if not decoded or not decoded[1]:
-            continue
-        hex_code, entry = decoded
-        if hex_code in seen:
-            continue
-        seen.add(hex_code)
-        out.append((f"{hex_code} {entry.get('name', '')}".strip(), str(entry.get("meaning") or "")))
-    return out
+    return [(f"{c.hex} {c.name}", c.meaning, c.hint) for c in find_codes(message)]
 
 
 # -- skipped -------------------------------------------------------------------------------------------

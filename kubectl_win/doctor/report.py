@@ -25,8 +25,8 @@ class DoctorReport:
     services: int = 0  # Services with a cluster IP: each becomes an HNS load balancer on every Windows node
     service_ports: int = 0
     services_read: bool = False
-    # Per Windows node, what its HNS holds ({"loadBalancers": n, ...}) when doctor looked inside the nodes.
-    hns: dict[str, dict[str, Any]] | None = None
+    # What the Windows nodes' HNS holds, when doctor looked inside them: `kubectl win hns` sections per node.
+    hns: Any = None
 
     @classmethod
     def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
