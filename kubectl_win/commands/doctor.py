@@ -11,7 +11,8 @@ DESCRIPTION = (
     "Inspect the cluster's Windows nodes and the workloads that run on or near them: node readiness and "
     "builds, container runtime, version skew, taints and selectors, image builds, pod fields Windows "
     "rejects, memory limits, kube-proxy/CNI/csi-proxy presence, gMSA and event symptoms. Every finding "
-    "comes with the exact command or change that fixes it. Read-only: doctor only GETs and LISTs."
+    "comes with the exact command or change that fixes it. Read-only (only GETs and LISTs) unless --deep, "
+    "which starts and deletes one HostProcess pod per Windows node."
 )
 EXAMPLES = """examples:
   kubectl win doctor                              # the whole cluster
@@ -19,6 +20,7 @@ EXAMPLES = """examples:
   kubectl win doctor workloads -n shop            # workloads of one namespace
   kubectl win doctor --from-dump cluster.json     # offline, from kubectl get nodes,pods,... -A -o json
   kubectl win doctor --save-dump cluster.json     # read the cluster and keep a dump to share
+  kubectl win doctor --deep --max-nodes 5         # also HNS and the last hour of node logs, per Windows node
   kubectl win doctor -o sarif --fail-on warning   # for CI
 
 exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
@@ -34,6 +36,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="read a dump (kubectl get nodes,pods,... -A -o json, or --save-dump output) "
                              "instead of the cluster")
     parser.add_argument("--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")
+    parser.add_argument("--deep", action="store_true",
+                        help="also look inside each Windows node: HNS through a short-lived HostProcess pod "
+                             "(kubectl win hns) and the last hour of kubelet, containerd and kube-proxy logs")
+    parser.add_argument("--max-nodes", metavar="N", type=int, default=10,
+                        help="--deep inspects at most N Windows nodes (default 10), 4 at a time")
+    parser.add_argument("--hns-namespace", metavar="NS", default="kube-system",
+                        help="namespace of --deep's HostProcess pods (default kube-system)")
+    parser.add_argument("--hns-image", metavar="IMAGE",
+                        help="image of --deep's HostProcess pods (default: Server Core matching each node's build)")
     add_output_flag(parser, FORMATS, "table")
     add_policy_flags(parser)
     add_kube_flags(parser, selector=False)
@@ -49,12 +60,18 @@ def run(args: argparse.Namespace, env: Env) -> int:
         raise UsageError("--save-dump must name another file than --from-dump")
     if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
         raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
+    if args.deep and args.from_dump:
+        raise UsageError("--deep looks inside live nodes; it cannot be combined with --from-dump "
+                         "(use kubectl win hns --from-file for a node's HNS dump)")
+    if args.max_nodes < 1:
+        raise UsageError("--max-nodes must be 1 or more")
     namespace = None if args.all_namespaces else args.namespace
     if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump:
         namespace = _context_namespace(args)
     options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump,
                             kube_flags=None if args.from_dump else _kube_flags(args), namespace=namespace,
-                            config=args.config, progress=_progress(env) if env.stderr_isatty else None)
+                            config=args.config, progress=_progress(env) if env.stderr_isatty else None,
+                            deep=_deep_options(args) if args.deep else None)
     try:
         report = run_doctor(options)
     finally:
@@ -66,6 +83,12 @@ def run(args: argparse.Namespace, env: Env) -> int:
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
     _render(report, args.output, env)
     return exit_code(report.findings, args.fail_on)
+
+
+def _deep_options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+    from kubectl_win.doctor.deep import DeepOptions
+
+    return DeepOptions(max_nodes=args.max_nodes, namespace=args.hns_namespace, image=args.hns_image)
 
 
 def _kube_flags(args: argparse.Namespace):  # type: ignore[no-untyped-def]

@@ -22,6 +22,7 @@ class DoctorReport:
     skipped: list[Skipped]
     counts: dict[str, int] = field(default_factory=dict)
     windows_node_count: int = 0
+    hns: list[dict[str, Any]] | None = None  # doctor --deep: one hns section per inspected Windows node
 
     @classmethod
     def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
@@ -45,6 +46,7 @@ class DoctorReport:
             "findings": [f.to_dict(location=False) for f in self.findings],
             "summary": self.summary(),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
+            **({"hns": {"nodes": self.hns}} if self.hns is not None else {}),
         }
 
 
