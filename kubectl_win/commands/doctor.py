@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Annotated, Any
 
-from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Choice, kube_options, output_option, policy_options, shared
 from kubectl_win.env import Env
 
+SUMMARY = "inspect a cluster (or a dump of one) for Windows node and workload problems"
 DESCRIPTION = (
     "Inspect the cluster's Windows nodes and the workloads that run on or near them: node readiness and "
     "builds, container runtime, version skew, taints and selectors, image builds, pod fields Windows "
@@ -28,29 +32,39 @@ exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad i
 FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scope", nargs="?", choices=("nodes", "workloads"), metavar="SCOPE",
-                        help="nodes (Windows node inventory) or workloads (workload findings only); "
-                             "default: the whole cluster")
-    parser.add_argument("--from-dump", metavar="PATH",
-                        help="read a dump (kubectl get nodes,pods,... -A -o json, or --save-dump output) "
-                             "instead of the cluster")
-    parser.add_argument("--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")
-    parser.add_argument("--deep", action="store_true",
-                        help="also look inside each Windows node: HNS through a short-lived HostProcess pod "
-                             "(kubectl win hns) and the last hour of kubelet, containerd and kube-proxy logs")
-    parser.add_argument("--max-nodes", metavar="N", type=int, default=10,
-                        help="--deep inspects at most N Windows nodes (default 10), 4 at a time")
-    parser.add_argument("--hns-namespace", metavar="NS", default="kube-system",
-                        help="namespace of --deep's HostProcess pods (default kube-system)")
-    parser.add_argument("--hns-image", metavar="IMAGE",
-                        help="image of --deep's HostProcess pods (default: Server Core matching each node's build)")
-    add_output_flag(parser, FORMATS, "table")
-    add_policy_flags(parser)
-    add_kube_flags(parser, selector=False)
+@shared(output_option(FORMATS, "table"), policy_options(), kube_options(selector=False))
+def doctor(
+    scope: Annotated[str | None, typer.Argument(
+        metavar="SCOPE", click_type=Choice(("nodes", "workloads")), show_default=False,
+        help="nodes (Windows node inventory) or workloads (workload findings only); "
+             "default: the whole cluster")] = None,
+    from_dump: Annotated[str | None, typer.Option(
+        "--from-dump", metavar="PATH",
+        help="read a dump (kubectl get nodes,pods,... -A -o json, or --save-dump output) "
+             "instead of the cluster")] = None,
+    save_dump: Annotated[str | None, typer.Option(
+        "--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")] = None,
+    deep: Annotated[bool, typer.Option(
+        "--deep", help="also look inside each Windows node: HNS through a short-lived HostProcess pod "
+                       "(kubectl win hns) and the last hour of kubelet, containerd and kube-proxy logs")] = False,
+    max_nodes: Annotated[int, typer.Option(
+        "--max-nodes", metavar="N", help="--deep inspects at most N Windows nodes (default 10), 4 at a time")] = 10,
+    hns_namespace: Annotated[str, typer.Option(
+        "--hns-namespace", metavar="NS", help="namespace of --deep's HostProcess pods (default kube-system)")
+    ] = "kube-system",
+    hns_image: Annotated[str | None, typer.Option(
+        "--hns-image", metavar="IMAGE",
+        help="image of --deep's HostProcess pods (default: Server Core matching each node's build)")] = None,
+    **shared: Any,
+) -> int:
+    return invoke(run, locals())
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+def register(app: KubectlWinTyper) -> None:
+    app.command("doctor", help=DESCRIPTION, short_help=SUMMARY, epilog=verbatim(EXAMPLES))(doctor)
+
+
+def run(args: Any, env: Env) -> int:
     from kubectl_win.doctor.service import DoctorOptions, run_doctor
     from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
@@ -85,19 +99,19 @@ def run(args: argparse.Namespace, env: Env) -> int:
     return exit_code(report.findings, args.fail_on)
 
 
-def _deep_options(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _deep_options(args: Any):  # type: ignore[no-untyped-def]
     from kubectl_win.doctor.deep import DeepOptions
 
     return DeepOptions(max_nodes=args.max_nodes, namespace=args.hns_namespace, image=args.hns_image)
 
 
-def _kube_flags(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _kube_flags(args: Any):  # type: ignore[no-untyped-def]
     from kubectl_win.kube import KubeFlags
 
     return KubeFlags.from_args(args)
 
 
-def _context_namespace(args: argparse.Namespace) -> str:
+def _context_namespace(args: Any) -> str:
     from kubectl_win.kube import connect
 
     with connect(_kube_flags(args)) as cluster:
