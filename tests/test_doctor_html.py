@@ -168,8 +168,8 @@ def test_hns_chart_uses_counts_read_from_the_nodes_when_present() -> None:
     from kubectl_win.doctor.service import DoctorOptions, run_doctor
 
     report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
-    report.hns = {"nodes": [{"node": "win22-0", "counts": {"loadBalancers": 1400}},
-                            {"node": "win22-1", "counts": {"loadBalancers": 9}}, {"node": "win19-0"}]}
+    report.hns = [{"node": "win22-0", "counts": {"loadBalancers": 1400}},
+                  {"node": "win22-1", "counts": {"loadBalancers": 9}}, {"node": "win19-0"}]
     page = render_html(report)
     assert "read from the node" in page
     assert page.count('<rect class="bar over"') == 1 and page.count('<rect class="bar"') == 1

@@ -25,8 +25,7 @@ class DoctorReport:
     services: int = 0  # Services with a cluster IP: each becomes an HNS load balancer on every Windows node
     service_ports: int = 0
     services_read: bool = False
-    # What the Windows nodes' HNS holds, when doctor looked inside them: `kubectl win hns` sections per node.
-    hns: Any = None
+    hns: list[dict[str, Any]] | None = None  # doctor --deep: one hns section per inspected Windows node
 
     @classmethod
     def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
@@ -51,6 +50,7 @@ class DoctorReport:
             "findings": [f.to_dict(location=False) for f in self.findings],
             "summary": self.summary(),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
+            **({"hns": {"nodes": self.hns}} if self.hns is not None else {}),
         }
 
 
@@ -58,13 +58,13 @@ def node_dict(node: NodeRecord) -> dict[str, Any]:
     return {
         "name": node.name,
         "os": node.os,
-        "osImage": node.os_image,
-        "kernelVersion": node.kernel_version,
+        "osImage": node.os_image or None,
+        "kernelVersion": node.kernel_version or None,
         "windowsBuild": node.windows_build,
         "windowsBuildLabel": node.build_label,
         "runtime": node.runtime,
         "runtimeVersion": node.runtime_release or None,
-        "kubeletVersion": node.kubelet_version,
+        "kubeletVersion": node.kubelet_version or None,
         "ready": node.ready,
         "taints": [t.text() for t in node.taints],
         "memoryCapacity": node.memory_capacity,
