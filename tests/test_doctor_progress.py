@@ -103,7 +103,7 @@ def test_progress_always_shows_even_when_piped(apiserver: ApiServerHandle) -> No
 def test_bad_progress_value_is_a_usage_error(apiserver: ApiServerHandle) -> None:
     code, out, err = run_doctor(apiserver, "--progress", "sometimes", tty=False, ci=False)
     assert (code, out) == (2, "")
-    assert err.startswith("error: argument --progress: invalid choice: 'sometimes'")
+    assert err.startswith("error: --progress: invalid choice: 'sometimes' (choose from auto, always, never)")
 
 
 def test_wanted_follows_mode_terminal_and_ci() -> None:
