@@ -20,13 +20,14 @@ class CheckInfo:
     hint: str
     remediation: str
     source: str
+    enforced_by: str | None = None
 
 
 @cache
 def catalog() -> dict[str, CheckInfo]:
     entries = load("doctor_checks")["checks"]
     return {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
-                               e["remediation"], e["source"]) for e in entries}
+                               e["remediation"], e["source"], e["enforced_by"]) for e in entries}
 
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,
@@ -44,6 +45,7 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
         message=info.message.format_map(values),
         hint=info.hint.format_map(values),
         source=info.source,
+        enforced_by=info.enforced_by,
         object_ignores=ignores,
     )
 

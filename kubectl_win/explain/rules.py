@@ -32,6 +32,8 @@ TEMPLATES = (
 )
 TRIGGERS = ("present", "true", "non-empty", "equals:", "not-equals:", "key-prefix:")
 SEVERITIES = ("error", "warning", "info")
+# Who acts on a finding; None is advice (nothing stops the pod).
+ENFORCERS = ("api-server", "kubelet", "runtime", None)
 
 
 class RuleError(ValueError):
@@ -68,6 +70,8 @@ class Rule:
     until: str | None
     sources: tuple[str, ...]
     check: Check | None
+    enforced_by: str | None = None
+    enforced_by_node: str | None = None
 
     @property
     def source(self) -> str:
@@ -101,6 +105,11 @@ def _rule(entry: dict[str, Any]) -> Rule:
             if entry.get(key) is not None:
                 parse_version(entry[key])
         check = _check(entry["check"]) if entry.get("check") else None
+        if check is not None and "enforced_by" not in entry:
+            raise RuleError("a checked rule says who enforces it (enforced_by)")
+        for key in ("enforced_by", "enforced_by_node"):
+            if entry.get(key) not in ENFORCERS:
+                raise RuleError(f"{key} must be one of api-server, kubelet, runtime or null")
         return Rule(
             id=rule_id,
             fields=tuple(entry["fields"]),
@@ -113,6 +122,8 @@ def _rule(entry: dict[str, Any]) -> Rule:
             until=entry.get("until"),
             sources=tuple(entry["sources"]),
             check=check,
+            enforced_by=entry.get("enforced_by"),
+            enforced_by_node=entry.get("enforced_by_node"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RuleError(f"field rule {rule_id}: {exc}") from exc
