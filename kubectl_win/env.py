@@ -9,6 +9,7 @@ from kubectl_win.record import field, record
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
+    from pathlib import Path
     from typing import IO
 
 
@@ -39,6 +40,19 @@ class Env:
 
     def warn(self, message: str) -> None:
         print(f"warning: {message}", file=self.stderr)
+
+
+def kubeconfig_candidates(explicit: str | None) -> list[Path]:
+    """Where kubectl reads kubeconfig from: --kubeconfig, else each file in $KUBECONFIG
+    (os.pathsep-separated), else ~/.kube/config. Whether they exist is the caller's business."""
+    from pathlib import Path
+
+    if explicit:
+        return [Path(explicit).expanduser()]
+    env = os.environ.get("KUBECONFIG")
+    if env:
+        return [Path(part).expanduser() for part in env.split(os.pathsep) if part]
+    return [Path.home() / ".kube" / "config"]
 
 
 def _isatty(stream: IO[str]) -> bool:

@@ -364,6 +364,12 @@ def format_path(path: Path) -> str:
     return "".join(out)
 
 
+def spec_path_of(kind: str) -> str:
+    """The pod spec's dotted path in an object of this kind ('spec.template.spec'); 'spec' for a pod or
+    an unknown kind."""
+    return format_path(POD_SPEC_PATHS.get(kind, ("spec",)))
+
+
 def _type_word(python_type: str) -> str:
     return {
         "str": "string",

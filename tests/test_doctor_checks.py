@@ -242,6 +242,19 @@ CASES = [
          lambda: base(*deploy("render", windows_spec("mcr.microsoft.com/windows/nanoserver:ltsc2022"), statuses=[
              waiting("app", "nanoserver", "CrashLoopBackOff", "back-off", exit_code=1, restarts=7)])),
          ("-1073741515 = 0xC0000135 STATUS_DLL_NOT_FOUND", "servercore base image", "restarted 7 times")),
+    Case("windows-runtime-error",
+         lambda: base(event(("Pod", "shop", "web-1"), "Failed",
+                            "Error: failed to create containerd task: hcs::CreateScratch web: The requested "
+                            "resource is in use. (0xaa)", host="win-0")),
+         lambda: base(event(("Pod", "linux", "web-1"), "Failed", "hcs::CreateScratch web: The requested resource "
+                            "is in use. (0xaa)", host="linux-0")),
+         ("hcs::CreateScratch", "kubectl win logs")),
+    Case("windows-error-code",
+         lambda: base(event(("Node", "", "win-0"), "ImageGCFailed", "failed to garbage collect: exit status "
+                            "0xc0000022", host="win-0")),
+         lambda: base(event(("Node", "", "linux-0"), "ImageGCFailed", "failed to garbage collect: exit status "
+                            "0xc0000022", host="linux-0")),
+         ("0xC0000022 = STATUS_ACCESS_DENIED", "windowsOptions.runAsUserName")),
 ]
 
 
@@ -265,11 +278,15 @@ def test_check_stays_quiet_on_the_fixed_cluster(case: Case) -> None:
 
 
 def test_every_catalogue_id_has_a_firing_case() -> None:
+    """Here, or (the symptom checks knowledge/symptoms.yaml adds) in tests/test_symptom_corpus.py."""
+    from tests.test_symptom_corpus import CORPUS
+
     fired: set[str] = set()
     for case in CASES:
         fired |= {f.id for f in run(case.fire(), **(case.kw or {}))}
-    assert set(catalog()) - fired == set()
-    assert {c.check for c in CASES} == set(catalog())
+    corpus = {entry["class"] for entry in CORPUS}
+    assert set(catalog()) - fired - corpus == set()
+    assert {c.check for c in CASES} | corpus == set(catalog())
 
 
 def test_healthy_cluster_has_no_findings() -> None:
@@ -369,9 +386,12 @@ def test_linux_pods_on_linux_nodes_are_counted_not_kept() -> None:
 
 
 def test_ntstatus_decoding_of_unknown_negative_codes() -> None:
-    from kubectl_win.doctor.checks.events import decode_exit
+    from kubectl_win.wincodes import decode_exit
 
-    assert decode_exit(-1073741819) is not None and decode_exit(-1073741819)[0] == "0xC0000005"
-    assert decode_exit(-1073741800)[0] == "0xC0000018"
+    assert decode_exit(-1073741819) is not None and decode_exit(-1073741819).hex == "0xC0000005"
+    assert decode_exit(3221225477).name == "STATUS_ACCESS_VIOLATION"  # the same code, unsigned
+    assert decode_exit(-1073741800).hex == "0xC0000018"
+    assert decode_exit(-1073741800).name == "(unknown NTSTATUS)"
+    assert decode_exit(-2147024891).name == "HRESULT_FROM_WIN32(ERROR_ACCESS_DENIED)"  # 0x80070005
     assert decode_exit(137) is None
     assert decode_exit(1) is None

@@ -1,7 +1,9 @@
-"""The knowledge files: loadable, cached by content, and every entry cites a source."""
+"""The knowledge files: shipped precompiled and current, loaded without writing anything, and every entry
+cites a source."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -15,39 +17,53 @@ NAMES = sorted(p.stem for p in (ROOT / "kubectl_win" / "knowledge").glob("*.yaml
 
 
 @pytest.mark.parametrize("name", NAMES)
-def test_every_file_loads_the_same_with_and_without_the_cache(name: str, tmp_path: Path) -> None:
-    code = ("import json, sys\nfrom kubectl_win.knowledge import load\n"
-            f"print(json.dumps(load({name!r}), sort_keys=True, default=str))\n")
-    env = {"KUBECTL_WIN_CACHE_DIR": str(tmp_path), "PATH": "/usr/bin:/bin"}
-    cold = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
-    warm = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True, check=True)
-    assert cold.stdout == warm.stdout and cold.stdout.strip() not in ("", "null")
+def test_every_file_ships_precompiled_and_current(name: str) -> None:
+    raw = (ROOT / "kubectl_win" / "knowledge" / f"{name}.yaml").read_bytes()
+    compiled = json.loads(Path(knowledge.compiled_path(name)).read_text(encoding="utf-8"))
+    assert compiled["source"] == knowledge.digest(raw), "run: python -m kubectl_win.knowledge"
+    assert compiled["data"] == knowledge.parse(raw)
 
 
-def test_the_cache_is_used_and_a_changed_file_gets_a_new_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("KUBECTL_WIN_CACHE_DIR", str(tmp_path))
-    monkeypatch.delenv("KUBECTL_WIN_NO_CACHE", raising=False)
+def test_a_stale_compiled_file_is_ignored_for_the_yaml(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "windows_builds.json").write_text('{"source": "old", "data": {"marker": true}}')
+    monkeypatch.setattr(knowledge, "COMPILED_DIR", str(tmp_path))
     knowledge.load.cache_clear()
-    first = knowledge.load("windows_builds")
-    [cached] = tmp_path.glob("knowledge-windows_builds-*.json")
-    cached_name = str(cached)
-    cached.write_text('{"builds": [], "marker": true}')
-    knowledge.load.cache_clear()
-    assert knowledge.load("windows_builds") == {"builds": [], "marker": True}  # read from the cache
-    assert knowledge._cache_file("windows_builds", b"other text") != cached_name
-    cached.write_text("not json")
-    knowledge.load.cache_clear()
-    assert knowledge.load("windows_builds") == first  # a broken cache falls back to the YAML
-    knowledge.load.cache_clear()
+    try:
+        assert "marker" not in knowledge.load("windows_builds")
+        assert knowledge.load("windows_builds")["builds"]
+    finally:
+        knowledge.load.cache_clear()
 
 
-def test_an_unwritable_cache_is_ignored(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    blocker = tmp_path / "file"
-    blocker.write_text("")
-    monkeypatch.setenv("KUBECTL_WIN_CACHE_DIR", str(blocker / "sub"))
+def test_start_up_reads_no_yaml_and_writes_nothing_to_the_cache_dir(tmp_path: Path) -> None:
+    """Every knowledge file loads from its compiled form: yaml is never imported, no cache is written."""
+    code = ("import sys\nfrom kubectl_win import knowledge\n"
+            f"for name in {NAMES!r}: knowledge.load(name)\n"
+            "print('yaml' in sys.modules)\n")
+    home = tmp_path / "home"
+    home.mkdir()
+    env = {"HOME": str(home), "XDG_CACHE_HOME": str(tmp_path / "cache"), "LOCALAPPDATA": str(tmp_path / "local"),
+           "PATH": "/usr/bin:/bin"}
+    result = subprocess.run([sys.executable, "-c", code], env=env, cwd=ROOT, capture_output=True, text=True,
+                            check=True)
+    assert result.stdout.strip() == "False"
+    assert list(tmp_path.rglob("*")) == [home]
+
+
+def test_start_up_stays_fast_without_a_cache() -> None:
+    """Loading every knowledge file costs less than parsing one of them as YAML (precompiled JSON is read)."""
+    import time
+
     knowledge.load.cache_clear()
-    assert knowledge.load("field_rules")["rules"]
-    knowledge.load.cache_clear()
+    started = time.perf_counter()
+    for name in NAMES:
+        knowledge.load(name)
+    compiled = time.perf_counter() - started
+    raw = (ROOT / "kubectl_win" / "knowledge" / "field_rules.yaml").read_bytes()
+    started = time.perf_counter()
+    knowledge.parse(raw)
+    parsed = time.perf_counter() - started
+    assert compiled < parsed
 
 
 def test_every_field_rule_cites_a_source_and_a_version() -> None:

@@ -13,6 +13,7 @@ COMMANDS: dict[str, str] = {
     "version": "kubectl_win.commands.version",
     "scaffold": "kubectl_win.commands.scaffold",
     "port-forward": "kubectl_win.commands.port_forward",
+    "hns": "kubectl_win.commands.hns",
 }
 
 SUMMARIES: dict[str, str] = {
@@ -22,4 +23,5 @@ SUMMARIES: dict[str, str] = {
     "version": "print the kubectl-win version and the runtime it uses",
     "scaffold": "write Windows workload manifests, or add OS placement to existing ones",
     "port-forward": "forward local ports to a Windows (or Linux) pod through an in-pod relay",
+    "hns": "check a Windows node's HNS load balancers and endpoints against the cluster's Services",
 }

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import os
 import threading
-from pathlib import Path
 from typing import Any
 
 from kubectl_win.completion.hints import KUBECONFIG_RESOURCES, LiveNames
@@ -43,7 +42,9 @@ def kubeconfig_names(resource: str, kubeconfig: str | None = None) -> Names:
 
     loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
     names: dict[str, str] = {}
-    for path in _kubeconfig_paths(kubeconfig):
+    from kubectl_win.env import kubeconfig_candidates
+
+    for path in kubeconfig_candidates(kubeconfig):
         try:
             document = yaml.load(path.read_text(encoding="utf-8"), Loader=loader) or {}
         except (OSError, yaml.YAMLError, UnicodeDecodeError):
@@ -93,15 +94,6 @@ def _flag_values(flags_type: Any, values: dict[str, str]) -> dict[str, Any]:
     fields = getattr(flags_type, "__dataclass_fields__", None)
     keys = ("kubeconfig", "context", "cluster", "user", "namespace", "request_timeout")
     return {key: wanted[key] for key in keys if key in wanted and (fields is None or key in fields)}
-
-
-def _kubeconfig_paths(explicit: str | None) -> list[Path]:
-    if explicit:
-        return [Path(explicit).expanduser()]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [Path(part).expanduser() for part in env.split(os.pathsep) if part]
-    return [Path.home() / ".kube" / "config"]
 
 
 def _kubeconfig_description(resource: str, entry: dict[str, Any]) -> str:

@@ -23,18 +23,33 @@ class CheckInfo:
     enforced_by: str | None = None
 
 
+SYMPTOM_MESSAGE = "{object}: {reason}: {excerpt}{where}"
+
+
 @cache
 def catalog() -> dict[str, CheckInfo]:
+    """doctor_checks.yaml, plus the symptom checks that knowledge/symptoms.yaml alone defines (their
+    title, severity, cause and sources live with their patterns)."""
     entries = load("doctor_checks")["checks"]
-    return {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
-                               e["remediation"], e["source"], e["enforced_by"]) for e in entries}
+    out = {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
+                              e["remediation"], e["source"], e["enforced_by"]) for e in entries}
+    for entry in load("symptoms")["symptoms"]:
+        if entry["check"] in out:
+            continue
+        out[entry["check"]] = CheckInfo(
+            entry["check"], "events", entry.get("severity") or "warning", entry.get("title") or entry["check"],
+            SYMPTOM_MESSAGE, "{fix}", " ".join(str(entry.get("cause") or "").split()).rstrip(".") + ".",
+            "; ".join(entry.get("sources") or ()), entry.get("enforced_by"))
+    return out
 
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,
             ignores: frozenset[str] = frozenset(), **values: Any) -> Finding:
     """A Finding whose message and hint are the catalogue's templates filled with `values`.
 
-    An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch.
+    An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch. Hints are
+    commands to copy, and a dump can come from anyone, so every text value is shell-quoted in the hint
+    (a plain name is left as it is); `fix` values are whole commands doctor/fixes.py already quoted.
     """
     info = catalog()[check_id]
     return Finding(
@@ -43,11 +58,22 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
         object=obj,
         path=path,
         message=info.message.format_map(values),
-        hint=info.hint.format_map(values),
+        hint=info.hint.format_map(quoted(values)),
         source=info.source,
         enforced_by=info.enforced_by,
         object_ignores=ignores,
     )
+
+
+PREBUILT = frozenset({"fix"})
+
+
+def quoted(values: dict[str, Any]) -> dict[str, Any]:
+    """The values with every string shell-quoted, except the pre-built commands (PREBUILT)."""
+    import shlex
+
+    return {k: shlex.quote(v) if isinstance(v, str) and k not in PREBUILT and v else v
+            for k, v in values.items()}
 
 
 def sarif_rules() -> dict[str, dict[str, str]]:

@@ -13,7 +13,7 @@ from kubectl_win.doctor.snapshot import SnapshotBuilder
 
 CLUSTER_RESOURCES = ("nodes", "namespaces", "runtimeclasses", "gmsacredentialspecs")
 NAMESPACED_RESOURCES = ("pods", "deployments", "statefulsets", "daemonsets", "jobs", "cronjobs",
-                        "replicationcontrollers", "services", "events")
+                        "replicationcontrollers", "services", "endpointslices", "events")
 PAGE_SIZE = 500
 SERVER_ERRORS = frozenset({429, 500, 502, 503, 504})
 

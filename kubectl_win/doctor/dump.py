@@ -28,6 +28,19 @@ def load_dump(path: str) -> Snapshot:
     return builder.build()
 
 
+def read_objects(path: str) -> list[dict[str, Any]]:
+    """Every object of a dump or of `kubectl get ... -o json` output, in file order (also read by hns)."""
+    items: list[dict[str, Any]] = []
+    for index, doc in enumerate(_read_documents(path)):
+        if not isinstance(doc, dict):
+            raise InputError(f"{path}: document {index + 1} is a {type(doc).__name__}, not a Kubernetes object or List")
+        if "items" not in doc and "kind" in doc and HEADER_KEY not in doc:
+            items.append(doc)
+            continue
+        items.extend(_items_of(doc, path))
+    return items
+
+
 def read_dump(path: str, builder: SnapshotBuilder) -> None:
     """Feed every object of the dump to the builder, in the order it needs (nodes first)."""
     documents = _read_documents(path)
@@ -52,7 +65,7 @@ def read_dump(path: str, builder: SnapshotBuilder) -> None:
         for kind, resource in RESOURCE_OF_KIND.items():
             if kind in kinds:
                 builder.mark_read(resource)
-            elif kind not in ("ReplicaSet", "ReplicationController"):
+            elif kind not in ("ReplicaSet", "ReplicationController", "EndpointSlice"):
                 builder.skip(resource, "not in the dump")
         builder.skip("version", "the dump does not record the API server version; skew checks skipped")
 

@@ -34,12 +34,13 @@ def _base(obj: dict[str, Any], api_version: str, kind: str, *meta_keys: str) -> 
 def node(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "v1", "Node", "labels", "annotations")
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    out["spec"] = {k: spec[k] for k in ("taints", "unschedulable") if k in spec}
+    out["spec"] = {k: spec[k] for k in ("taints", "unschedulable", "podCIDR", "podCIDRs") if k in spec}
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     out["status"] = {
         "conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message") if k in c}
                        for c in status.get("conditions") or () if isinstance(c, dict)],
         "nodeInfo": status.get("nodeInfo") or {},
+        "addresses": [a for a in status.get("addresses") or () if isinstance(a, dict) and a.get("type") != "Hostname"],
         "capacity": {k: v for k, v in (status.get("capacity") or {}).items() if k in ("memory", "cpu")},
         "allocatable": {k: v for k, v in (status.get("allocatable") or {}).items() if k in ("memory", "cpu")},
     }
@@ -65,8 +66,26 @@ def gmsa(obj: dict[str, Any]) -> dict[str, Any]:
 def service(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "v1", "Service")
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    # hns compares the ports, IPs and traffic policies with a node's HNS load balancers.
     out["spec"] = {"type": spec.get("type"), "clusterIP": spec.get("clusterIP"),
-                   "ports": [{"port": p.get("port")} for p in spec.get("ports") or () if isinstance(p, dict)]}
+                   "ports": [{k: p[k] for k in ("name", "port", "protocol", "nodePort", "targetPort") if k in p}
+                             for p in spec.get("ports") or () if isinstance(p, dict)]}
+    for key in ("clusterIPs", "externalIPs", "externalTrafficPolicy", "internalTrafficPolicy"):
+        if spec.get(key):
+            out["spec"][key] = spec[key]
+    ingress = ((obj.get("status") or {}).get("loadBalancer") or {}).get("ingress") if isinstance(
+        obj.get("status"), dict) else None
+    if ingress:
+        out["status"] = {"loadBalancer": {"ingress": ingress}}
+    return out
+
+
+def endpoint_slice(obj: dict[str, Any]) -> dict[str, Any]:
+    out = _base(obj, "discovery.k8s.io/v1", "EndpointSlice", "labels")
+    out["addressType"] = obj.get("addressType")
+    out["ports"] = obj.get("ports") or []
+    out["endpoints"] = [{k: e[k] for k in ("addresses", "conditions", "nodeName") if k in e}
+                        for e in obj.get("endpoints") or () if isinstance(e, dict)]
     return out
 
 
@@ -83,7 +102,8 @@ def pod(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "v1", "Pod", "labels", "annotations", "ownerReferences")
     out["spec"] = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-    out["status"] = {k: status[k] for k in ("phase", "initContainerStatuses", "containerStatuses") if k in status}
+    out["status"] = {k: status[k] for k in ("phase", "podIP", "podIPs", "initContainerStatuses", "containerStatuses")
+                     if k in status}
     return out
 
 

@@ -9,9 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.doctor.snapshot import NodeRecord, Placement, RuntimeClassRecord, Taint
-
-OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
-BUILD_LABEL = "node.kubernetes.io/windows-build"
+from kubectl_win.wellknown import BUILD_LABEL, OS_LABELS
 
 
 def effective(placement: Placement, runtime_classes: dict[str, RuntimeClassRecord]) -> Placement:

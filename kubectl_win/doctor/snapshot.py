@@ -15,22 +15,20 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_win.doctor import reduce
+from kubectl_win.doctor import reduce, symptoms
 from kubectl_win.doctor.quantity import parse_bytes
-from kubectl_win.doctor.symptoms import SymptomMatcher
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
+from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, OS_LABELS
 
-OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
-BUILD_LABEL = "node.kubernetes.io/windows-build"
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
 
 # The order objects must reach the builder in: nodes first, then what pods are judged against.
 KIND_ORDER = ("Node", "Namespace", "RuntimeClass", "GMSACredentialSpec", "Pod", "Deployment", "StatefulSet",
-              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "Event")
+              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "EndpointSlice", "Event")
 WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
                             "ReplicationController"})
 
@@ -144,6 +142,8 @@ class ContainerState:
     waiting_message: str
     last_exit_code: int | None
     restarts: int
+    terminated_reason: str = ""
+    terminated_message: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,6 +192,7 @@ class EventRecord:
     node: str | None
     count: int
     pod: str | None = None  # the pod whose container status showed it (ref is then its controller)
+    codes: tuple[Any, ...] = ()  # wincodes.Decoded found in the message
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,7 +268,7 @@ class SnapshotBuilder:
     _counts: dict[str, int] = field(default_factory=dict)
     _read: set[str] = field(default_factory=set)
     _skipped: list[Skipped] = field(default_factory=list)
-    _symptoms: SymptomMatcher = field(default_factory=SymptomMatcher)
+    _windows_pods: set[tuple[str, str]] = field(default_factory=set)
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def mark_read(self, resource: str) -> None:
@@ -328,26 +329,42 @@ class SnapshotBuilder:
             self._service_ports += len(ports) if isinstance(ports, list) else 0
         self._keep(reduce.service(obj))
 
+    def _add_endpoint_slice(self, obj: dict[str, Any]) -> None:
+        self._keep(reduce.endpoint_slice(obj))  # for `hns --cluster-from-dump`; no doctor check reads them
+
     def _add_event(self, obj: dict[str, Any]) -> None:
-        reason = str(obj.get("reason") or "")
-        message = str(obj.get("message") or obj.get("note") or "")
-        check = self._symptoms.match_event(reason, message)
-        if check is None:
+        reason = _text(obj.get("reason"))
+        message = _text(obj.get("message")) or _text(obj.get("note"))
+        found = symptoms.match(message, reason, "events")
+        if found is None:
             return
-        involved = obj.get("involvedObject") or obj.get("regarding") or {}
-        if not isinstance(involved, dict):
+        involved = obj.get("involvedObject") if isinstance(obj.get("involvedObject"), dict) else \
+            obj.get("regarding") if isinstance(obj.get("regarding"), dict) else None
+        if involved is None:
             return
-        ref = ObjectRef(str(involved.get("apiVersion") or ""), str(involved.get("kind") or ""),
-                        involved.get("namespace") or None, str(involved.get("name") or ""))
+        ref = ObjectRef(_text(involved.get("apiVersion")), _text(involved.get("kind")),
+                        _text(involved.get("namespace")) or None, _text(involved.get("name")))
         source = obj.get("source") if isinstance(obj.get("source"), dict) else {}
-        count = int(obj.get("count") or (obj.get("series") or {}).get("count") or 1)
-        key = (check, ref)
+        host = _text(source.get("host")) or _text(obj.get("reportingInstance")) or None
+        if found.generic and not (_text(obj.get("type")) in ("", "Warning") and self._windows_related(ref, host)):
+            return  # the generic Windows results only make sense for Windows objects
+        series = obj.get("series") if isinstance(obj.get("series"), dict) else {}
+        count = _count(obj.get("count")) or _count(series.get("count")) or 1
+        key = (found.check, ref)
         previous = self._events.get(key)
-        record = EventRecord(check, ref, reason, " ".join(message.split()),
-                             source.get("host") or obj.get("reportingInstance") or None,
-                             count + (previous.count if previous else 0))
+        record = EventRecord(found.check, ref, reason, " ".join(message.split()), host,
+                             count + (previous.count if previous else 0), codes=found.codes)
         self._events[key] = record
         self._keep(reduce.event(obj))
+
+    def _windows_related(self, ref: ObjectRef, host: str | None) -> bool:
+        if ref.kind == "Node":
+            node = self._nodes.get(ref.name)
+            return node is not None and node.windows
+        if ref.kind == "Pod" and (ref.namespace or "", ref.name) in self._windows_pods:
+            return True
+        node = self._nodes.get(host or "")
+        return node is not None and node.windows
 
     def _add_pod(self, obj: dict[str, Any]) -> None:
         meta = _meta(obj)
@@ -398,16 +415,20 @@ class SnapshotBuilder:
             ignores=_ignores(meta),
         )
         self._pods.append(record)
+        self._windows_pods.add((namespace, record.name))
         if owner is None and not node_name:
             self._workloads.append(workload_record(obj, spec, "spec", target))
         for state in record.states:
-            check = self._symptoms.match_waiting(state.waiting_reason, state.waiting_message)
-            if check is not None:
+            for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
+                                           ("terminated", state.terminated_reason, state.terminated_message)):
+                found = symptoms.match(message, reason, where)
+                if found is None:
+                    continue
                 ref = controller or record.ref
-                key = (check, ref)
+                key = (found.check, ref)
                 if key not in self._events:
-                    self._events[key] = EventRecord(check, ref, state.waiting_reason, state.waiting_message,
-                                                    node_name, 1, record.name)
+                    self._events[key] = EventRecord(found.check, ref, reason, message, node_name, 1, record.name,
+                                                    codes=found.codes)
         self._keep(reduced)
 
     def _add_workload(self, obj: dict[str, Any]) -> None:
@@ -473,7 +494,7 @@ RESOURCE_OF_KIND = {
     "GMSACredentialSpec": "gmsacredentialspecs", "Pod": "pods", "Deployment": "deployments",
     "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
     "ReplicaSet": "replicasets", "ReplicationController": "replicationcontrollers", "Service": "services",
-    "Event": "events",
+    "EndpointSlice": "endpointslices", "Event": "events",
 }
 
 _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
@@ -483,6 +504,7 @@ _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
     "GMSACredentialSpec": SnapshotBuilder._add_gmsa,
     "Pod": SnapshotBuilder._add_pod,
     "Service": SnapshotBuilder._add_service,
+    "EndpointSlice": SnapshotBuilder._add_endpoint_slice,
     "Event": SnapshotBuilder._add_event,
     **{kind: SnapshotBuilder._add_workload for kind in WORKLOAD_KINDS},
 }
@@ -506,7 +528,7 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     return NodeRecord(
         name=str(meta.get("name") or ""),
         os=str(os_name).lower() if os_name else None,
-        arch=labels.get("kubernetes.io/arch") or info.get("architecture") or None,
+        arch=labels.get(ARCH_LABEL) or info.get("architecture") or None,
         labels=labels,
         os_image=str(info.get("osImage") or ""),
         kernel_version=str(info.get("kernelVersion") or ""),
@@ -637,12 +659,15 @@ def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
             if terminated is None and isinstance(state.get("terminated"), dict):
                 terminated = state["terminated"]
             exit_code = terminated.get("exitCode") if terminated else None
-            if not waiting.get("message") and not isinstance(exit_code, int):
+            exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
+            terminated_message = _text(terminated.get("message")) if terminated else ""
+            if not _text(waiting.get("message")) and exit_code is None and not terminated_message:
                 continue  # nothing a check reads
             out.append(ContainerState(
-                str(item.get("name") or ""), str(item.get("image") or ""),
-                str(waiting.get("reason") or ""), " ".join(str(waiting.get("message") or "").split()),
-                exit_code if isinstance(exit_code, int) else None, int(item.get("restartCount") or 0)))
+                _text(item.get("name")), _text(item.get("image")),
+                _text(waiting.get("reason")), " ".join(_text(waiting.get("message")).split()),
+                exit_code, _count(item.get("restartCount")) or 0,
+                _text(terminated.get("reason")) if terminated else "", " ".join(terminated_message.split())))
     return tuple(out)
 
 
@@ -678,6 +703,26 @@ def _str_map(value: Any) -> dict[str, str]:
     if not isinstance(value, dict):
         return {}
     return {str(k): str(v) for k, v in value.items()}
+
+
+def _text(value: Any) -> str:
+    """A field read as text: strings as they are, numbers as their digits, anything else (a list or a
+    mapping where a string belongs) as absent."""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return str(value)
+    return ""
+
+
+def _count(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isdigit():
+        return int(value)
+    return None
 
 
 def _opt_str(value: Any) -> str | None:

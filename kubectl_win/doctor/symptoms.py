@@ -1,11 +1,34 @@
-"""Match event and container-waiting text against knowledge/symptoms.yaml."""
+"""The symptom matcher: message text (and, when known, its reason and where it appeared) -> the catalogue
+entry of knowledge/symptoms.yaml that claims it, with every Windows error code in it decoded.
+
+`match` is a plain function so any command can classify text: event and container-state messages here,
+node logs elsewhere. A Windows runtime message no entry claims still comes back, as the generic
+`windows-runtime-error`; a message whose only Windows trace is an error code comes back as
+`windows-error-code`. Callers decide whether the context is Windows (the generic results are only
+meaningful there).
+"""
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cache
 
 from kubectl_win.knowledge import load
+from kubectl_win.wincodes import Decoded, find_codes
+
+GENERIC_RUNTIME = "windows-runtime-error"
+GENERIC_CODE = "windows-error-code"
+WHERE = ("events", "waiting", "terminated", "condition", "log")
+
+# Text only the Windows container stack produces: hcsshim/HCS, HNS/HCN, Win32 system-call failures
+# and the Win32 messages users see most (ecosystem reference 4.4; the corpus in tests/corpus).
+_RUNTIME_MARKERS = re.compile(
+    r"hcsshim|hcs::|\bHCS_E_|ComputeSystem|\bhns\b|hnsCall|\bhcn[A-Z]|\bHCN_E_|in Win32|winapi error|"
+    r"failure in a Windows system call|The system cannot find the (file|path) specified|Access is denied|"
+    r"The parameter is incorrect|Element not found|The user name or password is incorrect|"
+    r"The paging file is too small|\(0x[0-9a-f]{1,8}\)",
+    re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -13,38 +36,54 @@ class Symptom:
     check: str
     where: frozenset[str]
     reasons: frozenset[str]
-    pattern: re.Pattern[str]
+    pattern: re.Pattern[str] | None
+    codes: frozenset[int]
     cause: str
+    fix: str
 
 
-def _compile() -> tuple[Symptom, ...]:
+@dataclass(frozen=True)
+class Match:
+    check: str
+    cause: str
+    fix: str  # a template ({node}, {namespace}, {pod}, {object}); "" when the check builds its own
+    codes: tuple[Decoded, ...]
+    generic: bool = False
+
+
+@cache
+def catalogue() -> tuple[Symptom, ...]:
     out = []
     for entry in load("symptoms")["symptoms"]:
-        pattern = re.compile("|".join(f"(?:{p})" for p in entry["patterns"]), re.IGNORECASE)
-        out.append(Symptom(entry["check"], frozenset(entry["where"]), frozenset(entry.get("reasons") or ()),
-                           pattern, entry["cause"]))
+        patterns = entry.get("patterns") or ()
+        pattern = re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+        out.append(Symptom(entry["check"], frozenset(entry.get("where") or WHERE),
+                           frozenset(entry.get("reasons") or ()), pattern,
+                           frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
+                           " ".join(str(entry.get("cause") or "").split()), str(entry.get("fix") or "")))
     return tuple(out)
 
 
-@dataclass
-class SymptomMatcher:
-    symptoms: tuple[Symptom, ...] = field(default_factory=_compile)
-
-    def match_event(self, reason: str, message: str) -> str | None:
-        return self._match("events", reason, message)
-
-    def match_waiting(self, reason: str, message: str) -> str | None:
-        if not message:
-            return None
-        return self._match("waiting", reason, message)
-
-    def _match(self, where: str, reason: str, message: str) -> str | None:
-        for symptom in self.symptoms:
-            if where not in symptom.where or (symptom.reasons and reason not in symptom.reasons):
-                continue
-            if symptom.pattern.search(message):
-                return symptom.check
+def match(message: str, reason: str = "", where: str = "events") -> Match | None:
+    """The catalogue entry claiming the text, else a generic Windows result, else None."""
+    if not message:
         return None
+    codes = find_codes(message)
+    code_values = {c.code for c in codes}
+    for symptom in catalogue():
+        if where not in symptom.where:
+            continue
+        if reason and symptom.reasons and reason not in symptom.reasons:
+            continue  # the reason disambiguates; a missing reason never excludes
+        if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & code_values):
+            return Match(symptom.check, symptom.cause, symptom.fix, codes)
+    if _RUNTIME_MARKERS.search(message):
+        return Match(GENERIC_RUNTIME, "the Windows container runtime reported an error no catalogue entry knows",
+                     "", codes, generic=True)
+    if codes:
+        return Match(GENERIC_CODE, "the message carries a Windows error code", "", codes, generic=True)
+    return None
 
-    def cause(self, check: str) -> str:
-        return next((s.cause for s in self.symptoms if s.check == check), "")
+
+def cause(check: str) -> str:
+    return next((s.cause for s in catalogue() if s.check == check), "")

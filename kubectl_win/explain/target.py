@@ -9,14 +9,11 @@ from __future__ import annotations
 from kubectl_win.knowledge import load
 from kubectl_win.manifests import iter_containers
 from kubectl_win.record import record
+from kubectl_win.wellknown import BUILD_LABEL, OS_LABELS, windows_taint_keys
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import Any
-
-OS_LABELS = ("kubernetes.io/os", "beta.kubernetes.io/os")
-BUILD_LABEL = "node.kubernetes.io/windows-build"
-TAINT_KEYS = ("os", "node.kubernetes.io/os", "kubernetes.io/os")
 
 
 @record(frozen=True)
@@ -121,7 +118,7 @@ def _windows_hints(spec: dict[str, Any]) -> list[str]:
 def is_windows_toleration(toleration: dict[str, Any]) -> bool:
     """A toleration for one of the Windows taint schemes (os=Win1809, node.kubernetes.io/os=windows, ...)."""
     key = toleration.get("key")
-    if key not in TAINT_KEYS:
+    if key not in windows_taint_keys():
         return False
     if toleration.get("operator") == "Exists":
         return True  # tolerates every value of the OS taint key: only Windows nodes carry one

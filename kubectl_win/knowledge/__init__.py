@@ -1,8 +1,9 @@
 """Windows knowledge as data: YAML files in this folder, loaded once, each entry with sources and versions.
 
-Parsing YAML costs more than a short command's whole run, so the parsed data is kept as JSON in the
-user's cache directory, keyed by a hash of the YAML text (a changed file is simply a new key). A cache
-that cannot be read or written is ignored.
+Parsing YAML costs more than a short command's whole run, so each file ships precompiled next to it as
+compiled/<name>.json, stamped with a hash of the YAML it came from (`python -m kubectl_win.knowledge`
+rewrites them; a test fails when one is stale). A stale or missing compiled file is ignored and the
+YAML parsed instead, so an edit is never masked; nothing is ever written at run time.
 """
 
 from __future__ import annotations
@@ -17,60 +18,57 @@ if TYPE_CHECKING:
 
 # Plain os.path, not importlib.resources: that import alone costs more than reading every file here.
 _HERE = os.path.dirname(os.path.abspath(__file__))
+COMPILED_DIR = os.path.join(_HERE, "compiled")
 
 
 @cache
 def load(name: str) -> Any:
-    """Load knowledge/<name>.yaml (parsed once per process, and once per content across processes)."""
+    """Load knowledge/<name>.yaml (its precompiled JSON when that is current, else the YAML itself)."""
     with open(os.path.join(_HERE, f"{name}.yaml"), "rb") as handle:
         raw = handle.read()
-    cached = _cache_file(name, raw)
-    if cached is not None:
-        try:
-            with open(cached, "rb") as handle:
-                return json.loads(handle.read())
-        except (OSError, ValueError):
-            pass
+    try:
+        with open(compiled_path(name), "rb") as handle:
+            compiled = json.loads(handle.read())
+        if isinstance(compiled, dict) and compiled.get("source") == digest(raw):
+            return compiled["data"]
+    except (OSError, ValueError, KeyError):
+        pass
+    return parse(raw)
+
+
+def parse(raw: bytes) -> Any:
     import yaml
 
-    data = yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
-    if cached is not None:
-        _store(cached, data)
-    return data
+    return yaml.load(raw, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader))
 
 
-def cache_dir() -> str | None:
-    explicit = os.environ.get("KUBECTL_WIN_CACHE_DIR")
-    if explicit:
-        return explicit
-    if os.name == "nt":
-        base = os.environ.get("LOCALAPPDATA")
-        return os.path.join(base, "kubectl-win", "cache") if base else None
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "kubectl-win") if not base.startswith("~") else None
-
-
-def _cache_file(name: str, raw: bytes) -> str | None:
-    if os.environ.get("KUBECTL_WIN_NO_CACHE"):
-        return None
-    directory = cache_dir()
-    if directory is None:
-        return None
+def digest(raw: bytes) -> str:
     import hashlib
 
-    digest = hashlib.blake2b(raw, digest_size=12).hexdigest()
-    return os.path.join(directory, f"knowledge-{name}-{digest}.json")
+    return hashlib.blake2b(raw, digest_size=12).hexdigest()
 
 
-def _store(path: str, data: Any) -> None:
-    try:
-        text = json.dumps(data, ensure_ascii=False)
-        if json.loads(text) != data:  # e.g. integer keys: JSON would change them, so do not cache
-            return
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        temporary = f"{path}.{os.getpid()}.tmp"
-        with open(temporary, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.replace(temporary, path)
-    except (OSError, TypeError, ValueError):
-        pass
+def compiled_path(name: str) -> str:
+    return os.path.join(COMPILED_DIR, f"{name}.json")
+
+
+def names() -> list[str]:
+    return sorted(entry[:-5] for entry in os.listdir(_HERE) if entry.endswith(".yaml"))
+
+
+def compile_all() -> list[str]:
+    """Rewrite compiled/*.json from the YAML files; returns the names written. Raises ValueError for data
+    JSON cannot hold unchanged (integer keys, dates), which must then be written differently in the YAML."""
+    os.makedirs(COMPILED_DIR, exist_ok=True)
+    written = []
+    for name in names():
+        with open(os.path.join(_HERE, f"{name}.yaml"), "rb") as handle:
+            raw = handle.read()
+        data = parse(raw)
+        text = json.dumps({"source": digest(raw), "data": data}, ensure_ascii=False, separators=(",", ":"))
+        if json.loads(text)["data"] != data:
+            raise ValueError(f"knowledge/{name}.yaml has data JSON would change (integer keys or dates)")
+        with open(compiled_path(name), "w", encoding="utf-8") as handle:
+            handle.write(text + "\n")
+        written.append(name)
+    return written

@@ -86,6 +86,34 @@ class Cluster:
         obj.setdefault("apiVersion", info.api_version)
         return obj
 
+    def create(self, resource: str, body: dict, namespace: str | None = None) -> dict:
+        """POST a new object (sent once: a create is not retried, so it cannot run twice)."""
+        import json
+
+        info = resolve(resource)
+        ns = (namespace or self.namespace) if info.namespaced else None
+        return self._request(info.collection_path(ns), None, info, None, ns, "create", method="POST",
+                             body=json.dumps(body).encode())
+
+    def delete(self, resource: str, name: str, namespace: str | None = None, grace_seconds: int | None = None) -> None:
+        """DELETE an object; one already gone counts as deleted."""
+        import json
+
+        info = resolve(resource)
+        ns = (namespace or self.namespace) if info.namespaced else None
+        options: dict[str, Any] = {"kind": "DeleteOptions", "apiVersion": "v1", "propagationPolicy": "Background"}
+        if grace_seconds is not None:
+            options["gracePeriodSeconds"] = grace_seconds
+        try:
+            self._request(info.object_path(name, ns), None, info, name, ns, "delete", method="DELETE",
+                          body=json.dumps(options).encode())
+        except NotFound:
+            pass
+
+    def get_text(self, path: str, params: dict | list | None = None) -> str:
+        """GET a path that answers text rather than JSON (a node's logs through the API server's proxy)."""
+        return self._request(path, params, verb="get", raw=True).decode("utf-8", "replace")
+
     def list_pages(self, resource: str, namespace: str | None = None, label_selector: str | None = None,
                    field_selector: str | None = None, page_size: int = 500) -> Iterator[dict]:
         """Raw list pages (kind XList, metadata, items), following `continue` tokens.
@@ -197,8 +225,9 @@ class Cluster:
             headers["Authorization"] = auth
         return headers
 
-    def _request(self, path: str, params: dict | None, info: ResourceInfo | None = None, name: str | None = None,
-                 namespace: str | None = None, verb: str = "get") -> dict:
+    def _request(self, path: str, params: dict | list | None, info: ResourceInfo | None = None,
+                 name: str | None = None, namespace: str | None = None, verb: str = "get", *, method: str = "GET",
+                 body: bytes | None = None, raw: bool = False) -> Any:
         import urllib3
         from urllib3.exceptions import (
             ConnectTimeoutError as ConnectTimeout,
@@ -219,8 +248,11 @@ class Cluster:
         while True:
             attempt += 1
             try:
+                headers = self._headers()
+                if body is not None:
+                    headers = {**headers, "Content-Type": "application/json"}
                 response = self._pool_manager().request(
-                    "GET", url, headers=self._headers(), timeout=timeout, retries=False, redirect=False,
+                    method, url, headers=headers, body=body, timeout=timeout, retries=False, redirect=False,
                     preload_content=True)
             except SSLError as exc:
                 raise ClusterUnreachable(f"TLS handshake with {self.server} failed: {_short(exc)}") from None
@@ -234,13 +266,15 @@ class Cluster:
                 raise ClusterUnreachable(
                     f"{self.server} did not answer within {self.timeout:g}s (--request-timeout)") from None
             except (ProtocolError, HTTPError) as exc:
-                if attempt < self.max_attempts:
+                if attempt < self.max_attempts and method != "POST":
                     self._sleep(attempt, None)
                     continue
                 raise ClusterUnreachable(f"the connection to {self.server} kept dropping ({attempt} attempts): "
                                          f"{_short(exc)}") from None
             status = response.status
-            if status == 200:
+            if raw and status == 200:
+                return response.data
+            if status in (200, 201, 202):
                 try:
                     return _parse(response.data)
                 except (JSONDecodeError, ValueError, UnicodeDecodeError):
@@ -249,7 +283,7 @@ class Cluster:
                         continue
                     raise ApiError(f"{self.server} returned a response that is not valid JSON for {path}",
                                    status) from None
-            if status in RETRY_STATUSES and attempt < self.max_attempts:
+            if status in RETRY_STATUSES and attempt < self.max_attempts and method != "POST":
                 self._sleep(attempt, response.headers.get("Retry-After"))
                 continue
             if status == 401 and not reauthenticated and self.config.reload is not None:

@@ -103,16 +103,12 @@ class ClientConfig:
 
 def kubeconfig_paths(flags: KubeFlags) -> list[Path]:
     """--kubeconfig, else every file in $KUBECONFIG (os.pathsep-separated), else ~/.kube/config."""
-    if flags.kubeconfig:
-        path = Path(flags.kubeconfig).expanduser()
-        if not path.exists():
-            raise KubeconfigError(f"kubeconfig {path} does not exist")
-        return [path]
-    env = os.environ.get("KUBECONFIG")
-    if env:
-        return [Path(p).expanduser() for p in env.split(os.pathsep) if p and Path(p).expanduser().exists()]
-    default = Path.home() / ".kube" / "config"
-    return [default] if default.exists() else []
+    from kubectl_win.env import kubeconfig_candidates
+
+    paths = kubeconfig_candidates(flags.kubeconfig)
+    if flags.kubeconfig and not paths[0].exists():
+        raise KubeconfigError(f"kubeconfig {paths[0]} does not exist")
+    return [path for path in paths if path.exists()]
 
 
 def _read_yaml(path: Path) -> dict:

@@ -27,9 +27,6 @@ _IMAGE = re.compile(
     r"(?::[\w][\w.-]{0,127})?"
     r"(?:@[A-Za-z][A-Za-z0-9]*(?:[-_+.][A-Za-z][A-Za-z0-9]*)*:[0-9a-fA-F]{32,})?$"
 )
-_QUANTITY = re.compile(
-    r"^(?P<num>[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?P<suffix>Ki|Mi|Gi|Ti|Pi|Ei|[mkMGTPE]|[eE][-+]?[0-9]+)?$"
-)
 _QUALIFIED_NAME = re.compile(r"^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$")
 _LABEL_VALUE = re.compile(r"^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$")
 
@@ -111,13 +108,15 @@ def image_reference(value: str) -> str:
 
 def quantity(value: str, what: str) -> str:
     """A positive Kubernetes quantity; memory may not use millis."""
-    match = _QUANTITY.match(value.strip())
-    if not match:
+    from kubectl_win.doctor.quantity import parse_quantity
+
+    parsed = parse_quantity(value)
+    if parsed is None:
         example = "500m or 2" if what == "cpu" else "512Mi or 2Gi"
         raise UsageError(f"invalid {what} quantity {value!r} (expected e.g. {example})")
-    if float(match.group("num") or 0) <= 0:
+    if parsed[0] <= 0:
         raise UsageError(f"invalid {what} quantity {value!r}: must be greater than zero")
-    if what == "memory" and match.group("suffix") == "m":
+    if what == "memory" and parsed[1] == "m":
         raise UsageError(f"invalid memory quantity {value!r}: 'm' means millibytes; use Mi for mebibytes")
     return value.strip()
 

@@ -18,9 +18,9 @@ from typing import IO, Any
 from kubectl_win.errors import InputError
 from kubectl_win.manifests import Problem, iter_sources, pod_templates, read_text
 from kubectl_win.policy import ignores_from_annotations
-from kubectl_win.scaffold.placement import BUILD_LABEL, OS_LABEL, Placement
+from kubectl_win.scaffold.placement import Placement
+from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL, windows_taint_keys
 
-WINDOWS_TAINT_KEYS = ("os", "node.kubernetes.io/os")
 PATCH_CHECK_ID = "scaffold-patch"  # kubectl-win.io/ignore: scaffold-patch leaves an object as it is
 
 
@@ -269,7 +269,7 @@ def _new_seq() -> Any:
 
 
 def _windows_toleration(toleration: Any) -> bool:
-    return isinstance(toleration, dict) and toleration.get("key") in WINDOWS_TAINT_KEYS
+    return isinstance(toleration, dict) and toleration.get("key") in windows_taint_keys()
 
 
 def _covers(existing: Any, wanted: dict[str, str]) -> bool:

@@ -11,10 +11,7 @@ from typing import Any
 from kubectl_win.builds import Build, build_for_version
 from kubectl_win.knowledge import load
 from kubectl_win.scaffold.options import PlacementOptions, Taint
-
-OS_LABEL = "kubernetes.io/os"
-LEGACY_OS_LABEL = "beta.kubernetes.io/os"
-BUILD_LABEL = "node.kubernetes.io/windows-build"
+from kubectl_win.wellknown import BUILD_LABEL, LEGACY_OS_LABEL, OS_LABEL, windows_taint_keys
 
 
 @dataclass(frozen=True)
@@ -111,7 +108,7 @@ def node_taints(node: dict[str, Any]) -> list[Taint]:
 
 def windows_taints(node: dict[str, Any]) -> list[Taint]:
     """The taints that keep Linux pods off this node (a Windows scheme key, NoSchedule or NoExecute)."""
-    keys = set(load("taints")["windows_taint_keys"])
+    keys = windows_taint_keys()
     return [t for t in node_taints(node) if t.key in keys and t.effect in ("NoSchedule", "NoExecute")]
 
 

@@ -102,6 +102,10 @@ class ExecSettings:
     root: str = field(default_factory=lambda: tempfile.mkdtemp(prefix="kwin-pods-"))
     linux_path: dict[str, str] = field(default_factory=dict)  # "ns/pod" -> PATH for that pod's commands
     windows_tools: dict[str, set[str]] = field(default_factory=dict)  # "ns/pod" -> available tools
+    # node name -> (recorded HNS dump file, seconds to wait before printing it): PowerShell in a HostProcess
+    # pod on that node prints the dump, as the hns script would on a real node.
+    hns_dumps: dict[str, tuple[str, float]] = field(default_factory=dict)
+    host_process_nodes: dict[str, str] = field(default_factory=dict)  # "ns/pod" -> node, filled per exec
     sessions: list[ExecSession] = field(default_factory=list)
     commands: list[list[str]] = field(default_factory=list)  # every argv requested, in order
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -156,6 +160,11 @@ def _is_windows(pod: dict) -> bool:
     spec = pod.get("spec") or {}
     return ((spec.get("os") or {}).get("name") == "windows"
             or (spec.get("nodeSelector") or {}).get("kubernetes.io/os") == "windows")
+
+
+def _is_host_process(pod: dict) -> bool:
+    spec = pod.get("spec") or {}
+    return bool(((spec.get("securityContext") or {}).get("windowsOptions") or {}).get("hostProcess"))
 
 
 async def handle(request: web.Request, ctx) -> web.StreamResponse:  # noqa: ANN001 - server.ExecContext
@@ -331,6 +340,9 @@ class _StartError(Exception):
 async def _start(session: ExecSession, settings: ExecSettings, pod: dict) -> asyncio.subprocess.Process:
     key = f"{session.namespace}/{session.pod}"
     env = dict(os.environ)
+    if _is_host_process(pod):
+        with settings.lock:
+            settings.host_process_nodes[key] = str((pod.get("spec") or {}).get("nodeName") or "")
     if _is_windows(pod):
         argv, env = _windows_argv(session.argv, settings, key, env)
         missing_message = (f"error executing command in container: failed to exec in container: failed to start "
@@ -385,6 +397,11 @@ def _windows_argv(argv: list[str], settings: ExecSettings, key: str, env: dict) 
     tools = settings.windows_tools.get(key, DEFAULT_WINDOWS_TOOLS)
     program = argv[0].replace("/", "\\").rsplit("\\", 1)[-1].lower()
     program_exe = program if program.endswith(".exe") else program + ".exe"
+    if program_exe == "powershell.exe" and key in settings.host_process_nodes:
+        recorded = settings.hns_dumps.get(settings.host_process_nodes[key])
+        if recorded is None:
+            return ["sh", "-c", "echo 'HNS is not emulated on this node by the test server' >&2; exit 1"], env
+        return ["sh", "-c", 'sleep "$1"; cat -- "$2"', "hns", str(recorded[1]), recorded[0]], env
     if program_exe == "tar.exe" and program_exe in tools and not argv[0].startswith(("C:", "c:")):
         mapped = []
         for arg in argv[1:]:

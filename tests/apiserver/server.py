@@ -492,8 +492,22 @@ class ApiServer:
         if request.query.get("dryRun") == "All":
             return web.Response(status=201, body=dumps({**body, "kind": r.kind, "apiVersion": r.group_version}),
                                 content_type=JSON)
+        if r.plural == "pods":
+            self._admit_pod(body, t.namespace or "default")
         entry = self.store.put(body, r, t.namespace, create=True)
         return web.Response(status=201, body=entry.full(r), content_type=JSON)
+
+    def _admit_pod(self, pod: dict, namespace: str) -> None:
+        from tests.apiserver.admission import pod_security_violation
+
+        namespaces = self.store.resource("", "v1", "namespaces")
+        try:
+            labels = self.store.get(namespaces, None, namespace).obj(namespaces)["metadata"].get("labels") or {}
+        except StoreError:
+            return
+        message = pod_security_violation(pod, labels)
+        if message:
+            raise StoreError(403, "Forbidden", message)
 
     async def _update(self, request: web.Request, t: _Target, patch: bool) -> web.Response:
         r = t.resource

@@ -1,39 +1,43 @@
-"""Event and container-status symptoms (knowledge/symptoms.yaml) and NTSTATUS exit codes."""
+"""Event, container-state and node-condition symptoms (knowledge/symptoms.yaml) and Windows exit codes."""
 
 from __future__ import annotations
 
 import json
-from functools import cache
-from typing import Any
 
 from kubectl_win import builds
-from kubectl_win.doctor import fixes
-from kubectl_win.doctor.catalog import finding
+from kubectl_win.doctor import fixes, symptoms
+from kubectl_win.doctor.catalog import finding, quoted
 from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
 from kubectl_win.findings import Finding, ObjectRef
-from kubectl_win.knowledge import load
+from kubectl_win.manifests import spec_path_of
+from kubectl_win.wincodes import decode_exit, describe
 
 EXCERPT = 240
-
-
-@cache
-def ntstatus() -> dict[int, dict[str, Any]]:
-    return {int(e["code"]): e for e in load("ntstatus")["codes"]}
-
-
-def decode_exit(code: int) -> tuple[str, dict[str, Any] | None] | None:
-    """(hex, entry) for exit codes that are NTSTATUS values; None for ordinary exit codes."""
-    unsigned = code & 0xFFFFFFFF
-    entry = ntstatus().get(unsigned)
-    if entry is None and not (code < 0 and unsigned >= 0xC0000000):
-        return None
-    return f"0x{unsigned:08X}", entry
+# Checks whose fix is built here from the cluster (the others fill the catalogue's fix template).
+_BUILT_FIXES = frozenset({"symptom-os-build-mismatch", "symptom-no-matching-platform",
+                          "symptom-container-administrator-nonroot", "symptom-untolerated-windows-taint"})
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
     pods = {(p.namespace, p.name): p for p in snapshot.pods}
     out = [_event_finding(event, snapshot, pods) for event in snapshot.events]
+    out.extend(_node_conditions(snapshot))
     out.extend(_exit_codes(snapshot))
+    return out
+
+
+def _node_conditions(snapshot: Snapshot) -> list[Finding]:
+    """A NotReady Windows node whose Ready message is a known symptom (the CNI not initialised, ...)."""
+    out = []
+    for node in snapshot.windows_nodes:
+        if node.ready is not False or not node.ready_message:
+            continue
+        found = symptoms.match(node.ready_message, node.ready_reason, "condition")
+        if found is None or found.generic:
+            continue
+        event = EventRecord(found.check, node.ref, node.ready_reason or "NotReady", node.ready_message, node.name,
+                            1, codes=found.codes)
+        out.append(_event_finding(event, snapshot, {}))
     return out
 
 
@@ -43,6 +47,7 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     node_name = event.node or (pod.node if pod else None) or "the node"
     node = snapshot.node(node_name)
     excerpt = event.message if len(event.message) <= EXCERPT else event.message[: EXCERPT - 1] + "…"
+    excerpt += describe(event.codes)
     place = [f"on {node_name}"] if node_name != "the node" else []
     if event.count > 1:
         place.append(f"{event.count}x")
@@ -52,10 +57,27 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(), **values)
 
 
+def _template_fix(event: EventRecord, pod: PodRecord | None, node_name: str) -> str:
+    """The catalogue's fix for the check, every cluster value shell-quoted; for the generic checks, what
+    the decoded codes say."""
+    template = next((s.fix for s in symptoms.catalogue() if s.check == event.check), "")
+    if template:
+        owner = pod.owner_ref if pod else event.ref
+        values = quoted({"node": node_name, "namespace": owner.namespace or "default", "object": owner.display(),
+                         "pod": f"{pod.namespace}/{pod.name}" if pod else owner.display()})
+        return template.format_map(values)
+    hints = [f"{c.hex}: {c.hint}" for c in event.codes if c.hint]
+    if hints:
+        return "; ".join(hints)
+    return ("read the containerd and kubelet logs on the node (kubectl win logs, or Get-WinEvent on the node) "
+            "around the time of the message")
+
+
 def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) -> str:  # type: ignore[no-untyped-def]
+    if event.check not in _BUILT_FIXES:
+        return _template_fix(event, pod, node.name if node is not None else (event.node or "the node"))
     owner = pod.owner_ref if pod else event.ref
-    spec_path = "spec.jobTemplate.spec.template.spec" if owner.kind == "CronJob" else \
-        ("spec" if owner.kind == "Pod" else "spec.template.spec")
+    spec_path = spec_path_of(owner.kind)
     if event.check == "symptom-os-build-mismatch":
         if node is not None and node.build_number:
             text = (f"use images (and a pause image) built for build {node.build_number} "
@@ -110,13 +132,11 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
             if key in seen:
                 continue
             seen.add(key)
-            hex_code, entry = decoded
             path = f"status.containerStatuses[{state.name}].lastState.terminated.exitCode"
             out.append(finding(
                 "symptom-ntstatus-exit", pod.ref, path,
                 ignores=pod.ignores, container=state.name, pod=f"{pod.namespace}/{pod.name}",
-                code=state.last_exit_code, hex=hex_code, name=entry["name"] if entry else "(unknown NTSTATUS)",
-                meaning=entry["meaning"] if entry else "a Windows status code kubectl-win does not know",
+                code=state.last_exit_code, hex=decoded.hex, name=decoded.name, meaning=decoded.meaning,
                 restarts=state.restarts,
-                fix=entry["hint"] if entry else f"look up {hex_code} in Microsoft's NTSTATUS reference"))
+                fix=decoded.hint or f"look up {decoded.hex} in Microsoft's [MS-ERREF] reference"))
     return out

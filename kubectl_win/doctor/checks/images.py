@@ -9,8 +9,8 @@ from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import PodRecord, Snapshot
 from kubectl_win.findings import Finding, ObjectRef
-
-BUILD_LABEL = "node.kubernetes.io/windows-build"
+from kubectl_win.manifests import spec_path_of
+from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 
 
 def _hyperv(pod: PodRecord, snapshot: Snapshot) -> bool:
@@ -18,12 +18,6 @@ def _hyperv(pod: PodRecord, snapshot: Snapshot) -> bool:
     rc = snapshot.runtime_classes.get(pod.runtime_class or "")
     text = f"{pod.runtime_class or ''} {rc.handler if rc else ''}".lower()
     return "hyperv" in text or "hypervisor" in text
-
-
-def _spec_path(ref: ObjectRef) -> str:
-    from kubectl_win.manifests import POD_SPEC_PATHS, format_path
-
-    return format_path(POD_SPEC_PATHS.get(ref.kind, ("spec",)))
 
 
 def _pod_label(pods: list[PodRecord]) -> str:
@@ -49,7 +43,7 @@ def _os_mismatch(snapshot: Snapshot) -> list[Finding]:
     out = []
     for (owner, node_os), pods in groups.items():
         pod = pods[0]
-        fix = fixes.node_selector(owner, _spec_path(owner), {"kubernetes.io/os": pod.target.os or ""})
+        fix = fixes.node_selector(owner, spec_path_of(owner.kind), {OS_LABEL: pod.target.os or ""})
         if node_os == "windows":
             fix += f"; and taint the Windows nodes (kubectl taint nodes {pod.node} os=windows:NoSchedule)"
         out.append(finding("pod-os-mismatch", pod.ref, "spec.nodeName", ignores=pod.ignores, pod=_pod_label(pods),
@@ -78,7 +72,7 @@ def _build_mismatch(snapshot: Snapshot) -> list[Finding]:
         image_version = image_info.version if image_info else str(image_build)
         fix = (f"use the image tag built for {node_build} ({builds.tags_for(node_build)}) or pin the workload to "
                f"build {image_build} nodes: "
-               + fixes.node_selector(owner, _spec_path(owner), {BUILD_LABEL: image_version}))
+               + fixes.node_selector(owner, spec_path_of(owner.kind), {BUILD_LABEL: image_version}))
         out.append(finding("image-build-mismatch", pod.ref, container.path + ".image", ignores=pod.ignores,
                            container=container.name, pod=_pod_label(pods), image=container.image,
                            image_os=image_info.name if image_info else "an unknown Windows build",

@@ -7,6 +7,7 @@ from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.quantity import format_bytes
 from kubectl_win.doctor.snapshot import Container, Snapshot
 from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.manifests import spec_path_of
 
 DEFAULT_LIMIT = "512Mi"  # a starting point when the container requests nothing; size it to the app
 
@@ -32,15 +33,11 @@ def run(snapshot: Snapshot) -> list[Finding]:
         seen.add(owner)
         containers = pod.containers
         if owner.kind != "Pod":
-            prefix = _template_prefix(owner.kind)
+            prefix = spec_path_of(owner.kind)
             containers = tuple(Container(prefix + c.path.removeprefix("spec"), c.name, c.image, c.memory_limit,
                                          c.memory_request, c.init) for c in containers)
         out.extend(_limits(owner, containers, pod.ignores))
     return out
-
-
-def _template_prefix(kind: str) -> str:
-    return "spec.jobTemplate.spec.template.spec" if kind == "CronJob" else "spec.template.spec"
 
 
 def _limits(ref: ObjectRef, containers: tuple[Container, ...], ignores: frozenset[str]) -> list[Finding]:

@@ -10,13 +10,12 @@ from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, Taint, WorkloadRecord
 from kubectl_win.findings import Finding
-
-TAINT_KEYS = ("os", "node.kubernetes.io/os", "kubernetes.io/os")
+from kubectl_win.wellknown import OS_LABEL, windows_taint_keys
 
 
 def suggested_taint(node: NodeRecord, windows: tuple[NodeRecord, ...]) -> str:
     """The taint the other Windows nodes use (KEP-116's os=Win<release> per build), else os=windows."""
-    used = Counter(t for n in windows for t in n.scheduling_taints if t.key in TAINT_KEYS)
+    used = Counter(t for n in windows for t in n.scheduling_taints if t.key in windows_taint_keys())
     if not used:
         return "os=windows"
     taint = used.most_common(1)[0][0]
@@ -53,7 +52,7 @@ def _linux_workload(workload: WorkloadRecord, placement, windows) -> list[Findin
     if not landing:
         return []
     ref = workload.ref
-    fix = fixes.node_selector(ref, workload.spec_path, {"kubernetes.io/os": "linux"})
+    fix = fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "linux"})
     severity = "error" if ref.kind == "DaemonSet" else None
     return [finding("linux-workload-can-land-on-windows", ref, workload.spec_path + ".nodeSelector",
                     severity=severity, ignores=workload.ignores, object=ref.display(), nodes=name_list(landing),
@@ -66,7 +65,7 @@ def _windows_workload(workload: WorkloadRecord, placement, windows) -> list[Find
     if not scheduling.pins_os(placement, "windows"):
         out.append(finding("windows-workload-no-os-selector", ref, workload.spec_path + ".nodeSelector",
                            ignores=workload.ignores, object=ref.display(), reasons=workload.target.because(),
-                           fix=fixes.node_selector(ref, workload.spec_path, {"kubernetes.io/os": "windows"})))
+                           fix=fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "windows"})))
     selected = [n for n in windows if scheduling.selects(placement, n)]
     if not selected:
         if placement.node_name:

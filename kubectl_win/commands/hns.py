@@ -1,0 +1,78 @@
+"""`kubectl win hns`: a Windows node's HNS networks, endpoints and load balancers, checked against the cluster."""
+
+from __future__ import annotations
+
+import argparse
+
+from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
+from kubectl_win.env import Env
+
+DESCRIPTION = (
+    "Read the Host Networking Service state of a Windows node (networks, endpoints, load balancers, HNS "
+    "version) through a short-lived HostProcess pod, or from a dump collected by hand, and compare it with "
+    "the cluster's Services, EndpointSlices, Pods and Nodes: missing and stale load balancers, stale remote "
+    "endpoints, duplicate IPs, unhealthy endpoints, overlay and DSR settings, ephemeral port use and scale. "
+    "The pod is deleted when the command ends, also on error and Ctrl-C."
+)
+EXAMPLES = """examples:
+  kubectl win hns win-node-1                                   # live: a HostProcess pod in kube-system
+  kubectl win hns win-node-1 -n win-debug --image registry.local/servercore:ltsc2022
+  kubectl win hns --from-file hns.json --cluster-from-dump cluster.json -o wide
+  kubectl get services,endpointslices,pods,nodes -A -o json > cluster.json
+
+exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
+"""
+FORMATS = ("table", "wide", "json", "yaml")
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("node", nargs="?", metavar="NODE",
+                        help="the Windows node to inspect (with --from-file: the node the dump came from)")
+    parser.add_argument("--from-file", metavar="PATH",
+                        help="analyse an HNS dump collected on the node (see the README) instead of starting a pod")
+    parser.add_argument("--cluster-from-dump", metavar="PATH",
+                        help="compare with the Services, EndpointSlices, Pods and Nodes of a doctor dump or of "
+                             "kubectl get services,endpointslices,pods,nodes -A -o json")
+    parser.add_argument("--image", metavar="IMAGE",
+                        help="image for the HostProcess pod (default: Windows Server Core matching the node's build)")
+    parser.add_argument("--timeout", metavar="SECONDS", type=float, default=180.0,
+                        help="how long to wait for the pod to start and the dump to finish (default 180)")
+    add_output_flag(parser, FORMATS, "table")
+    add_policy_flags(parser)
+    add_kube_flags(parser, selector=False, all_namespaces=False)
+
+
+def run(args: argparse.Namespace, env: Env) -> int:
+    from kubectl_win.errors import UsageError
+    from kubectl_win.findings import exit_code
+
+    if args.from_file:
+        if args.image:
+            raise UsageError("--image starts a pod; it cannot be combined with --from-file")
+        from kubectl_win.hns.service import analyze_files
+
+        report = analyze_files(args.from_file, args.cluster_from_dump, args.node, args.config)
+    else:
+        if not args.node:
+            raise UsageError("name a Windows node (kubectl win hns NODE), or give --from-file PATH")
+        if args.cluster_from_dump:
+            raise UsageError("--cluster-from-dump goes with --from-file; a live run reads the cluster itself")
+        from kubectl_win.hns.live import LiveOptions, inspect_node
+        from kubectl_win.kube import KubeFlags
+
+        options = LiveOptions(node=args.node, namespace=args.namespace or "kube-system", image=args.image,
+                              timeout=args.timeout, config=args.config)
+        report = inspect_node(KubeFlags.from_args(args), options, progress=env.stderr if env.stderr_isatty else None)
+    render(report, args.output, env)
+    return exit_code(report.findings, args.fail_on)
+
+
+def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-def]
+    if output in ("json", "yaml"):
+        from kubectl_win.output.structured import render_json, render_yaml
+
+        (render_json if output == "json" else render_yaml)(report.to_dict(), env.stdout)
+        return
+    from kubectl_win.hns.report import render as render_table
+
+    render_table(report, env.stdout, wide=output == "wide", colour=env.color)

@@ -1,0 +1,71 @@
+"""HnsReport: one node's HNS analysis, its JSON contract (doctor's envelope plus `hns`) and its table."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import IO, Any
+
+from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
+from kubectl_win.hns.model import HnsState
+from kubectl_win.output.table import RESET, SEVERITY_COLOURS, render_table
+
+SEVERITY_TITLES = (("error", "ERRORS"), ("warning", "WARNINGS"), ("info", "INFO"))
+
+
+def hns_section(node: str | None, state: HnsState) -> dict[str, Any]:
+    """The `hns` entry for one node: what doctor -o json lists per node under hns.nodes as well."""
+    return {"node": node, "version": state.version, "schemas": sorted(state.schemas),
+            "counts": state.counts(), "read": sorted(state.present)}
+
+
+@dataclass
+class HnsReport:
+    node: str | None
+    state: HnsState
+    findings: list[Finding]
+    compared: list[str] = field(default_factory=list)  # the cluster kinds the dump was compared with
+
+    def summary(self) -> dict[str, Any]:
+        data: dict[str, Any] = summarize(self.findings)
+        data["comparedWith"] = self.compared
+        return data
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"schemaVersion": SCHEMA_VERSION, "kind": "HnsReport",
+                "hns": hns_section(self.node, self.state),
+                "findings": [f.to_dict(location=False) for f in self.findings],
+                "summary": self.summary()}
+
+
+def state_line(node: str | None, state: HnsState) -> str:
+    counts = state.counts()
+    version = f"HNS {state.version}" if state.version else "HNS version unknown"
+    schemas = "/".join(sorted(state.schemas)) or "no objects"
+    return (f"{node or 'node unknown'}: {version} ({schemas}): {counts['networks']} networks, "
+            f"{counts['endpoints']} endpoints ({counts['localEndpoints']} local, {counts['remoteEndpoints']} remote), "
+            f"{counts['loadBalancers']} load balancers ({counts['dsrLoadBalancers']} DSR, "
+            f"{counts['nodePortLoadBalancers']} node port)")
+
+
+def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = False) -> None:
+    out.write(state_line(report.node, report.state) + "\n\n")
+    for severity, title in SEVERITY_TITLES:
+        group = [f for f in report.findings if f.severity == severity]
+        if not group:
+            continue
+        heading = f"{title} ({len(group)})"
+        out.write((SEVERITY_COLOURS[severity] + heading + RESET if colour else heading) + "\n")
+        if wide:
+            render_table(["id", "object", "path", "message", "fix"],
+                         [[f.id, f.object.display(), f.path or "-", f.message, f.hint] for f in group], out)
+        else:
+            render_table(["id", "object", "message"], [[f.id, f.object.display(), f.message] for f in group], out)
+            out.write("  fix:\n")
+            for f in group:
+                out.write(f"    {f.object.display()}: {f.hint}\n")
+        out.write("\n")
+    s = report.summary()
+    text = f"{s['errors']} errors, {s['warnings']} warnings, {s['infos']} info"
+    text += "; compared with " + ", ".join(report.compared) if report.compared else \
+        "; not compared with the cluster (give --cluster-from-dump)"
+    out.write(("No problems found. " if not report.findings else "") + text + "\n")

@@ -1,0 +1,126 @@
+"""Real Windows failure messages (tests/corpus/windows_messages.yaml, each with the public URL it was copied
+from) are recognised: each by its own catalogue entry, never by the generic fallback, with nothing unrelated
+raised for the same object, and with every Windows error code in it decoded."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from kubectl_win.doctor import symptoms
+from kubectl_win.doctor.registry import run_checks
+from kubectl_win.wincodes import decode_exit, find_codes
+from tests.test_doctor_helpers import event, node, pod, snapshot_of, windows_spec
+
+CORPUS_FILE = Path(__file__).parent / "corpus" / "windows_messages.yaml"
+CORPUS: list[dict[str, Any]] = yaml.safe_load(CORPUS_FILE.read_text(encoding="utf-8"))
+WHERE = {"event": "events", "log": "log", "condition": "condition", "waiting": "waiting", "terminated": "terminated"}
+IDS = [f"{i:02d}-{e['class']}" for i, e in enumerate(CORPUS)]
+
+
+def test_the_corpus_is_big_and_varied_and_every_entry_has_a_source() -> None:
+    assert len(CORPUS) >= 60
+    assert len({e["class"] for e in CORPUS}) >= 25
+    for entry in CORPUS:
+        assert entry["url"].startswith("https://github.com/"), entry
+        assert entry["message"] and entry["where"] in WHERE, entry
+    assert max(Counter(e["message"] for e in CORPUS).values()) <= 2  # copied, not repeated
+
+
+@pytest.mark.parametrize("entry", [e for e in CORPUS if "exit_code" not in e], ids=[
+    i for i, e in zip(IDS, CORPUS, strict=True) if "exit_code" not in e])
+def test_each_message_is_claimed_by_its_own_entry(entry: dict[str, Any]) -> None:
+    found = symptoms.match(entry["message"], entry.get("reason", ""), WHERE[entry["where"]])
+    assert found is not None and not found.generic, entry["message"]
+    assert found.check == entry["class"]
+    # Matching never depends on the reason: without it the same entry claims the message.
+    assert symptoms.match(entry["message"], "", WHERE[entry["where"]]).check == entry["class"]
+    assert found.codes == find_codes(entry["message"])
+
+
+@pytest.mark.parametrize("entry", [e for e in CORPUS if "exit_code" in e], ids=[
+    i for i, e in zip(IDS, CORPUS, strict=True) if "exit_code" in e])
+def test_each_exit_code_is_decoded(entry: dict[str, Any]) -> None:
+    decoded = decode_exit(entry["exit_code"])
+    assert decoded is not None and not decoded.name.startswith("(unknown")
+
+
+def corpus_dump() -> tuple[list[dict[str, Any]], dict[str, tuple[str, str]]]:
+    """One Windows node and one pod per corpus message (events on the pod or the node, states on the pod);
+    returns the objects and, per corpus index, the object display name its finding must be on."""
+    objs: list[dict[str, Any]] = [node("win-0"), node("linux-0", os="linux")]
+    where: dict[str, tuple[str, str]] = {}
+    for index, entry in enumerate(CORPUS):
+        name = f"case-{index:02d}"
+        if entry.get("context") == "node":
+            node_name = f"win-{index:02d}"
+            objs.append(node(node_name))
+            objs.append(event(("Node", "", node_name), entry.get("reason") or "Warning", entry["message"],
+                              host=node_name))
+            where[IDS[index]] = (entry["class"], f"Node/{node_name}")
+            continue
+        status: dict[str, Any] = {"name": "app", "image": "img", "ready": False, "restartCount": 3, "state": {}}
+        if "exit_code" in entry:
+            status["lastState"] = {"terminated": {"exitCode": entry["exit_code"], "reason": "Error"}}
+        elif entry["where"] == "terminated":
+            status["lastState"] = {"terminated": {"exitCode": 1, "reason": entry.get("reason") or "Error",
+                                                  "message": entry["message"]}}
+        statuses = [status] if entry["where"] == "terminated" else None
+        objs.append(pod(name, windows_spec(), node="win-0", statuses=statuses))
+        if entry["where"] != "terminated":
+            objs.append(event(("Pod", "shop", name), entry.get("reason") or "", entry["message"], host="win-0",
+                              count=4))
+        where[IDS[index]] = (entry["class"], f"shop/Pod/{name}")
+    return objs, where
+
+
+def test_doctor_recognises_every_message_of_a_dump_built_from_the_corpus() -> None:
+    objs, expected = corpus_dump()
+    findings = run_checks(snapshot_of(*objs))
+    by_object: dict[str, set[str]] = {}
+    for finding in findings:
+        by_object.setdefault(finding.object.display(), set()).add(finding.id)
+    for case, (check, obj) in expected.items():
+        raised = by_object.get(obj, set())
+        assert check in raised, (case, raised)
+        unrelated = {i for i in raised if i.startswith(("symptom-", "windows-runtime", "windows-error"))} - {check}
+        assert unrelated == set(), (case, unrelated)
+
+
+def test_every_finding_that_quotes_a_code_shows_its_decoding() -> None:
+    objs, _ = corpus_dump()
+    for finding in run_checks(snapshot_of(*objs)):
+        for code in find_codes(finding.message.partition(" [")[0]):
+            assert code.name in finding.message, finding.message
+
+
+def test_repeated_events_are_folded_with_their_count() -> None:
+    message = CORPUS[0]["message"]
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "web"), "FailedCreatePodSandBox", message, host="win-0", count=5),
+            event(("Pod", "shop", "web"), "FailedCreatePodSandBox", message, host="win-0", count=2)]
+    [finding] = [f for f in run_checks(snapshot_of(*objs)) if f.id == CORPUS[0]["class"]]
+    assert "7x" in finding.message
+
+
+def test_an_unclaimed_windows_message_is_a_generic_warning_only_on_windows() -> None:
+    text = "Error: hcs::System::Start web: The requested compute operation is not supported. (0xc0370119)"
+    objs = [node("win-0"), node("linux-0", os="linux"), pod("web", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "web"), "Failed", text, host="win-0"),
+            event(("Pod", "shop", "api"), "Failed", text, host="linux-0")]
+    findings = [f for f in run_checks(snapshot_of(*objs)) if f.id == "windows-runtime-error"]
+    assert [(f.object.display(), f.severity) for f in findings] == [("shop/Pod/web", "warning")]
+    assert "HCS_E_OPERATION_SYSTEM_CALLBACK_ALREADY_SET" in findings[0].message
+
+
+def test_fix_templates_quote_cluster_values() -> None:
+    hostile = "win-0;rm -rf /"
+    objs = [node(hostile), pod("web", windows_spec(), node=hostile),
+            event(("Pod", "shop", "web"), "FailedMount", CORPUS[[e["class"] for e in CORPUS].index(
+                "symptom-csi-proxy-missing")]["message"], host=hostile)]
+    [finding] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-csi-proxy-missing"]
+    assert "'win-0;rm -rf /'" in finding.hint
