@@ -72,6 +72,13 @@ class Rule:
     check: Check | None
     enforced_by: str | None = None
     enforced_by_node: str | None = None
+    feature_gate: str | None = None
+    gate_default_since: str | None = None
+
+    def gate_on_by_default(self, version: tuple[int, int]) -> bool:
+        if self.feature_gate is None:
+            return True
+        return self.gate_default_since is not None and version >= parse_version(self.gate_default_since)
 
     @property
     def source(self) -> str:
@@ -101,7 +108,7 @@ def _rule(entry: dict[str, Any]) -> Rule:
         status = entry["status"]
         if status not in STATUSES:
             raise RuleError(f"unknown status {status!r}")
-        for key in ("since", "field_since", "until"):
+        for key in ("since", "field_since", "until", "gate_default_since"):
             if entry.get(key) is not None:
                 parse_version(entry[key])
         check = _check(entry["check"]) if entry.get("check") else None
@@ -124,6 +131,8 @@ def _rule(entry: dict[str, Any]) -> Rule:
             check=check,
             enforced_by=entry.get("enforced_by"),
             enforced_by_node=entry.get("enforced_by_node"),
+            feature_gate=entry.get("feature_gate"),
+            gate_default_since=entry.get("gate_default_since"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RuleError(f"field rule {rule_id}: {exc}") from exc

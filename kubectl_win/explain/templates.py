@@ -140,13 +140,19 @@ def linux_forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
 
 
 def os_name(rule: Rule, ctx: PodContext) -> Iterator[Result]:
-    value = get(ctx.spec, ("os", "name"))
-    if value is MISSING or value is None or value in ("linux", "windows"):
+    os_field = ctx.spec.get("os")
+    if os_field is None or ctx.version < parse_version(rule.since):
         return
-    if ctx.version < parse_version(rule.since):
+    value = os_field.get("name") if isinstance(os_field, dict) else MISSING
+    if value in ("linux", "windows"):
         return
-    path = ctx.spec_path + ("os", "name")
-    yield path, "error", f'spec.os.name "{value}" is not supported: {rule.reason}', rule.instead
+    if value is MISSING or value is None or value == "":
+        # What the API server names: spec.os.name "Required value" for spec.os {} or an empty name.
+        message = f"spec.os.name is required when spec.os is set: {rule.reason}"
+        yield ctx.spec_path + ("os", "name"), "error", message, rule.instead
+        return
+    # An unsupported name: the API server names spec.os itself.
+    yield ctx.spec_path + ("os",), "error", f'spec.os.name "{value}" is not supported: {rule.reason}', rule.instead
 
 
 def pod_os_label(rule: Rule, ctx: PodContext) -> Iterator[Result]:
@@ -261,7 +267,19 @@ def stop_signal(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     if not ctx.windows:
         return
     for hit, path in _fired(rule, ctx):
-        if not ctx.target.explicit:
+        if not rule.gate_on_by_default(ctx.version):
+            # The API server drops the field: harmless for SIGTERM (what a Windows container gets anyway).
+            if hit.value == "SIGTERM" or (ctx.target.explicit and not ctx.explicit_windows):
+                continue
+            yield (
+                path,
+                "warning",
+                f"stopSignal {hit.value} is dropped by the API server unless the {rule.feature_gate} feature gate "
+                f"is enabled (off by default in {format_version(ctx.version)}); where it is: {rule.reason}",
+                rule.instead,
+                None,
+            )
+        elif not ctx.target.explicit:
             yield path, "error", f"stopSignal {hit.value} needs spec.os.name: {rule.reason}", rule.instead
         elif ctx.explicit_windows and hit.value not in ("SIGTERM", "SIGKILL"):
             yield (

@@ -119,6 +119,8 @@ def _generic(rule: Rule) -> Iterator[Case]:
             key, value = KEYS[trigger.removeprefix("key-prefix:")]
             mapping = {key: value, "memory": "128Mi"} if key.startswith("hugepages-") else {key: value}
             spec, meta = _placed(location.scope, location.path, mapping)
+            if location.path == ("resources", "requests") and key.startswith("hugepages-"):
+                spec["containers"][0]["resources"]["limits"] = dict(mapping)  # huge pages need limits = requests
             yield f"{location.scope}:{'.'.join(location.path)}[{key}]", spec, meta
             continue
         values = VALUES.get(location.path)
@@ -218,8 +220,9 @@ def _stop_signal(rule: Rule) -> Iterator[Case]:
 
 def _os_name(rule: Rule) -> Iterator[Case]:
     # The os variants add windows, linux and unset; these are the values the API server must refuse.
-    for value in ("Windows", "darwin"):
+    for value in ("Windows", "darwin", ""):
         yield f"os.name {value!r}", _pod_option(("os",), {"name": value}), {}
+    yield "os: {}", _pod_option(("os",), {}), {}
 
 
 def _pod_os_label(rule: Rule) -> Iterator[Case]:
