@@ -6,6 +6,7 @@ Kubernetes (k8s.io/api/core/v1 well_known_labels.go) and are plain constants her
 
 from __future__ import annotations
 
+import re
 from functools import cache
 
 OS_LABEL = "kubernetes.io/os"
@@ -21,3 +22,39 @@ def windows_taint_keys() -> frozenset[str]:
     from kubectl_win.knowledge import load
 
     return frozenset(load("taints")["windows_taint_keys"])
+
+
+def os_from_labels(labels: dict[str, str]) -> str | None:
+    """The OS the node's labels say: the OS labels, else a cloud label (knowledge/node_labels.yaml)."""
+    for label in OS_LABELS:
+        if labels.get(label):
+            return labels[label].lower()
+    for entry in _cloud_labels():
+        value = labels.get(entry["label"])
+        if value and re.search(entry["windows"], value):
+            return "windows"
+    return None
+
+
+def build_from_labels(labels: dict[str, str]) -> tuple[str, str] | None:
+    """(major.minor.build, the label it came from) from the build label or a cloud label."""
+    value = labels.get(BUILD_LABEL) or ""
+    match = re.match(r"^(\d+\.\d+\.\d+)", value)
+    if match:
+        return match.group(1), BUILD_LABEL
+    for entry in _cloud_labels():
+        value = labels.get(entry["label"]) or ""
+        if value in (entry.get("builds") or {}):
+            return str(entry["builds"][value]), entry["label"]
+        pattern = entry.get("build_pattern")
+        found = re.search(pattern, value) if pattern and value else None
+        if found:
+            return f"10.0.{found.group(1)}", entry["label"]
+    return None
+
+
+@cache
+def _cloud_labels() -> tuple[dict, ...]:
+    from kubectl_win.knowledge import load
+
+    return tuple(load("node_labels")["cloud_labels"])

@@ -242,6 +242,17 @@ CASES = [
          lambda: base(*deploy("render", windows_spec("mcr.microsoft.com/windows/nanoserver:ltsc2022"), statuses=[
              waiting("app", "nanoserver", "CrashLoopBackOff", "back-off", exit_code=1, restarts=7)])),
          ("-1073741515 = 0xC0000135 STATUS_DLL_NOT_FOUND", "servercore base image", "restarted 7 times")),
+    Case("windows-node-taints-not-os",
+         lambda: base(*deploy("batch", linux_spec(selector=False, tolerations=[
+             {"key": "kubernetes.azure.com/scalesetpriority", "operator": "Equal", "value": "spot",
+              "effect": "NoSchedule"}]), "linux-0"),
+             win=node("win-0", taints=[{"key": "kubernetes.azure.com/scalesetpriority", "value": "spot",
+                                        "effect": "NoSchedule"}])),
+         lambda: base(win=node("win-0", taints=[
+             {"key": "kubernetes.azure.com/scalesetpriority", "value": "spot", "effect": "NoSchedule"},
+             {"key": "os", "value": "windows", "effect": "NoSchedule"}])),
+         ("tainted only with kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "shop/Deployment/batch",
+          "kubectl taint nodes win-0 os=windows:NoSchedule")),
     Case("windows-runtime-error",
          lambda: base(event(("Pod", "shop", "web-1"), "Failed",
                             "Error: failed to create containerd task: hcs::CreateScratch web: The requested "

@@ -432,12 +432,34 @@ def test_target_inference(spec: dict[str, Any], expected: str | None) -> None:
         assert target.reasons
 
 
-@pytest.mark.parametrize(("os_field", "path"), [({"name": "Windows"}, "spec.os"), ({"name": "darwin"}, "spec.os"),
-                                                ({"name": ""}, "spec.os.name"), ({}, "spec.os.name")])
-def test_invalid_spec_os_names_the_field_the_api_server_names(os_field: dict[str, Any], path: str) -> None:
-    """kube-apiserver 1.34 and 1.37: an unsupported name is `spec.os: Unsupported value`, a missing or
-    empty one `spec.os.name: Required value` (test_real_explain_knowledge checks it against both)."""
-    obj = pod()
-    obj["spec"]["os"] = os_field
-    assert [(f.id, f.path, f.enforced_by) for f in lint_object(obj) if f.id == "windows-os-name-invalid"] == [
-        ("windows-os-name-invalid", path, "api-server")]
+@pytest.mark.parametrize(
+    ("os_field", "path", "wording"),
+    [
+        ({}, "spec.os.name", "spec.os.name: Required value"),
+        ({"name": ""}, "spec.os.name", "spec.os.name: Required value"),
+        ({"name": "Windows"}, "spec.os", 'spec.os: Unsupported value: "Windows": supported values: "linux", "windows"'),
+        ({"name": "WINDOWS"}, "spec.os", 'Unsupported value: "WINDOWS"'),
+        ({"name": "win"}, "spec.os", 'Unsupported value: "win"'),
+        ({"name": 7}, "spec.os", 'Unsupported value: "7"'),
+        ("windows", "spec.os", "spec.os: must be a mapping"),
+    ],
+)
+def test_spec_os_is_checked_as_the_api_server_does(os_field: Any, path: str, wording: str) -> None:
+    """validateOS in k8s.io/kubernetes pkg/apis/core/validation: an empty spec.os is 'Required value' at
+    spec.os.name, another name (case matters) is 'Unsupported value' at spec.os."""
+    [finding] = lint_object(pod({"os": os_field}, os=None))
+    assert (finding.id, finding.severity, finding.path) == ("windows-os-name-invalid", "error", path)
+    assert wording in finding.message
+
+
+def test_spec_os_path_in_a_template_is_the_one_the_api_server_names() -> None:
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d", "namespace": "ns"},
+                  "spec": {"template": {"spec": pod({"os": {}}, os=None)["spec"]}}}
+    [finding] = lint_object(deployment)
+    assert finding.path == "spec.template.spec.os.name"
+    assert finding.message.startswith("spec.template.spec.os.name: Required value")
+
+
+@pytest.mark.parametrize("name", ["linux", "windows"])
+def test_valid_spec_os_names_are_quiet(name: str) -> None:
+    assert [f.id for f in lint_object(pod(os=name)) if f.id == "windows-os-name-invalid"] == []

@@ -39,6 +39,9 @@ from tests.test_portforward_rig import (  # noqa: F401 - fixtures
     (["pod/web", "80", "-c", "App;x"], "invalid container name"),
     (["pod/web", "80", "--relay", "curl"], "--relay"),
     (["pod/web", "80", "--ping-interval", "-1"], "--ping-interval"),
+    (["pod/web", "53/udp", "--mux", "off"], "UDP ports need the multiplexing relay"),
+    (["pod/web", "80", "--mux", "on"], "--mux"),
+    (["pod/web", "53/quic"], "the protocol must be tcp or udp"),
 ])
 def test_bad_input_is_one_line_and_exit_2(args, needle, tmp_path):
     result = run_cli("port-forward", *args, "--kubeconfig", str(tmp_path / "missing"))
@@ -61,7 +64,8 @@ def _service(name: str, selector: dict | None, ports: list[dict]) -> dict:
     (["pod/missing", "80"], 'pods "missing" not found'),
     (["pod/web", "http"], "pod web has no container port named 'http'"),
     (["svc/bare", "80"], "the Service is defined without a selector"),
-    (["svc/dns", "53"], "port 53 is UDP"),
+    (["svc/dns", "53"], "port 53 is UDP; add /udp"),
+    (["svc/dns", "53/tcp"], "port 53 is UDP"),
     (["svc/dns", "8080"], "service/dns does not have a service port 8080"),
     (["pod/pending", "80", "--pod-running-timeout", "0.3"], "pod is not running (phase Pending)"),
     (["pod/web", "80", "-c", "sidecar"], "container 'sidecar' not found in pod web"),

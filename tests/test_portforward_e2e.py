@@ -1,4 +1,6 @@
-"""End to end: the forwarder against the test API server's pods/exec over real HTTPS websockets.
+"""End to end: the forwarder against the test API server's pods/exec over real HTTPS websockets,
+one exec per connection (`--mux=off`, and the fallback where the multiplexing relay cannot run);
+test_portforward_mux.py covers the multiplexed path.
 
 The "pod" runs on this host: Linux relays natively, the native Windows relay under Wine.
 """
@@ -13,12 +15,12 @@ import time
 
 import pytest
 
+from tests import test_portforward_rig as rig
 from tests.test_portforward_rig import (  # noqa: F401 - fixtures
     Upstream,
     echo_then_report,
     exchange,
     exec_settings,
-    forwarding,
     hash_until_eof,
     linux_pod,
     random_blob,
@@ -30,6 +32,11 @@ from tests.test_portforward_rig import (  # noqa: F401 - fixtures
 )
 
 V5, V4 = "v5.channel.k8s.io", "v4.channel.k8s.io"
+
+
+def forwarding(apiserver, target: str, ports: list[str], **options):  # noqa: ANN001, ANN201
+    options.setdefault("mux", "off")
+    return rig.forwarding(apiserver, target, ports, **options)
 HAS_SOCAT = any(os.access(os.path.join(d, "socat"), os.X_OK) for d in os.environ.get("PATH", "").split(":"))
 
 

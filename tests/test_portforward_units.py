@@ -35,13 +35,18 @@ from kubectl_win.portforward.transport import ExecStatus, mask
     (":http-alt", PortPair(0, "http-alt")),
     ("http", PortPair(0, "http", local_from_remote=True)),
     ("65535:1", PortPair(65535, 1)),
+    ("5353:53/udp", PortPair(5353, 53, protocol="udp")),
+    (":53/UDP", PortPair(0, 53, protocol="udp")),
+    ("8080:80/tcp", PortPair(8080, 80)),
+    ("dns/udp", PortPair(0, "dns", local_from_remote=True, protocol="udp")),
 ])
 def test_port_pairs(text, expected):
     assert parse_port_pair(text) == expected
 
 
 @pytest.mark.parametrize("text", ["0", "65536", "8080:0", "-1", "80:80:80", "a:80", "80:", "", "HTTP",
-                                  "80:-http", "８０", "99999999999", "80;rm", "toolongportname1"])
+                                  "80:-http", "８０", "99999999999", "80;rm", "toolongportname1",
+                                  "53/sctp", "53/", "53/udp/udp", "/udp"])
 def test_bad_port_pairs_are_one_line_usage_errors(text):
     with pytest.raises(UsageError) as info:
         parse_port_pair(text)

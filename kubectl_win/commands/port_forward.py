@@ -10,8 +10,9 @@ from kubectl_win.commands.flags import add_kube_flags
 from kubectl_win.env import Env
 
 DESCRIPTION = """\
-Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: each
-local connection runs a small relay in the container that connects to --remote-host:PORT there.
+Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: a
+small relay in the container connects to --remote-host:PORT there. With --mux=auto (the default)
+one exec carries every connection and UDP flow; --mux=off runs one exec per connection.
 
 This reaches servers bound to the pod's loopback, works without wincat in the pause image, on
 Nano Server (an uploaded native relay) and on older runtimes. Needs get and create on pods/exec,
@@ -24,13 +25,15 @@ examples:
   kubectl win port-forward pod/iis-7d9c 8080:80
   kubectl win port-forward deploy/api :5000 -n web          # a free local port, printed
   kubectl win port-forward svc/sql 1433 --remote-host ::1
-  kubectl win port-forward iis-7d9c 8080:http --address 127.0.0.1,::1 -c iis"""
+  kubectl win port-forward iis-7d9c 8080:http --address 127.0.0.1,::1 -c iis
+  kubectl win port-forward pod/dns-test 5353:53/udp --remote-host 10.96.0.10   # cluster DNS"""
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("target", metavar="TYPE/NAME", help="pod/NAME (or NAME), deploy/, sts/, rs/ or svc/NAME")
-    parser.add_argument("ports", nargs="+", metavar="[LOCAL:]REMOTE",
-                        help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name")
+    parser.add_argument("ports", nargs="+", metavar="[LOCAL:]REMOTE[/udp]",
+                        help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name; "
+                             "/udp forwards datagrams (/tcp is the default)")
     add_kube_flags(parser, selector=False, all_namespaces=False)
     parser.add_argument("-c", "--container", metavar="NAME", help="the container to run the relay in")
     parser.add_argument("--address", action="append", metavar="ADDR",
@@ -45,19 +48,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="how long to wait for a running pod (default 60)")
     parser.add_argument("--ping-interval", type=_seconds_or_zero, default=5.0, metavar="SECONDS",
                         help="websocket ping interval that keeps idle connections alive; 0 disables (default 5)")
+    parser.add_argument("--mux", choices=("auto", "off"), default="auto",
+                        help="auto: one exec carries every connection where the relay can (default); "
+                             "off: one exec per connection, as before (no UDP)")
     parser.add_argument("--read-timeout", type=_seconds, default=60.0, metavar="SECONDS",
                         help="drop a connection when nothing, not even a pong, arrives for this long (default 60)")
 
 
 def build_options(args: argparse.Namespace, namespace: str):  # noqa: ANN201 - ForwardOptions
+    from kubectl_win.errors import UsageError
     from kubectl_win.portforward.forwarder import ForwardOptions
     from kubectl_win.portforward.ports import parse_listen_addresses, parse_port_pair, validate_remote_host
     from kubectl_win.portforward.targets import parse_target, validate_container
 
+    pairs = [parse_port_pair(p) for p in args.ports]
+    mux = getattr(args, "mux", "auto")
+    if mux == "off" and any(pair.protocol == "udp" for pair in pairs):
+        raise UsageError("UDP ports need the multiplexing relay: drop --mux=off")
     return ForwardOptions(
         target=parse_target(args.target),
         namespace=namespace,
-        pairs=[parse_port_pair(p) for p in args.ports],
+        pairs=pairs,
+        mux=mux,
         addresses=parse_listen_addresses(args.address),
         remote_host=validate_remote_host(args.remote_host),
         container=validate_container(args.container),

@@ -32,7 +32,7 @@ def catalog() -> dict[str, CheckInfo]:
     title, severity, cause and sources live with their patterns)."""
     entries = load("doctor_checks")["checks"]
     out = {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
-                              e["remediation"], e["source"], e["enforced_by"]) for e in entries}
+                              e["remediation"], e["source"], e.get("enforced_by")) for e in entries}
     for entry in load("symptoms")["symptoms"]:
         if entry["check"] in out:
             continue

@@ -21,7 +21,7 @@ from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
-from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, OS_LABELS
+from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, os_from_labels
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
@@ -63,6 +63,9 @@ class NodeRecord:
     memory_capacity: int | None
     memory_allocatable: int | None
     ignores: frozenset[str] = frozenset()
+    labelled_build: str | None = None  # major.minor.build from the build label or a cloud label
+    build_source: str = ""  # where windows_build came from: status.nodeInfo.kernelVersion or a label
+    node_info_missing: bool = False  # status.nodeInfo absent or empty (a partial Node object)
 
     @property
     def windows(self) -> bool:
@@ -70,11 +73,14 @@ class NodeRecord:
 
     @property
     def windows_build(self) -> str | None:
-        """major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), Windows only."""
+        """major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), else from the
+        build label or a cloud label when nodeInfo is missing; Windows only."""
         if not self.windows:
             return None
         match = re.match(r"^(\d+\.\d+\.\d+)", self.kernel_version or "")
-        return match.group(1) if match else None
+        if match:
+            return match.group(1)
+        return self.labelled_build
 
     @property
     def build_number(self) -> int | None:
@@ -301,6 +307,11 @@ class SnapshotBuilder:
     def _add_node(self, obj: dict[str, Any]) -> None:
         record = node_record(obj)
         self._nodes[record.name] = record
+        if record.windows and record.node_info_missing:
+            build = f"build {record.windows_build} from the {record.build_source}" if record.windows_build \
+                else "build unknown"
+            self.skip(f"nodes/{record.name}", f"status.nodeInfo is missing: container runtime and kubelet version "
+                      f"unknown, {build}")
         self._keep(reduce.node(obj))
 
     def _add_namespace(self, obj: dict[str, Any]) -> None:
@@ -517,12 +528,17 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
-    os_name = next((labels[k] for k in OS_LABELS if labels.get(k)), None) or info.get("operatingSystem") or None
-    conditions = {c.get("type"): c for c in status.get("conditions") or () if isinstance(c, dict)}
+    info = {k: v for k, v in info.items() if isinstance(v, str) and v}  # a wrong-typed field counts as absent
+    os_name = os_from_labels(labels) or info.get("operatingSystem") or None
+    labelled = build_from_labels(labels)
+    kernel = info.get("kernelVersion") or ""
+    conditions_list = status.get("conditions") if isinstance(status.get("conditions"), list) else ()
+    conditions = {c.get("type"): c for c in conditions_list if isinstance(c, dict)}
     ready = conditions.get("Ready")
     network = conditions.get("NetworkUnavailable")
-    taints = tuple(Taint(str(t.get("key") or ""), str(t.get("value") or ""), str(t.get("effect") or ""))
-                   for t in spec.get("taints") or () if isinstance(t, dict))
+    taint_list = spec.get("taints") if isinstance(spec.get("taints"), list) else ()
+    taints = tuple(Taint(_text(t.get("key")), _text(t.get("value")), _text(t.get("effect")))
+                   for t in taint_list if isinstance(t, dict))
     capacity = status.get("capacity") if isinstance(status.get("capacity"), dict) else {}
     allocatable = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else {}
     return NodeRecord(
@@ -530,21 +546,25 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
         os=str(os_name).lower() if os_name else None,
         arch=labels.get(ARCH_LABEL) or info.get("architecture") or None,
         labels=labels,
-        os_image=str(info.get("osImage") or ""),
-        kernel_version=str(info.get("kernelVersion") or ""),
+        os_image=info.get("osImage") or "",
+        kernel_version=kernel,
         build_label=labels.get(BUILD_LABEL),
-        runtime_version=str(info.get("containerRuntimeVersion") or ""),
-        kubelet_version=str(info.get("kubeletVersion") or ""),
+        runtime_version=info.get("containerRuntimeVersion") or "",
+        kubelet_version=info.get("kubeletVersion") or "",
         ready=None if ready is None else ready.get("status") == "True",
-        ready_reason=str((ready or {}).get("reason") or "no Ready condition"),
-        ready_message=" ".join(str((ready or {}).get("message") or "").split()),
-        unschedulable=bool(spec.get("unschedulable")),
-        network_unavailable=(str(network.get("reason") or ""), " ".join(str(network.get("message") or "").split()))
+        ready_reason=_text((ready or {}).get("reason")) or "no Ready condition",
+        ready_message=" ".join(_text((ready or {}).get("message")).split()),
+        unschedulable=spec.get("unschedulable") is True,
+        network_unavailable=(_text(network.get("reason")), " ".join(_text(network.get("message")).split()))
         if network and network.get("status") == "True" else None,
         taints=taints,
         memory_capacity=parse_bytes(capacity.get("memory")),
         memory_allocatable=parse_bytes(allocatable.get("memory")),
         ignores=_ignores(meta),
+        labelled_build=labelled[0] if labelled else None,
+        build_source="status.nodeInfo.kernelVersion" if re.match(r"^\d+\.\d+\.\d+", kernel)
+        else (f"label {labelled[1]}" if labelled else ""),
+        node_info_missing=not any(info.get(k) for k in ("kernelVersion", "containerRuntimeVersion", "kubeletVersion")),
     )
 
 

@@ -139,20 +139,31 @@ def linux_forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
         yield path, "error", f"{_relative(path, ctx)} cannot be set for a linux pod", rule.instead
 
 
+VALID_OS = ("linux", "windows")
+
+
 def os_name(rule: Rule, ctx: PodContext) -> Iterator[Result]:
-    os_field = ctx.spec.get("os")
-    if os_field is None or ctx.version < parse_version(rule.since):
+    """spec.os as the API server validates it (validateOS): a present spec.os needs a name, reported at
+    spec.os.name ("Required value"); any name but linux or windows, case included, is reported at spec.os
+    itself ("Unsupported value")."""
+    os_field = get(ctx.spec, ("os",))
+    if os_field is MISSING or os_field is None or ctx.version < parse_version(rule.since):
         return
-    value = os_field.get("name") if isinstance(os_field, dict) else MISSING
-    if value in ("linux", "windows"):
+    supported = ", ".join(f'"{v}"' for v in VALID_OS)
+    if not isinstance(os_field, dict):
+        yield (ctx.spec_path + ("os",), "error",
+               f"{format_path(ctx.spec_path + ('os',))}: must be a mapping with a name ({supported}), "
+               f"not {type(os_field).__name__}", rule.instead)
         return
-    if value is MISSING or value is None or value == "":
-        # What the API server names: spec.os.name "Required value" for spec.os {} or an empty name.
-        message = f"spec.os.name is required when spec.os is set: {rule.reason}"
-        yield ctx.spec_path + ("os", "name"), "error", message, rule.instead
-        return
-    # An unsupported name: the API server names spec.os itself.
-    yield ctx.spec_path + ("os",), "error", f'spec.os.name "{value}" is not supported: {rule.reason}', rule.instead
+    value = os_field.get("name")
+    if value is None or value == "":
+        path = ctx.spec_path + ("os", "name")
+        yield path, "error", f"{format_path(path)}: Required value: {rule.reason}", rule.instead
+    elif not isinstance(value, str) or value not in VALID_OS:
+        path = ctx.spec_path + ("os",)
+        shown = value if isinstance(value, str) else str(value)
+        yield (path, "error", f'{format_path(path)}: Unsupported value: "{shown}": supported values: {supported}',
+               rule.instead)
 
 
 def pod_os_label(rule: Rule, ctx: PodContext) -> Iterator[Result]:

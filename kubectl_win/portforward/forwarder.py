@@ -1,8 +1,13 @@
-"""Orchestration: resolve the target, listen, and for each local connection run a relay over exec.
+"""Orchestration: resolve the target, listen, and carry each local connection to the pod.
 
-Threads: one accept loop, one pinger, and two per connection (local->stdin, stdout->local).
-A failed connection prints one line and the forwarder keeps serving. A bare pod that disappears
-ends the session with exit 1; workload and Service targets are re-resolved to a new pod.
+With `--mux=auto` (the default) one long-lived exec per container runs the multiplexing relay and
+carries every connection and UDP flow (mux.py); where that relay cannot start the forwarder says
+so once and falls back to one exec per connection, each running a plain relay. If the mux exec
+dies its connections are reset at once and the next connection starts a new one.
+
+Threads: one accept loop, one pinger, one per UDP listener, and two per connection (local->pod,
+pod->local). A failed connection prints one line and the forwarder keeps serving. A bare pod that
+disappears ends the session with exit 1; workload and Service targets are re-resolved to a new pod.
 """
 
 from __future__ import annotations
@@ -17,8 +22,9 @@ from typing import IO, Any
 
 from kubectl_win.errors import ExitStatus, KubectlWinError
 from kubectl_win.kube.resources import segment
-from kubectl_win.portforward import targets
+from kubectl_win.portforward import frames, targets
 from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
+from kubectl_win.portforward.mux import Channel, ChannelClosed, MuxSession, MuxUnavailable
 from kubectl_win.portforward.ports import PortPair, format_hostport
 from kubectl_win.portforward.probe import RelaySelector, RelayUnavailable
 from kubectl_win.portforward.relays import Relay
@@ -57,6 +63,8 @@ class ForwardOptions:
     # v4 cannot pass a local half-close on; after the local EOF, end the exec once the pod side
     # has been silent this long (else a keep-alive server would hold the exec open forever).
     v4_eof_linger: float = 2.0
+    mux: str = "auto"  # "auto": one multiplexed exec per container where the relay can; "off": one per connection
+    udp_idle_timeout: float = 60.0  # a UDP flow with no datagram either way for this long is closed
 
 
 class PodGone(ExecRejected):
@@ -82,20 +90,35 @@ class Forwarder:
         self._active: dict[int, tuple[socket.socket, ExecStream | None]] = {}
         self._active_lock = threading.Lock()
         self._accept: AcceptLoop | None = None
+        self._udp: list = []  # udp.UdpForward per UDP listener
+        self._mux: MuxSession | None = None
+        self._mux_lock = threading.Lock()
+        self._no_mux: dict[tuple[str, str, str], str] = {}  # containers that fell back, and why
 
     # --- lifecycle -----------------------------------------------------------------------------
     def start(self) -> list[Listening]:
         """Resolve the target, bind the listeners and print where they are. Raises one-line errors."""
         self._pod = self._resolve()
         local_ports = [local for local, _remote in self._pod.ports]
-        self.listeners = bind_all(self.options.addresses, local_ports)
+        protocols = [pair.protocol for pair in self.options.pairs]
+        self.listeners = bind_all(self.options.addresses, local_ports, protocols)
         for listener in self.listeners:
-            self._say(f"Forwarding from {listener} -> {self._pod.ports[listener.pair_index][1]}")
+            suffix = "/udp" if listener.protocol == "udp" else ""
+            self._say(f"Forwarding from {listener}{suffix} -> {self._pod.ports[listener.pair_index][1]}{suffix}")
         if _is_host_process(self._pod.pod):
             self._warn("this is a HostProcess pod: the relay runs on the node, so "
                        f"{self.options.remote_host} is the node's own address")
         self._accept = AcceptLoop(self.listeners, self._on_connection)
         self._accept.start()
+        if any(listener.protocol == "udp" for listener in self.listeners):
+            from kubectl_win.portforward.udp import UdpForward
+
+            for listener in self.listeners:
+                if listener.protocol == "udp":
+                    forward = UdpForward(listener, self._open_udp_flow, self.options.udp_idle_timeout,
+                                         self._on_udp_flow, self._error)
+                    forward.start()
+                    self._udp.append(forward)
         if self.options.ping_interval > 0:
             threading.Thread(target=self._ping_loop, name="port-forward-ping", daemon=True).start()
         return self.listeners
@@ -119,6 +142,9 @@ class Forwarder:
         self._stop.set()
         if self._accept is not None:
             self._accept.close()
+        for forward in self._udp:
+            forward.close()
+            forward.listener.sock.close()
         deadline = time.monotonic() + self.options.shutdown_grace
         while self._active and time.monotonic() < deadline:
             time.sleep(0.05)
@@ -128,6 +154,10 @@ class Forwarder:
             if stream is not None:
                 stream.abort()
             _shutdown(conn, socket.SHUT_RDWR)
+        with self._mux_lock:
+            mux, self._mux = self._mux, None
+        if mux is not None:
+            mux.close()
         for failure in self.selector.remove_uploads():
             self._warn(failure)
         return int(self.exit_code)
@@ -147,6 +177,13 @@ class Forwarder:
         self._say(f"Handling connection for {listener.port}")
         label = f"{listener} -> {self.options.target}"
         try:
+            if self.options.mux != "off":
+                mux = self._mux_session()
+                if mux is not None:
+                    remote = self._remote(listener.pair_index)
+                    label = f"{listener} -> pod/{self._pod.name if self._pod else '?'}:{remote}"
+                    self._serve_mux(conn_id, conn, mux, remote, label)
+                    return
             stream, relay, remote = self._open(conn_id, conn, listener.pair_index)
             label = f"{listener} -> pod/{self._pod.name if self._pod else '?'}:{remote}"
             self._pump(conn_id, conn, stream, relay, label)
@@ -189,6 +226,99 @@ class Forwarder:
                     self._active[conn_id] = (conn, stream)
             return stream, relay, remote
         raise AssertionError("unreachable")
+
+    # --- the multiplexed path -----------------------------------------------------------------------
+    def _mux_session(self) -> MuxSession | None:
+        """The running mux for the current pod, started (or restarted) on demand; None to fall back."""
+        with self._mux_lock:
+            for attempt in (1, 2):
+                pod = self._pod
+                assert pod is not None
+                key = _key(pod)
+                if key in self._no_mux:
+                    return None
+                current = self._mux
+                if current is not None and current.alive and current.key == key:
+                    return current
+                try:
+                    relay = self.selector.relay_for(key, pod.windows, self._runner(pod))
+                    command = relay.mux_command()
+                    if command is None:
+                        self._fall_back(key, f"the {relay.name} relay carries one connection per exec")
+                        return None
+                    self._mux = MuxSession.start(self._ws_target(pod, command), relay, key, self._mux_lost,
+                                                 self.options.connect_timeout, self.options.read_timeout)
+                    return self._mux
+                except MuxUnavailable as exc:
+                    self._fall_back(key, str(exc))
+                    return None
+                except ExecRejected as exc:
+                    if not _pod_gone(exc):
+                        raise
+                    if self.options.target.is_pod:
+                        raise PodGone(f"pod {pod.name} is gone ({exc})") from None
+                    if attempt == 2:
+                        raise
+                    self._reresolve(pod)
+        raise AssertionError("unreachable")
+
+    def _fall_back(self, key: tuple[str, str, str], reason: str) -> None:
+        self._no_mux[key] = reason
+        self._warn(f"cannot multiplex connections in container {key[2]!r} ({reason}); "
+                   "using one exec per connection")
+
+    def _mux_lost(self, session: MuxSession, reason: str, reset: int) -> None:
+        if self._stop.is_set():
+            return
+        pod = self._pod.name if self._pod else "?"
+        connections = f"reset {reset} open connection{'s' if reset != 1 else ''}" if reset else "no open connections"
+        self._error(f"lost the relay in pod/{pod}: {reason}; {connections}; the next connection starts a new one")
+
+    def _remote(self, pair_index: int) -> int:
+        assert self._pod is not None
+        return self._pod.ports[pair_index][1]
+
+    def _serve_mux(self, conn_id: int, conn: socket.socket, mux: MuxSession, remote: int, label: str) -> None:
+        try:
+            channel = mux.open(frames.TCP, self.options.remote_host, remote)
+        except ChannelClosed as exc:
+            self._error(f"connection {conn_id} ({label}): lost the relay: {exc}")
+            return
+        drain = threading.Thread(target=channel.drain_to, args=(conn,), daemon=True,
+                                 name=f"port-forward-{conn_id}-down")
+        drain.start()
+        buffer = bytearray(CHUNK)
+        view = memoryview(buffer)
+        try:
+            while True:
+                count = conn.recv_into(buffer)
+                if count == 0:
+                    channel.send_eof()
+                    break
+                channel.send(view[:count])
+        except ChannelClosed:
+            pass
+        except OSError:
+            channel.abort("the local client reset the connection")
+        except ExecError:
+            pass  # the session reader sees the broken stream and resets every channel
+        drain.join()
+        failure = channel.failure()
+        if failure and not self._stop.is_set():
+            if not failure.startswith("lost the relay"):  # a lost relay was reported once for all
+                self._error(f"connection {conn_id} ({label}): {failure}")
+
+    def _open_udp_flow(self, listener: Listening, deliver) -> Channel:  # noqa: ANN001 - Callable[[bytes], None]
+        if self.options.mux == "off":
+            raise KubectlWinError("UDP needs the multiplexing relay (--mux=auto)")
+        mux = self._mux_session()
+        if mux is None:
+            assert self._pod is not None
+            raise KubectlWinError(f"UDP needs the multiplexing relay: {self._no_mux.get(_key(self._pod), '')}")
+        return mux.open(frames.UDP, self.options.remote_host, self._remote(listener.pair_index), on_datagram=deliver)
+
+    def _on_udp_flow(self, listener: Listening, peer: tuple) -> None:
+        self._say(f"Handling connection for {listener.port}")
 
     def _pump(self, conn_id: int, conn: socket.socket, stream: ExecStream, relay: Relay, label: str) -> None:
         last_stdout = [time.monotonic()]
@@ -307,6 +437,9 @@ class Forwarder:
         while not self._stop.wait(self.options.ping_interval):
             with self._active_lock:
                 streams = [s for _c, s in self._active.values() if s is not None]
+            mux = self._mux
+            if mux is not None and mux.alive:
+                streams.append(mux.stream)
             for stream in streams:
                 try:
                     stream.ping()

@@ -19,12 +19,13 @@ class Listening:
     port: int
     pair_index: int
     sock: socket.socket
+    protocol: str = "tcp"
 
     def __str__(self) -> str:
         return format_hostport(self.address, self.port)
 
 
-def bind_all(addresses: list[str], local_ports: list[int]) -> list[Listening]:
+def bind_all(addresses: list[str], local_ports: list[int], protocols: list[str] | None = None) -> list[Listening]:
     """Bind every (address, local port). Port 0 picks a free port, shared by all addresses of that pair.
 
     An address that cannot be bound fails the whole command unless it came from `localhost` and
@@ -36,9 +37,10 @@ def bind_all(addresses: list[str], local_ports: list[int]) -> list[Listening]:
         for index, requested in enumerate(local_ports):
             port = requested
             bound_any = False
+            protocol = protocols[index] if protocols else "tcp"
             for address in addresses:
                 try:
-                    sock = _listen(address, port)
+                    sock = _listen(address, port) if protocol == "tcp" else _bind_udp(address, port)
                 except OSError as exc:
                     if address == "::1" and exc.errno in (errno.EADDRNOTAVAIL, errno.EAFNOSUPPORT) and bound_any:
                         continue  # no IPv6 loopback on this machine
@@ -46,7 +48,7 @@ def bind_all(addresses: list[str], local_ports: list[int]) -> list[Listening]:
                                           f"{exc.strerror or exc}", exit_code=1) from None
                 port = sock.getsockname()[1]
                 bound_any = True
-                listeners.append(Listening(address, port, index, sock))
+                listeners.append(Listening(address, port, index, sock, protocol))
     except BaseException:
         for listener in listeners:
             listener.sock.close()
@@ -69,6 +71,21 @@ def _listen(address: str, port: int) -> socket.socket:
     return sock
 
 
+def _bind_udp(address: str, port: int) -> socket.socket:
+    family = socket.AF_INET6 if ":" in address else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_DGRAM)
+    try:
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        # Bursts of datagrams wait here while the mux is busy rather than being dropped.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+        sock.bind((address, port))
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 class AcceptLoop:
     """Accepts on every listener and hands each connection to `on_connection` (which must not block)."""
 
@@ -84,6 +101,8 @@ class AcceptLoop:
     def _run(self) -> None:
         selector = selectors.DefaultSelector()
         for listener in self.listeners:
+            if listener.protocol != "tcp":
+                continue
             listener.sock.setblocking(False)
             selector.register(listener.sock, selectors.EVENT_READ, listener)
         try:

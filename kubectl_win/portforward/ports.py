@@ -25,12 +25,25 @@ class PortPair:
     local: int
     remote: int | str
     local_from_remote: bool = False  # LOCAL omitted: use the resolved remote number locally
+    protocol: str = "tcp"  # "tcp" or "udp" (`/udp` after the pair)
 
     def __str__(self) -> str:
-        return f"{self.local}:{self.remote}"
+        suffix = "/udp" if self.protocol == "udp" else ""
+        return f"{self.local}:{self.remote}{suffix}"
 
 
 def parse_port_pair(text: str) -> PortPair:
+    """`[LOCAL:]REMOTE[/tcp|/udp]`."""
+    body, slash, protocol = text.partition("/")
+    if slash:
+        if protocol.lower() not in ("tcp", "udp"):
+            raise UsageError(f"invalid port pair {text!r}: the protocol must be tcp or udp")
+        pair = _parse_pair(body)
+        return PortPair(pair.local, pair.remote, pair.local_from_remote, protocol.lower())
+    return _parse_pair(text)
+
+
+def _parse_pair(text: str) -> PortPair:
     if text.count(":") > 1:
         raise UsageError(f"invalid port pair {text!r}: expected [LOCAL:]REMOTE")
     if ":" in text:

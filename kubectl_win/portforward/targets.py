@@ -178,31 +178,42 @@ def _container(pod: dict, requested: str | None) -> str:
 
 def _remote_port(pair: PortPair, owner: dict | None, pod: dict, container: str, target: Target) -> int:
     remote = pair.remote
+    protocol = pair.protocol.upper()
     if target.resource == "services":
-        return _service_port(remote, owner or {}, pod, target)
+        return _service_port(remote, owner or {}, pod, target, protocol)
     if isinstance(remote, int):
         return remote
-    return _named_container_port(pod, remote, target)
+    return _named_container_port(pod, remote, target, protocol)
 
 
-def _service_port(remote: int | str, service: dict, pod: dict, target: Target) -> int:
+def _service_port(remote: int | str, service: dict, pod: dict, target: Target, protocol: str = "TCP") -> int:
+    wrong_protocol = None
     for port in (service.get("spec") or {}).get("ports") or []:
         if port.get("port") == remote or (isinstance(remote, str) and port.get("name") == remote):
-            if port.get("protocol", "TCP") == "UDP":
-                raise TargetError(f"{target}: port {remote} is UDP; only TCP can be forwarded")
+            if port.get("protocol", "TCP") != protocol:
+                wrong_protocol = port.get("protocol", "TCP")
+                continue  # 53/TCP and 53/UDP may both exist
             target_port = port.get("targetPort", port.get("port"))
             if isinstance(target_port, str) and not target_port.isdigit():
-                return _named_container_port(pod, target_port, target)
+                return _named_container_port(pod, target_port, target, protocol)
             return int(target_port)
+    if wrong_protocol:
+        raise TargetError(f"{target}: port {remote} is {wrong_protocol}; "
+                          f"add /{wrong_protocol.lower()} to the port pair to forward it")
     raise TargetError(f"{target} does not have a service port {remote}")
 
 
-def _named_container_port(pod: dict, name: str, target: Target) -> int:
+def _named_container_port(pod: dict, name: str, target: Target, protocol: str = "TCP") -> int:
+    wrong_protocol = None
     for container in (pod.get("spec") or {}).get("containers") or []:
         for port in container.get("ports") or []:
             if port.get("name") == name:
-                if port.get("protocol", "TCP") == "UDP":
-                    raise TargetError(f"{target}: port {name} is UDP; only TCP can be forwarded")
+                if port.get("protocol", "TCP") != protocol:
+                    wrong_protocol = port.get("protocol", "TCP")
+                    continue
                 return int(port["containerPort"])
+    if wrong_protocol:
+        raise TargetError(f"{target}: port {name} is {wrong_protocol}; "
+                          f"add /{wrong_protocol.lower()} to the port pair to forward it")
     pod_name = (pod.get("metadata") or {}).get("name", "")
     raise TargetError(f"{target}: pod {pod_name} has no container port named {name!r}")

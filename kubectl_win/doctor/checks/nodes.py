@@ -47,14 +47,15 @@ def _build_findings(node) -> list[Finding]:  # type: ignore[no-untyped-def]
         return out
     if node.build_label is None:
         out.append(finding("windows-build-label-missing", ref, LABEL_PATH, ignores=ignores, node=node.name,
-                           kernel=node.kernel_version, build=build))
+                           kernel=node.kernel_version or f"unknown, build {build} from the {node.build_source}",
+                           build=build))
     elif node.build_label != build:
         out.append(finding("windows-build-label-mismatch", ref, LABEL_PATH, ignores=ignores, node=node.name,
                            label=node.build_label, kernel=node.kernel_version, build=build))
     known = builds.build_of(node.build_number)
     if known is None:
         out.append(finding("windows-build-unknown", ref, "status.nodeInfo.kernelVersion", ignores=ignores,
-                           node=node.name, kernel=node.kernel_version))
+                           node=node.name, kernel=node.kernel_version or build))
     elif not known.supported:
         out.append(finding("windows-build-unsupported", ref, "status.nodeInfo.kernelVersion", ignores=ignores,
                            node=node.name, os_name=known.name, build=build, note=known.note))

@@ -10,6 +10,7 @@ from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, Taint, WorkloadRecord
 from kubectl_win.findings import Finding
+from kubectl_win.knowledge import load
 from kubectl_win.wellknown import OS_LABEL, windows_taint_keys
 
 
@@ -36,6 +37,8 @@ def run(snapshot: Snapshot) -> list[Finding]:
             if not node.scheduling_taints:
                 findings.append(finding("windows-node-untainted", node.ref, "spec.taints", ignores=node.ignores,
                                         node=node.name, taint=suggested_taint(node, windows)))
+            else:
+                findings.extend(_unrelated_taints(node, windows, snapshot))
     for workload in snapshot.workloads:
         placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
         if workload.target.windows:
@@ -43,6 +46,27 @@ def run(snapshot: Snapshot) -> list[Finding]:
         else:
             findings.extend(_linux_workload(workload, placement, windows))
     return findings
+
+
+def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapshot: Snapshot) -> list[Finding]:
+    """A Windows node whose only NoSchedule/NoExecute taints have nothing to do with the OS (spot capacity,
+    GPUs, dedicated pools): every Linux pod that tolerates them, as spot-aware workloads do, can land there."""
+    transient = set(load("taints")["transient_taint_keys"])
+    lasting = [t for t in node.scheduling_taints if t.key not in transient]
+    if not lasting or any(t.key in windows_taint_keys() for t in lasting):
+        return []
+    tolerating = []
+    for workload in snapshot.workloads:
+        if workload.target.windows or workload.host_process:
+            continue
+        placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
+        if not scheduling.pins_os(placement, "linux") and scheduling.fits(placement, node):
+            tolerating.append(workload.ref.display())
+    linux = (f"; Linux workloads that tolerate them and can land there: {name_list(tolerating)}" if tolerating
+             else "; any Linux pod that tolerates them can land there")
+    return [finding("windows-node-taints-not-os", node.ref, "spec.taints", ignores=node.ignores, node=node.name,
+                    taints=", ".join(t.text() for t in lasting), linux=linux,
+                    taint=suggested_taint(node, windows))]
 
 
 def _linux_workload(workload: WorkloadRecord, placement, windows) -> list[Finding]:  # type: ignore[no-untyped-def]

@@ -48,6 +48,8 @@ def run(snapshot: Snapshot) -> list[Finding]:
     findings = []
     data = load("runtimes")
     for node in snapshot.windows_nodes:
+        if node.node_info_missing:
+            continue  # unknown, not wrong: the snapshot's skipped list says why
         entry = runtime_entry(node)
         if node.runtime not in ("containerd", "docker"):
             findings.append(finding("runtime-unknown", node.ref, PATH, ignores=node.ignores, node=node.name,

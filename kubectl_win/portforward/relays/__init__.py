@@ -16,6 +16,7 @@ EXIT_MESSAGES = {
     5: "could not connect inside the pod",
     6: "the connection inside the pod failed",
     7: "the relay could not start networking",
+    8: "the relay rejected a malformed frame",
 }
 
 
@@ -28,6 +29,12 @@ class Relay:
     half_close: bool = True  # does the relay pass stdin EOF on as a TCP FIN?
     own_exit_codes: bool = False  # does it use EXIT_MESSAGES?
     host_style: str = "plain"  # "socat" wraps IPv6 literals in brackets
+    # The multiplexing relay's argv (fixed: targets travel in frames), or None when this relay
+    # cannot multiplex and the forwarder falls back to one exec per connection.
+    mux_argv: tuple[str, ...] | None = None
+
+    def mux_command(self) -> list[str] | None:
+        return list(self.mux_argv) if self.mux_argv is not None else None
 
     def command(self, host: str, port: int) -> list[str]:
         if not isinstance(port, int) or not 1 <= port <= 65535:

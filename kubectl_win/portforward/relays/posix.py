@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubectl_win.portforward.relays import Relay
+from kubectl_win.portforward.relays.posix_mux import MUX_SCRIPT
 
 # Reads stdin with os.read (no text layer), shuts down the socket's send side on EOF, exits when
 # the server closes. Exit codes follow relays.EXIT_MESSAGES.
@@ -54,7 +55,8 @@ BASH_SCRIPT = (
 # (cutting off a slower answer); one second is the compromise, and why python3 is preferred.
 SOCAT = Relay("socat", ("socat", "-b", "262144", "-t", "1", "-", "TCP:{host}:{port}"), host_style="socat")
 # -I -S: isolated, no site-packages: a faster start and nothing from the image's environment.
-PYTHON = Relay("python3", ("python3", "-I", "-S", "-c", PYTHON_SCRIPT, "{host}", "{port}"), own_exit_codes=True)
+PYTHON = Relay("python3", ("python3", "-I", "-S", "-c", PYTHON_SCRIPT, "{host}", "{port}"), own_exit_codes=True,
+               mux_argv=("python3", "-I", "-S", "-c", MUX_SCRIPT))
 NC = Relay("nc", ("nc", "-N", "{host}", "{port}"))
 BASH = Relay("bash", ("bash", "-c", BASH_SCRIPT, "kwin-relay", "{host}", "{port}"), half_close=False)
 
