@@ -34,6 +34,7 @@ class ClusterPki:
         from cryptography.x509.oid import NameOID
 
         self.directory = directory
+        self._issued: dict[tuple[str, tuple[str, ...]], ClientCert] = {}
         directory.mkdir(parents=True, exist_ok=True)
         now = dt.datetime.now(dt.UTC)
         self._start, self._end = now - dt.timedelta(minutes=5), now + dt.timedelta(days=7)
@@ -90,10 +91,14 @@ class ClusterPki:
             builder = builder.add_extension(x509.SubjectAlternativeName(
                 [x509.DNSName("localhost"), x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]), critical=False)
         cert = builder.sign(self._ca_key, hashes.SHA256())
-        stem = "serving" if server else f"user-{name}"
+        stem = "serving" if server else f"user-{name}-{len(self._issued)}"
         return ClientCert(_write(self.directory / f"{stem}.crt", self._pem(cert)),
                           _write(self.directory / f"{stem}.key", self._pem_key(key), secret=True))
 
     def client(self, user: str, groups: tuple[str, ...] = ()) -> ClientCert:
-        """A client certificate for `user` in `groups` (system:masters makes an admin)."""
-        return self._leaf(user, groups)
+        """A client certificate for `user` in `groups` (system:masters makes an admin), issued once: the
+        files stay valid for every kubeconfig that names them."""
+        issued = self._issued.get((user, groups))
+        if issued is None:
+            issued = self._issued[(user, groups)] = self._leaf(user, groups)
+        return issued

@@ -87,8 +87,10 @@ def install_gmsa_crd(client: RestClient, timeout: float = 60) -> None:
     raise AssertionError("the GMSACredentialSpec CRD was not served in time")
 
 
-def apply_items(client: RestClient, items: list[dict[str, Any]]) -> None:
-    """Create every object (in dependency order), then give Nodes and Pods their status."""
+def apply_items(client: RestClient, items: list[dict[str, Any]]) -> list[tuple[dict[str, Any], str]]:
+    """Create every object (in dependency order), then give Nodes and Pods their status. Returns the
+    objects the server refused as invalid (422) with its message: a dump can hold what no server accepts."""
+    refused = []
     items = sorted(items, key=lambda o: ORDER.index(o["kind"]) if o["kind"] in ORDER else len(ORDER))
     if any(o["kind"] == "GMSACredentialSpec" for o in items):
         install_gmsa_crd(client)
@@ -100,7 +102,14 @@ def apply_items(client: RestClient, items: list[dict[str, Any]]) -> None:
                 raise AssertionError(f"namespace {body['metadata']['name']}: {status} {data}")
             continue
         status_part = body.pop("status", None) if obj["kind"] == "Pod" else None
-        created = client.ok("POST", path_for(body), body)
+        status, created = client.request("POST", path_for(body), body)
+        if status == 422:
+            refused.append((obj, created.get("message", "")))
+            continue
+        if status == 409 and obj["kind"] == "Service":
+            continue  # the apiserver's own `kubernetes` Service
+        if status != 201:
+            raise AssertionError(f"creating {obj['kind']} {body['metadata'].get('name')}: {status} {created}")
         if obj["kind"] == "Node":
             # TaintNodesByCondition adds node.kubernetes.io/not-ready; no node controller removes it here.
             wanted = (obj.get("spec") or {}).get("taints") or []
@@ -110,3 +119,4 @@ def apply_items(client: RestClient, items: list[dict[str, Any]]) -> None:
         if status_part:
             client.ok("PATCH", path_for(body, True) + "/status", {"status": status_part},
                       "application/merge-patch+json")
+    return refused
