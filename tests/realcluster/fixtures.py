@@ -24,3 +24,14 @@ def real_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
                      f"run `python -m tests.realcluster build --version {minor}`")
     with cluster:
         yield cluster
+
+
+def go_tool(component: str, binary: str) -> str:
+    """A binary built from one of our Go modules (`krew`, `validate-krew-manifest`, ...); fails under CI and
+    skips elsewhere when `python -m tests.realcluster build` has not built it."""
+    from tests.realcluster.build import binary_path
+
+    path = binary_path(component, binary)
+    if not path.is_file():
+        missing_tool(f"{binary} not built: run `python -m tests.realcluster build --krew`")
+    return str(path)
