@@ -37,7 +37,7 @@ VALUES: dict[tuple[str, ...], list[Any]] = {
     ("securityContext", "fsGroupChangePolicy"): ["OnRootMismatch"],
     ("securityContext", "supplementalGroups"): [[2000], []],
     ("securityContext", "supplementalGroupsPolicy"): ["Strict"],
-    ("securityContext", "seLinuxChangePolicy"): ["MountOption"],
+    ("securityContext", "seLinuxChangePolicy"): ["Recursive"],  # MountOption needs SELinuxMount (off in 1.34)
     ("securityContext", "runAsUser"): [1000],
     ("securityContext", "runAsGroup"): [1000],
     ("securityContext", "seLinuxOptions"): [{"level": "s0:c123,c456"}],
