@@ -206,3 +206,35 @@ def test_native_relay_exits_cleanly_on_random_and_truncated_frames(wine_prefix):
                             capture_output=True, timeout=60, env=env)
     listener.close()
     assert result.returncode == 8 and b"DATA beyond the window" in result.stderr
+
+
+# --- the PowerShell relay: checked statically (no PowerShell or .NET on these machines) -----------------------
+def test_powershell_mux_relay_command_is_fixed_and_decodes_to_the_script():
+    import base64
+
+    from kubectl_win.portforward.relays import powershell, powershell_mux
+
+    for relay in (powershell.POWERSHELL, powershell.PWSH, powershell.PWSH_FULL_PATH):
+        argv = relay.mux_command()
+        assert argv[1:-1] == ["-NoLogo", "-NoProfile", "-NonInteractive", "-InputFormat", "None", "-EncodedCommand"]
+        assert base64.b64decode(argv[-1]).decode("utf-16-le") == powershell_mux.MUX_SCRIPT
+        assert len(" ".join(argv)) < 32767  # CreateProcess's command-line limit
+
+
+def test_powershell_mux_relay_speaks_the_same_protocol():
+    import re
+
+    from kubectl_win.portforward.relays.powershell_mux import MUX_SCRIPT as script
+
+    csharp = script.split("@'\n", 1)[1].split("\n'@", 1)[0]
+    assert csharp.count("{") == csharp.count("}") and csharp.count("(") == csharp.count(")")
+    assert f"MAXP = {frames.MAX_PAYLOAD}, WIN = {frames.INITIAL_WINDOW}, MAXWIN = 1 << 30" in csharp
+    assert frames.MAX_WINDOW == 1 << 30
+    assert f'GetBytes("{frames.VERSION.decode()}")' in csharp
+    assert "Environment.Exit(8)" in csharp and 'Fail("DATA beyond the window")' in csharp
+    accepted = re.search(r"if \(t != 1 && t != 3 && t != 4 && t != 5 && t != 6\) Fail", csharp)
+    assert accepted and {frames.OPEN, frames.DATA, frames.EOF, frames.CLOSE, frames.WINDOW} == {1, 3, 4, 5, 6}
+    assert f"p[0] > {frames.ABORTED}" in csharp  # CLOSE codes
+    # Nothing from outside reaches the script: no parameters, no environment, no invocation.
+    for forbidden in ("$args", "$env:", "Invoke-Expression", "Process.Start", "param("):
+        assert forbidden not in script
