@@ -161,7 +161,7 @@ def test_missing_dump_and_conflicting_flags(capsys: pytest.CaptureFixture[str], 
     assert code == 2 and err == f"error: dump not found: {tmp_path / 'nope.json'}\n"
     code, _, err = doctor(capsys, "--from-dump", str(SAMPLE), "--context", "prod")
     assert code == 2 and "cannot be combined" in err
-    code, _, err = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "html")
+    code, _, err = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "csv")
     assert code == 2 and "invalid choice" in err
 
 

@@ -2,22 +2,30 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Any
 
-from kubectl_win.commands.flags import add_output_flag
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import output_option, shared
 from kubectl_win.env import Env
 
+SUMMARY = "print the kubectl-win version and the runtime it uses"
 EXAMPLES = """examples:
   kubectl win version
   kubectl win version -o json
 """
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_output_flag(parser, ("text", "json", "yaml"), "text")
+@shared(output_option(("text", "json", "yaml"), "text"))
+def version(**shared: Any) -> int:
+    return invoke(run, locals())
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+def register(app: KubectlWinTyper) -> None:
+    app.command("version", help=SUMMARY[:1].upper() + SUMMARY[1:] + ".", short_help=SUMMARY,
+                epilog=verbatim(EXAMPLES))(version)
+
+
+def run(args: Any, env: Env) -> int:
     from kubectl_win.about import render_version, version_info
 
     render_version(version_info(), args.output, env.stdout)
