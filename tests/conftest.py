@@ -59,6 +59,7 @@ def _reset(server: ApiServer) -> None:
     server.auth.clear_denials()
     server.auth.expired_tokens.clear()
     server.requests.clear()
+    server.node_logs.clear()
 
 
 @pytest.fixture(scope="module")

@@ -308,10 +308,16 @@ class UdpEcho:
                 data, peer = self.sock.recvfrom(65535)
             except OSError:
                 return
+            if peer is None:  # shut down
+                return
             self.peers.add(peer)
             self.sock.sendto(data, peer)
 
     def close(self) -> None:
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes recvfrom before the fd number can be reused
+        except OSError:
+            pass
         self.sock.close()
 
 

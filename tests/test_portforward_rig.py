@@ -65,6 +65,13 @@ class Upstream:
             conn.close()
 
     def close(self) -> None:
+        # Wake the accept thread before closing: a thread still inside accept() on a closed fd
+        # would accept from whatever socket reuses that number next (another test's upstream).
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+        self._thread.join(5)
         self.sock.close()
 
 

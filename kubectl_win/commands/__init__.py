@@ -14,6 +14,7 @@ COMMANDS: dict[str, str] = {
     "scaffold": "kubectl_win.commands.scaffold",
     "port-forward": "kubectl_win.commands.port_forward",
     "hns": "kubectl_win.commands.hns",
+    "logs": "kubectl_win.commands.logs",
 }
 
 SUMMARIES: dict[str, str] = {
@@ -24,4 +25,5 @@ SUMMARIES: dict[str, str] = {
     "scaffold": "write Windows workload manifests, or add OS placement to existing ones",
     "port-forward": "forward local ports to a Windows (or Linux) pod through an in-pod relay",
     "hns": "check a Windows node's HNS load balancers and endpoints against the cluster's Services",
+    "logs": "read a Windows node's kubelet, containerd, kube-proxy and CNI logs through the API server",
 }

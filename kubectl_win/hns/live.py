@@ -112,18 +112,9 @@ def _say(progress: IO[str] | None) -> Callable[[str], None]:
 
 
 def _windows_node(cluster: Any, name: str) -> dict[str, Any]:
-    from kubectl_win.kube import NotFound
+    from kubectl_win.nodelogs.service import windows_node
 
-    try:
-        node = cluster.get_object("nodes", name)
-    except NotFound:
-        raise UsageError(f'node "{name}" not found') from None
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    os_name = labels.get("kubernetes.io/os") or ((node.get("status") or {}).get("nodeInfo") or {}).get(
-        "operatingSystem")
-    if os_name != "windows":
-        raise UsageError(f"node {name} runs {os_name or 'an unknown OS'}; hns inspects Windows nodes")
-    return node
+    return windows_node(cluster, name, "hns inspects Windows nodes", linux_hint=False)
 
 
 def _cluster_objects(cluster: Any) -> list[dict[str, Any]]:

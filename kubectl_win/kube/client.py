@@ -110,9 +110,10 @@ class Cluster:
         except NotFound:
             pass
 
-    def get_text(self, path: str, params: dict | list | None = None) -> str:
-        """GET a path that answers text rather than JSON (a node's logs through the API server's proxy)."""
-        return self._request(path, params, verb="get", raw=True).decode("utf-8", "replace")
+    def get_raw(self, path: str, params: dict | list | None = None) -> tuple[int, bytes]:
+        """GET a path that answers text rather than JSON (a node's logs through the API server's proxy):
+        (status, body) for any answer but 401 and an unreachable server, which raise as usual."""
+        return self._request(path, params, verb="get", raw=True)
 
     def list_pages(self, resource: str, namespace: str | None = None, label_selector: str | None = None,
                    field_selector: str | None = None, page_size: int = 500) -> Iterator[dict]:
@@ -272,8 +273,8 @@ class Cluster:
                 raise ClusterUnreachable(f"the connection to {self.server} kept dropping ({attempt} attempts): "
                                          f"{_short(exc)}") from None
             status = response.status
-            if raw and status == 200:
-                return response.data
+            if raw and (status not in RETRY_STATUSES or attempt >= self.max_attempts) and status != 401:
+                return status, response.data
             if status in (200, 201, 202):
                 try:
                     return _parse(response.data)

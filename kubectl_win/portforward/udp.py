@@ -61,7 +61,10 @@ class UdpForward:
     def _forward(self, sock: socket.socket, data: bytes, peer: tuple, now: float) -> None:
         entry = self._flows.get(peer)
         if entry is None or entry[0].closed:
-            def deliver(payload: bytes, peer: tuple = peer) -> None:
+            last = [now]
+
+            def deliver(payload: bytes, peer: tuple = peer, last: list[float] = last) -> None:
+                last[0] = time.monotonic()  # answers keep a flow alive too
                 try:
                     sock.sendto(payload, peer)
                 except OSError:
@@ -71,15 +74,15 @@ class UdpForward:
             except Exception as exc:  # noqa: BLE001 - one line per failed flow; the listener stays
                 self._on_error(f"UDP flow from {_peer(peer)} ({self.listener}/udp): {exc}")
                 return
-            entry = (channel, [now])
+            entry = (channel, last)
             self._flows[peer] = entry
             self._on_new_flow(self.listener, peer)
         channel, last = entry
-        last[0] = now
         try:
             channel.send(data)
         except (ChannelClosed, ExecError):
             pass  # the relay went away; the next datagram opens a new flow
+        last[0] = time.monotonic()  # after the send: starting the mux may have taken a while
 
     def _sweep(self, now: float) -> None:
         for peer, (channel, last) in list(self._flows.items()):

@@ -99,6 +99,7 @@ class ApiServer:
         self._thread: threading.Thread | None = None
         self._runner: web.AppRunner | None = None
         self._exec_module: Any = None
+        self.node_logs: dict[str, Any] = {}  # node -> nodelogs.NodeLogs, what its kubelet's /logs/ serves
 
     # -- lifecycle -------------------------------------------------------------------------------
     @property
@@ -304,6 +305,8 @@ class ApiServer:
             if self._wants_aggregated(request):
                 return self._aggregated(False)
             return self._json(discovery.api_group_list())
+        if parts[:3] == ["api", "v1", "nodes"] and len(parts) >= 6 and parts[4:6] == ["proxy", "logs"]:
+            return self._node_logs(request, user, parts[3], request.path.split("/proxy/logs", 1)[1])
         if parts[:1] == ["api"] and len(parts) >= 2:
             group, version, rest = "", parts[1], parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
@@ -320,6 +323,19 @@ class ApiServer:
         if target is None:
             return self._not_found_path(path)
         return await self._serve(request, user, method, target)
+
+    def _node_logs(self, request: web.Request, user: str, node: str, rest: str) -> web.StreamResponse:
+        from tests.apiserver import nodelogs
+
+        if request.method != "GET":
+            return _method_not_allowed()
+        nodes = self.store.resource("", "v1", "nodes")
+        if not self.auth.allowed(user, "get", "nodes/proxy", None):
+            return status_response(403, "Forbidden", forbidden_message(user, "get", "nodes", "", None, node, "proxy"),
+                                   {"name": node, "kind": "nodes"})
+        self.store.get(nodes, None, node)  # 404 for an unknown node, as the proxy answers
+        logs = self.node_logs.setdefault(node, nodelogs.NodeLogs())
+        return nodelogs.handle(request, logs, rest.lstrip("/"))
 
     def _target(self, group: str, version: str, rest: list[str]) -> _Target | None:
         lookup = self.store.resource
