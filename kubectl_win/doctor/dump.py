@@ -47,12 +47,17 @@ def read_dump(path: str, builder: SnapshotBuilder) -> None:
     documents = _read_documents(path)
     items: list[dict[str, Any]] = []
     header: dict[str, Any] | None = None
+    problems: list[str] = []
     for index, doc in enumerate(documents):
         if not isinstance(doc, dict):
             raise InputError(f"{path}: document {index + 1} is a {type(doc).__name__}, not a Kubernetes object or List")
         if isinstance(doc.get(HEADER_KEY), dict):
             header = doc[HEADER_KEY]
-        items.extend(_items_of(doc, path, builder.skip))
+        items.extend(_items_of(doc, path, lambda _resource, problem: problems.append(problem)))
+    if problems and not items:
+        raise InputError(f"{path}: {problems[0].removesuffix('; passed over')}, and no item is an object doctor reads")
+    for problem in problems:
+        builder.skip("dump", problem)
     if header is not None and header.get("format") != DUMP_FORMAT:
         raise InputError(f"{path}: unsupported kubectl-win dump format {header.get('format')!r} "
                          f"(expected {DUMP_FORMAT})")
