@@ -6,7 +6,8 @@ Installs the project into a fresh virtual environment (as pipx does; the machine
 site-packages may run start-up hooks that a user's pipx environment would not), then times:
 `kubectl-win --help`, `kubectl-win explain -f one.yaml`, and one completion round trip
 (`kubectl_complete-win explain -o ""`), each as a ratio to `kubectl version --client`.
-The bar is 1.5x. Prints medians; no absolute number is asserted anywhere.
+The bars: a TAB 1.5x, --help 2.5x, explain -f 3x. Prints medians and the three ratios; no
+absolute number is asserted anywhere.
 """
 
 from __future__ import annotations
@@ -20,7 +21,6 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-BAR = 1.5
 POD = """\
 apiVersion: v1
 kind: Pod
@@ -45,32 +45,35 @@ def main() -> int:
     (work / "one.yaml").write_text(POD, encoding="utf-8")
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
     env.pop("PYTHONPATH", None)
+    anchor_label = "kubectl version --client (anchor)"
+    # (label, command, bar): the bar is the most the case may cost, as a multiple of the anchor.
     cases = [
-        ("kubectl version --client (anchor)", [args.kubectl, "version", "--client"]),
-        ("kubectl-win --help", [str(bin_dir / "kubectl-win"), "--help"]),
-        ("kubectl-win explain -f one.yaml", [str(bin_dir / "kubectl-win"), "explain", "-f", "one.yaml"]),
-        ("kubectl_complete-win explain -o ''", [str(bin_dir / "kubectl_complete-win"), "explain", "-o", ""]),
+        (anchor_label, [args.kubectl, "version", "--client"], None),
+        ("kubectl-win --help", [str(bin_dir / "kubectl-win"), "--help"], 2.5),
+        ("kubectl-win explain -f one.yaml", [str(bin_dir / "kubectl-win"), "explain", "-f", "one.yaml"], 3.0),
+        ("kubectl_complete-win explain -o ''", [str(bin_dir / "kubectl_complete-win"), "explain", "-o", ""], 1.5),
     ]
-    for _, command in cases:  # warm the page cache once; "cold" means a new process, not a cold disk
+    for _, command, _ in cases:  # warm the page cache once; "cold" means a new process, not a cold disk
         subprocess.run(command, env=env, cwd=work, capture_output=True)
     # Round-robin, so that a burst of load elsewhere on the machine hits every case alike.
-    samples: dict[str, list[float]] = {label: [] for label, _ in cases}
+    samples: dict[str, list[float]] = {label: [] for label, _, _ in cases}
     for _ in range(args.runs):
-        for label, command in cases:
+        for label, command, _ in cases:
             started = time.perf_counter()
             subprocess.run(command, env=env, cwd=work, capture_output=True)
             samples[label].append(time.perf_counter() - started)
     medians = {label: statistics.median(times) for label, times in samples.items()}
-    anchor = medians[cases[0][0]]
-    print(f"{'case':40} {'median ms':>10} {'ratio':>7}")
-    worst = 0.0
-    for label, _ in cases:
+    anchor = medians[anchor_label]
+    print(f"{'case':40} {'median ms':>10} {'ratio':>7} {'bar':>6}")
+    over = []
+    for label, _, bar in cases:
         ratio = medians[label] / anchor
-        if label != cases[0][0]:
-            worst = max(worst, ratio)
-        print(f"{label:40} {medians[label] * 1000:10.1f} {ratio:7.2f}")
-    print(f"worst ratio {worst:.2f} (bar {BAR}): {'ok' if worst <= BAR else 'OVER'}")
-    return 0 if worst <= BAR else 1
+        verdict = "" if bar is None else f"{bar:6.1f} {'ok' if ratio <= bar else 'OVER'}"
+        if bar is not None and ratio > bar:
+            over.append(label)
+        print(f"{label:40} {medians[label] * 1000:10.1f} {ratio:7.2f} {verdict}")
+    print("all within their bars" if not over else f"over the bar: {', '.join(over)}")
+    return 0 if not over else 1
 
 
 def _fresh_venv(path: Path) -> Path:

@@ -34,11 +34,13 @@ def render_version(info: dict[str, Any], output: str, out: IO[str]) -> None:
 
         render_yaml(info, out)
     else:
+        from kubectl_win.output.table import render_rows
+
         out.write(f"kubectl-win {info['kubectlWin']}\n")
-        out.write(f"  python {info['python']} ({info['build']}), {info['platform']}\n")
-        out.write(f"  kubernetes client {info['kubernetesClient'] or 'not installed'}\n")
         knowledge = info["knowledge"]
-        out.write(f"  knows Kubernetes {knowledge['oldest']} to {knowledge['newest']}\n")
+        render_rows([("python", f"{info['python']} ({info['build']}), {info['platform']}"),
+                     ("kubernetes client", info["kubernetesClient"] or "not installed"),
+                     ("knows Kubernetes", f"{knowledge['oldest']} to {knowledge['newest']}")], out, indent="  ")
 
 
 def _os_name() -> str:

@@ -1,20 +1,40 @@
-"""The thin command-line layer: parse flags, build the Env, call one command, map errors to exit codes.
+"""The command line: one typer application, errors mapped to one line and an exit code.
 
-Only argparse and our own light modules are imported here, so `--help` and offline commands
-start quickly (the kubernetes package is imported lazily by the commands that talk to a cluster).
+Commands are registered in `COMMANDS` below, in the order `kubectl win --help` lists them. To add
+a command:
+
+1. write `kubectl_win/commands/NAME.py` with a typer function (its parameters are the command's
+   arguments and options: `Annotated[type, typer.Option(...)]`; `@shared(kube_options(), ...)` from
+   `commands/flags.py` adds kubectl's flags), a `register(app, summary)` that calls
+   `app.command(name, short_help=summary, ...)` (or `app.add_typer(...)` for a command with
+   subcommands), and a `run(args, env) -> int` that calls the service function;
+2. add the name, module and one-line summary to `COMMANDS`;
+3. run `python -m kubectl_win.completion.tree` to refresh the command tree completion reads
+   (tests/test_cli_app.py fails until the file and the application agree).
+
+New options of an existing command need only step 3. Completion of the option's value comes
+from its choices, or from `kubectl_win/completion/hints.py` (by parameter name or metavar).
+
+Help and completion import no command's heavy dependencies: a command module imports only typer
+and our light modules at the top, and does its work inside `run`. A TAB never imports typer at
+all: it is answered from the exported command tree (see kubectl_win/completion/).
 """
 
 from __future__ import annotations
 
-import argparse
-import importlib
 import sys
 from collections.abc import Sequence
 
 from kubectl_win import __version__
-from kubectl_win.commands import COMMANDS, SUMMARIES
-from kubectl_win.env import Env
 from kubectl_win.errors import ExitStatus, KubectlWinError, UsageError
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from types import SimpleNamespace
+    from typing import Any
+
+    import click
+    import typer
 
 PROG = "kubectl win"
 
@@ -24,78 +44,87 @@ DESCRIPTION = (
     "scaffold writes Windows workloads that schedule right the first time."
 )
 
+# name -> (module, one-line summary). The order is the order of `kubectl win --help`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("kubectl_win.commands.explain",
+        "explain pod fields that Windows rejects, ignores or does not support"),
+    "doctor": ("kubectl_win.commands.doctor",
+        "inspect a cluster (or a dump of one) for Windows node and workload problems"),
+    "completion": ("kubectl_win.commands.completion",
+        "print a shell completion script (bash, zsh, fish, powershell, kubectl)"),
+    "version": ("kubectl_win.commands.version",
+        "print the kubectl-win version and the runtime it uses"),
+    "scaffold": ("kubectl_win.commands.scaffold",
+        "write Windows workload manifests, or add OS placement to existing ones"),
+    "port-forward": ("kubectl_win.commands.port_forward",
+        "forward local ports to a Windows (or Linux) pod through an in-pod relay"),
+    "hns": ("kubectl_win.commands.hns",
+        "check a Windows node's HNS load balancers and endpoints against the cluster's Services"),
+    "logs": ("kubectl_win.commands.logs",
+        "read a Windows node's kubelet, containerd, kube-proxy and CNI logs through the API server"),
+}
 
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser that raises instead of printing usage and exiting."""
-
-    def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{message} (see '{self.prog} --help')")
-
-
-def build_parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The whole parser, or with `only` just that command's arguments (the others are listed, not
-    imported): a run of one command, or `--help` with only="", then loads nothing it does not need."""
-    parser = _Parser(prog=PROG, description=DESCRIPTION)
-    parser.add_argument("--version", action="version", version=f"kubectl-win {__version__}")
-    _add_process_flags(parser, suppress=False)
-    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
-    for name, module_name in COMMANDS.items():
-        summary = SUMMARIES[name]
-        if only is not None and name != only:
-            subparsers.add_parser(name, help=summary, add_help=False)
-            continue
-        module = importlib.import_module(module_name)
-        sub = subparsers.add_parser(
-            name,
-            help=summary,
-            description=getattr(module, "DESCRIPTION", summary),
-            epilog=getattr(module, "EXAMPLES", None),
-            formatter_class=argparse.RawDescriptionHelpFormatter,
-        )
-        _add_process_flags(sub, suppress=True)
-        module.add_arguments(sub)
-        sub.set_defaults(_module=module)
-    return parser
+COMPLETION_REQUEST = ("completion", "__complete")  # what our shell scripts run on every TAB
 
 
-def command_word(argv: Sequence[str]) -> str | None:
-    """The command named in argv ("" when none is), or None when the first word is not a command."""
+def build_app(only: str | None = None) -> typer.Typer:
+    """The typer application; with `only`, just that command (only="": none)."""
+    import importlib
+
+    from kubectl_win.commands.base import HELP_OPTIONS, KubectlWinTyper, add_root_callback
+
+    app = KubectlWinTyper(help=DESCRIPTION, context_settings={"help_option_names": HELP_OPTIONS})
+    add_root_callback(app, f"kubectl-win {__version__}")
+    for name, (module_name, summary) in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module_name).register(app, summary)
+    return app
+
+
+def click_app(only: str | None = None) -> click.Group:
+    """The application as click runs it. With `only`, the other commands are placeholders carrying
+    their summary: a run of one command, or `--help` (only=""), imports no other command module
+    and has typer convert no other signature."""
+    import click
+    import typer.main
+
+    group: click.Group = typer.main.get_command(build_app(only))  # type: ignore[assignment]
+    if only is not None:
+        group.commands = {name: group.commands.get(name) or click.Command(name, help=summary, short_help=summary)
+                          for name, (_, summary) in COMMANDS.items()}
+    return group
+
+
+def command_word(argv: Sequence[str]) -> str:
+    """The command named in argv, or "" when there is none (the root takes no option with a value)."""
     for word in argv:
-        if word.startswith("-"):
-            continue
-        return word if word in COMMANDS else None
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            return word if word in COMMANDS else ""
     return ""
-
-
-def _add_process_flags(parser: argparse.ArgumentParser, suppress: bool) -> None:
-    # Defined on the root and on every subcommand, so they work before or after the verb;
-    # SUPPRESS on subcommands keeps a root value from being reset by the subparser's default.
-    default = argparse.SUPPRESS if suppress else False
-    parser.add_argument(
-        "--debug", action="store_true", default=default, help="show a traceback instead of a one-line error"
-    )
-    parser.add_argument("--no-color", action="store_true", default=default, help="never colour output")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if tuple(argv[:2]) == COMPLETION_REQUEST:
+        return _complete(argv[2:])
     debug = "--debug" in argv
-    command = command_word(argv)
-    parser = build_parser(only=command)
+    import click
+
+    from kubectl_win.commands.base import ProcessFlags
+
+    ProcessFlags.reset()
     try:
-        args = parser.parse_args(argv)
-    except UsageError as exc:
-        message = str(exc)
-        if command:  # point at the command's own help, not the root's
-            message = message.replace(f"(see '{PROG} --help')", f"(see '{PROG} {command} --help')")
-        print(f"error: {message}", file=sys.stderr)
+        return int(click_app(command_word(argv)).main(argv, prog_name=PROG, standalone_mode=False) or 0)
+    except click.UsageError as exc:
+        print(f"error: {usage_message(exc)}", file=sys.stderr)
         return ExitStatus.USAGE
-    if getattr(args, "_module", None) is None:
-        parser.print_help()
-        return ExitStatus.OK
-    env = Env.from_process(debug=args.debug, no_color=args.no_color)
-    try:
-        return int(args._module.run(args, env))
+    except click.ClickException as exc:
+        print(f"error: {_one_line(exc.format_message())}", file=sys.stderr)
+        return ExitStatus.USAGE
+    except click.Abort:  # Ctrl-C or end of input at a prompt
+        return ExitStatus.INTERRUPTED
     except KubectlWinError as exc:
         if debug:
             raise
@@ -105,7 +134,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitStatus.INTERRUPTED
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away; that is not an error for us.
-        _silence_stdout()
+        from kubectl_win.commands.base import silence_stdout
+
+        silence_stdout()
         return ExitStatus.OK
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
         if debug:
@@ -114,11 +145,59 @@ def main(argv: Sequence[str] | None = None) -> int:
         return ExitStatus.INTERNAL
 
 
-def _silence_stdout() -> None:
-    import os
+def parse_args(argv: Sequence[str]) -> tuple[Any, SimpleNamespace]:
+    """The command's `run` and the arguments it would get, without running it (for tests).
+    A usage error raises UsageError, with the message `main` would print."""
+    import click
 
+    from kubectl_win.commands.base import ProcessFlags
+
+    captured: list[tuple[Any, SimpleNamespace]] = []
+    ProcessFlags.capture = lambda run, args: captured.append((run, args))
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-    except (OSError, ValueError):
-        pass
+        click_app(command_word(argv)).main(list(argv), prog_name=PROG, standalone_mode=False)
+    except click.UsageError as exc:
+        raise UsageError(usage_message(exc)) from None
+    finally:
+        ProcessFlags.capture = None
+    if not captured:
+        raise UsageError("no command was given")
+    return captured[0]
+
+
+def usage_message(exc: click.UsageError) -> str:
+    """click's usage error as our one line, pointing at the help of the command that was typed."""
+    import click
+
+    path = exc.ctx.command_path if exc.ctx is not None else PROG
+    if isinstance(exc, click.NoSuchOption):  # kubectl's words
+        return f"unknown flag: {exc.option_name} (see '{path} --help')"
+    if type(exc).__name__ == "NoSuchCommand" or exc.message.startswith("No such command"):
+        word = exc.message.partition("command")[2].strip(" '\".")
+        return f"unknown command {word!r} for '{path}' (see '{path} --help')"
+    if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter) and exc.param:
+        param = exc.param
+        name = "/".join(param.opts) if isinstance(param, click.Option) else (param.human_readable_name or "")
+        message = f"{name}: {exc.message}" if name else exc.message
+    else:
+        message = exc.format_message()
+    return f"{_one_line(message)} (see '{path} --help')"
+
+
+def _one_line(message: str) -> str:
+    text = " ".join(message.split()).rstrip(".")
+    if len(text) > 1 and text[0].isupper() and text[1].islower():
+        text = text[0].lower() + text[1:]  # "No such option" -> "no such option", like our own errors
+    return text
+
+
+def _complete(words: list[str]) -> int:
+    """One TAB from our shell scripts: answered from the exported command tree, typer never loads."""
+    from kubectl_win.completion.protocol import respond, silence_stderr
+
+    silence_stderr()  # the shell shows the completer's stderr in the middle of the prompt
+    try:
+        respond(words, sys.stdout)
+    except Exception:  # noqa: BLE001 - a non-zero exit makes the shell fall back to file names
+        return 1
+    return 0

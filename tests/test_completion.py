@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import io
 import subprocess
 import sys
@@ -10,13 +9,13 @@ import textwrap
 
 import pytest
 
-from kubectl_win.cli import build_parser
-from kubectl_win.commands import COMMANDS
+from kubectl_win.cli import click_app
 from kubectl_win.completion import hints
 from kubectl_win.completion.engine import complete
 from kubectl_win.completion.live import kubeconfig_names
 from kubectl_win.completion.model import Directive
 from kubectl_win.completion.protocol import respond
+from kubectl_win.completion.tree import load
 from tests.completion_helpers import ROOT, directive, values
 
 NAMESPACES = [("default", ""), ("kube-system", ""), ("win-apps", "")]
@@ -35,11 +34,12 @@ class FakeNames:
 
 
 @pytest.fixture(scope="module")
-def parser() -> argparse.ArgumentParser:
-    return build_parser()
+def parser() -> dict:
+    """The command tree completion walks (exported from the typer application)."""
+    return load()
 
 
-def ask(parser: argparse.ArgumentParser, *words: str, names: FakeNames | None = None) -> tuple[list[str], int]:
+def ask(parser: dict, *words: str, names: FakeNames | None = None) -> tuple[list[str], int]:
     result = complete(parser, list(words), names or FakeNames())
     return [c.value for c in result.candidates], int(result.directive)
 
@@ -47,7 +47,7 @@ def ask(parser: argparse.ArgumentParser, *words: str, names: FakeNames | None = 
 def test_first_word_offers_every_registered_command_with_its_help(parser):
     result = complete(parser, [""])
     offered = {c.value: c.description for c in result.candidates}
-    assert set(offered) == set(COMMANDS)
+    assert set(offered) == set(click_app().commands) >= {"explain", "doctor", "completion", "version", "scaffold"}
     assert all(offered.values()), "every command should carry its one-line help"
     assert result.directive == Directive.NO_FILE
 
@@ -76,15 +76,13 @@ def test_a_flag_already_given_is_not_offered_again(parser):
 
 
 def test_every_enum_flag_of_every_command_completes_to_its_choices(parser):
-    """Reads the choices back from the parser, so commands added later are covered too."""
-    subparsers = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    """Reads the choices back from the tree, so commands added later are covered too."""
     checked = 0
-    for name, sub in subparsers.choices.items():
-        for action in sub._actions:
-            if action.option_strings and action.choices and action.help != argparse.SUPPRESS:
-                option = action.option_strings[-1]
-                assert ask(parser, name, option, "") == ([str(c) for c in action.choices], Directive.NO_FILE), (
-                    f"{name} {option}")
+    for name, sub in parser["commands"].items():
+        for option in sub["options"]:
+            if option["choices"]:
+                flag = option["names"][-1]
+                assert ask(parser, name, flag, "") == (option["choices"], Directive.NO_FILE), f"{name} {flag}"
                 checked += 1
     assert checked >= 3  # at least explain -o, explain --fail-on, version -o
 
@@ -177,17 +175,18 @@ def test_context_flag_completes_from_the_kubeconfig_given_on_the_line(tmp_path):
     config = tmp_path / "config"
     config.write_text("contexts:\n- name: win-lab\n  context: {cluster: lab}\n")
     out = io.StringIO()
-    respond(["doctor" if "doctor" in COMMANDS else "explain", "--kubeconfig", str(config), "--context", ""], out)
+    respond(["doctor", "--kubeconfig", str(config), "--context", ""], out)
     assert values(out.getvalue()) == ["win-lab"]
 
 
-def test_static_completion_does_not_import_kubernetes():
+def test_static_completion_imports_neither_kubernetes_nor_typer():
     code = textwrap.dedent("""\
         import io, sys
         from kubectl_win.completion.protocol import respond
         for words in (["ex"], ["explain", "-o", ""], ["explain", "--"], ["completion", ""], ["version", "-o", ""]):
             respond(words, io.StringIO())
-        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("kubernetes", "aiohttp", "ruamel", "websocket"))
+        heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("kubernetes", "aiohttp", "ruamel", "websocket",
+                                                                     "typer", "click", "tabulate"))
         print(heavy)
         """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)

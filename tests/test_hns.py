@@ -171,3 +171,28 @@ def test_bad_input_is_one_line(tmp_path: Path, content: str | None, message: str
 def test_usage_errors(args: tuple[str, ...], message: str) -> None:
     result = run_cli(*args)
     assert result.returncode == 2 and message in result.stderr
+
+
+def test_shapes_seen_in_real_dumps() -> None:
+    # Shapes from public issue pastes: an Azure CNI remote endpoint for a node IP (IsRemoteEndpoint true,
+    # an L2Driver policy, Azure/AKS #1367), a Calico local endpoint that has no IsRemoteEndpoint field at all
+    # (projectcalico/calico #4682), and a nat network whose extension names are localised (calico #8465).
+    dump = {
+        "networks": [{"ID": "55FEDB88-4B11-4DA4-8CD1-59970718A804", "Name": "nat", "Type": "nat", "Flags": 8,
+                      "Extensions": [{"Id": "E7C3B2F0-F3C5-48DF-AF2B-10FED6D72E7A", "IsEnabled": False,
+                                      "Name": "Microsoft Windows 篩選平台"}],
+                      "Subnets": [{"AddressPrefix": "172.29.144.0/20", "GatewayAddress": "172.29.144.1",
+                                   "IpSubnets": "System.Object[]"}]}],
+        "endpoints": [
+            {"ID": "2462B2D1-C402-4024-9C86-5A6903AF7759", "IPAddress": "10.240.0.11", "IsRemoteEndpoint": True,
+             "MacAddress": "02-11-0a-f0-00-0b", "Name": "Ethernet", "Policies": [{"Type": "L2Driver"}],
+             "Namespace": {"ID": "00000000-0000-0000-0000-000000000000"}, "PrefixLength": 16},
+            {"ID": "89958F54-AEE8-4050-B1E1-CB12A86CE8BC", "IPAddress": "10.1.18.67", "EncapOverhead": 50,
+             "Name": "0dd146321a68d26b_Calico", "State": 3,
+             "Policies": [{"ExceptionList": ["10.152.183.0/24", "10.1.0.0/16"], "Type": "OutBoundNAT"},
+                          {"DestinationPrefix": "10.152.183.0/24", "NeedEncap": True, "Type": "ROUTE"}]}],
+    }
+    report = analyze_objects(dump, None)
+    counts = report.to_dict()["hns"]["counts"]
+    assert (counts["localEndpoints"], counts["remoteEndpoints"]) == (1, 1)
+    assert report.state.networks[0].subnets == ("172.29.144.0/20",) and report.findings == []

@@ -178,11 +178,10 @@ def test_bad_kubeconfig_is_a_one_line_usage_error(tmp_path, content, flags, mess
 def test_kubeflags_from_args_tolerates_missing_attributes() -> None:
     import argparse
 
-    from kubectl_win.commands.flags import add_kube_flags
+    from kubectl_win.cli import parse_args
 
-    parser = argparse.ArgumentParser()
-    add_kube_flags(parser)
-    flags = KubeFlags.from_args(parser.parse_args(["-n", "apps", "-A", "-l", "app=web", "--request-timeout", "5s"]))
+    _, args = parse_args(["explain", "pods", "-n", "apps", "-A", "-l", "app=web", "--request-timeout", "5s"])
+    flags = KubeFlags.from_args(args)
     assert (flags.namespace, flags.all_namespaces, flags.selector, flags.request_timeout) == ("apps", True,
                                                                                               "app=web", 5.0)
     bare = KubeFlags.from_args(argparse.Namespace(kubeconfig="/x"))

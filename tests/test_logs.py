@@ -13,24 +13,23 @@ from tests.apiserver.nodelogs import NodeLogs
 from tests.clirun import CliResult, run_cli
 from tests.hns_scenarios import cluster_items
 
-NOW = datetime.now(UTC).replace(microsecond=0)
-
 
 def klog(level: str, ago: timedelta, text: str) -> str:
-    t = NOW - ago
+    t = datetime.now(UTC) - ago  # relative to when the test runs, not to when the module was imported
     return f"{level}{t:%m%d %H:%M:%S}.000000    4321 {text}"
 
 
-KUBELET_LOG = "\n".join([
-    klog("I", timedelta(hours=3), "kubelet.go:1500] Started kubelet"),
-    klog("E", timedelta(hours=2), 'pod_workers.go:1298] "Error syncing pod, skipping" err="old error"'),
-    klog("I", timedelta(minutes=40), "kubelet_node_status.go:76] Attempting to register node"),
-    klog("E", timedelta(minutes=30), 'remote_runtime.go:222] "RunPodSandbox from runtime service failed" '
-                                     'err="hnsCall failed in Win32: The object already exists. (0x1392)"'),
-    "    continuation of the message above",
-    klog("W", timedelta(minutes=20), "warnings.go:70] something mild"),
-    klog("E", timedelta(minutes=10), 'kuberuntime_manager.go:1166] "CreatePodSandbox for pod failed" err="error 2"'),
-]) + "\n"
+def kubelet_log() -> str:
+    return "\n".join([
+        klog("I", timedelta(hours=3), "kubelet.go:1500] Started kubelet"),
+        klog("E", timedelta(hours=2), 'pod_workers.go:1298] "Error syncing pod, skipping" err="old error"'),
+        klog("I", timedelta(minutes=40), "kubelet_node_status.go:76] Attempting to register node"),
+        klog("E", timedelta(minutes=30), 'remote_runtime.go:222] "RunPodSandbox from runtime service failed" '
+                                         'err="hnsCall failed in Win32: The object already exists. (0x1392)"'),
+        "    continuation of the message above",
+        klog("W", timedelta(minutes=20), "warnings.go:70] something mild"),
+        klog("E", timedelta(minutes=10), 'kuberuntime_manager.go:1166] "CreatePodSandbox failed" err="error 2"'),
+    ]) + "\n"
 
 
 def node_items(**node_meta) -> list[dict]:  # noqa: ANN003
@@ -57,18 +56,20 @@ def logs(apiserver, *args: str) -> CliResult:  # noqa: ANN001
 
 
 def test_kubelet_file_is_fetched_and_filtered_here(server) -> None:  # noqa: ANN001
-    node_logs = server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": KUBELET_LOG})
+    log = kubelet_log()
+    node_logs = server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})
     result = logs(server, "win-a", "kubelet", "--since", "1h", "--pattern", "error|failed", "--tail", "2")
     assert result.exit_code == 0, result.stderr
-    assert result.stdout.splitlines() == [KUBELET_LOG.splitlines()[3], KUBELET_LOG.splitlines()[6]]
+    assert result.stdout.splitlines() == [log.splitlines()[3], log.splitlines()[6]]
     # The kubelet takes no options for files: one plain fetch of the file, filtered here.
     assert node_logs.requests == ["/api/v1/nodes/win-a/proxy/logs/kubelet/kubelet.err.log"]
 
 
 def test_multi_line_entries_follow_their_timestamp(server) -> None:  # noqa: ANN001
-    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": KUBELET_LOG})
+    log = kubelet_log()
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})
     result = logs(server, "win-a", "kubelet", "--since", "35m", "--tail", "3")
-    assert result.stdout.splitlines() == KUBELET_LOG.splitlines()[4:7]
+    assert result.stdout.splitlines() == log.splitlines()[4:7]
 
 
 def test_listing_where_each_component_logs(server) -> None:  # noqa: ANN001
@@ -136,7 +137,7 @@ def test_feature_not_enabled_says_which_kubelet_settings(server, node_logs: Node
 
 def test_missing_nodes_proxy_permission(server) -> None:  # noqa: ANN001
     server.auth.deny("get", "nodes/proxy")
-    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": KUBELET_LOG})
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": kubelet_log()})
     result = logs(server, "win-a", "kubelet")
     assert result.exit_code == 3 and result.stderr.count("\n") == 1
     assert "needs get on nodes/proxy" in result.stderr

@@ -225,12 +225,11 @@ def test_ip_canonical_forms_are_what_relays_get():
 @given(host=st.text(max_size=40), port=st.text(max_size=12))
 def test_fuzzed_command_line_flags_never_reach_a_relay_unvalidated(host, port):
     """Through the real argument parser and option builder, as `kubectl win port-forward` runs them."""
-    from kubectl_win.cli import build_parser
+    from kubectl_win.cli import parse_args
     from kubectl_win.commands.port_forward import build_options
 
-    parser = build_parser()
     try:
-        args = parser.parse_args(["port-forward", "pod/web", port, "--remote-host", host])
+        _, args = parse_args(["port-forward", "pod/web", port, "--remote-host", host])
         options = build_options(args, namespace="default")
     except (UsageError, SystemExit):
         return

@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Annotated, Any
 
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Choice
+from kubectl_win.completion.scripts import SHELLS
 from kubectl_win.env import Env
 
 DESCRIPTION = (
@@ -12,6 +17,8 @@ DESCRIPTION = (
     "kubectl_complete-win, the helper kubectl 1.26+ runs to complete `kubectl win ...`; pip and\n"
     "pipx installs already put it on PATH, krew installs need it saved beside the plugin."
 )
+# `kubectl-win completion __complete WORD... CURRENT`, which the scripts run on every TAB, never
+# reaches this command: kubectl_win.cli.main answers it before the typer application is built.
 EXAMPLES = """examples:
   source <(kubectl win completion bash)
   kubectl win completion zsh > "${fpath[1]}/_kubectl-win"
@@ -20,37 +27,19 @@ EXAMPLES = """examples:
   kubectl win completion kubectl > ~/.krew/bin/kubectl_complete-win && chmod +x ~/.krew/bin/kubectl_complete-win
 """
 
-PROTOCOL = "__complete"  # hidden: `kubectl-win completion __complete WORD... CURRENT` answers one TAB
 
 
-class _Shells(tuple):
-    """The public choices, listed in help and offered by completion; the protocol word is accepted too."""
-
-    def __contains__(self, item: object) -> bool:
-        return item == PROTOCOL or tuple.__contains__(self, item)
-
-
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from kubectl_win.completion.scripts import SHELLS
-
-    parser.add_argument("shell", choices=_Shells(SHELLS), metavar="SHELL", help="|".join(SHELLS))
-    parser.add_argument("words", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+def completion(
+    shell: Annotated[str, typer.Argument(metavar="SHELL", click_type=Choice(SHELLS), help="|".join(SHELLS))],
+) -> int:
+    return invoke(run, locals())
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
-    from kubectl_win.errors import UsageError
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("completion", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(completion)
 
-    if args.shell == PROTOCOL:
-        from kubectl_win.completion.protocol import respond, silence_stderr
 
-        silence_stderr()  # kubectl shows the completer's stderr in the middle of the prompt
-        try:
-            respond(args.words, env.stdout)
-        except Exception:  # noqa: BLE001 - a non-zero exit makes kubectl fall back to file names
-            return 1
-        return 0
-    if args.words:
-        raise UsageError(f"unexpected arguments after {args.shell}: {' '.join(args.words)}")
+def run(args: Any, env: Env) -> int:
     from kubectl_win.completion.scripts import script
 
     env.stdout.write(script(args.shell, windows=env.is_windows))

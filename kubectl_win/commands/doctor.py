@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Annotated, Any
 
-from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Choice, kube_options, output_option, policy_options, shared
 from kubectl_win.env import Env
 
 DESCRIPTION = (
     "Inspect the cluster's Windows nodes and the workloads that run on or near them: node readiness and "
     "builds, container runtime, version skew, taints and selectors, image builds, pod fields Windows "
     "rejects, memory limits, kube-proxy/CNI/csi-proxy presence, gMSA and event symptoms. Every finding "
-    "comes with the exact command or change that fixes it. Read-only: doctor only GETs and LISTs."
+    "comes with the exact command or change that fixes it. Read-only (only GETs and LISTs) unless --deep, "
+    "which starts and deletes one HostProcess pod per Windows node."
 )
 EXAMPLES = """examples:
   kubectl win doctor                              # the whole cluster
@@ -19,27 +23,57 @@ EXAMPLES = """examples:
   kubectl win doctor workloads -n shop            # workloads of one namespace
   kubectl win doctor --from-dump cluster.json     # offline, from kubectl get nodes,pods,... -A -o json
   kubectl win doctor --save-dump cluster.json     # read the cluster and keep a dump to share
+  kubectl win doctor --deep --max-nodes 5         # also HNS and the last hour of node logs, per Windows node
   kubectl win doctor -o sarif --fail-on warning   # for CI
+  kubectl win doctor --report doctor.html         # the table here, a self-contained HTML page to share
 
 exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
 """
-FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif")
+FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("scope", nargs="?", choices=("nodes", "workloads"), metavar="SCOPE",
-                        help="nodes (Windows node inventory) or workloads (workload findings only); "
-                             "default: the whole cluster")
-    parser.add_argument("--from-dump", metavar="PATH",
-                        help="read a dump (kubectl get nodes,pods,... -A -o json, or --save-dump output) "
-                             "instead of the cluster")
-    parser.add_argument("--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")
-    add_output_flag(parser, FORMATS, "table")
-    add_policy_flags(parser)
-    add_kube_flags(parser, selector=False)
+@shared(output_option(FORMATS, "table"), policy_options(), kube_options(selector=False))
+def doctor(
+    scope: Annotated[str | None, typer.Argument(
+        metavar="SCOPE", click_type=Choice(("nodes", "workloads")), show_default=False,
+        help="nodes (Windows node inventory) or workloads (workload findings only); "
+             "default: the whole cluster")] = None,
+    from_dump: Annotated[str | None, typer.Option(
+        "--from-dump", metavar="PATH",
+        help="read a dump (kubectl get nodes,pods,... -A -o json, or --save-dump output) "
+             "instead of the cluster")] = None,
+    save_dump: Annotated[str | None, typer.Option(
+        "--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")] = None,
+    deep: Annotated[bool, typer.Option(
+        "--deep", help="also look inside each Windows node: HNS through a short-lived HostProcess pod "
+                       "(kubectl win hns) and the last hour of kubelet, containerd and kube-proxy logs")] = False,
+    max_nodes: Annotated[int, typer.Option(
+        "--max-nodes", metavar="N", help="--deep inspects at most N Windows nodes (default 10), 4 at a time")] = 10,
+    hns_namespace: Annotated[str, typer.Option(
+        "--hns-namespace", metavar="NS", help="namespace of --deep's HostProcess pods (default kube-system)")
+    ] = "kube-system",
+    hns_image: Annotated[str | None, typer.Option(
+        "--hns-image", metavar="IMAGE",
+        help="image of --deep's HostProcess pods (default: Server Core matching each node's build)")] = None,
+    report: Annotated[str | None, typer.Option(
+        "--report", metavar="PATH",
+        help="also write the report as one self-contained HTML page to PATH (with -o html: instead of "
+             "stdout)")] = None,
+    force: Annotated[bool, typer.Option("--force", help="let --report replace an existing file")] = False,
+    progress: Annotated[str, typer.Option(
+        "--progress", metavar="WHEN", click_type=Choice(("auto", "always", "never")),
+        help="progress on stderr while reading the cluster: auto (on a terminal, not in CI)|always|never "
+             "(default auto)")] = "auto",
+    **shared: Any,
+) -> int:
+    return invoke(run, locals())
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("doctor", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(doctor)
+
+
+def run(args: Any, env: Env) -> int:
     from kubectl_win.doctor.service import DoctorOptions, run_doctor
     from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
@@ -49,47 +83,101 @@ def run(args: argparse.Namespace, env: Env) -> int:
         raise UsageError("--save-dump must name another file than --from-dump")
     if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
         raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
+    if args.deep and args.from_dump:
+        raise UsageError("--deep looks inside live nodes; it cannot be combined with --from-dump "
+                         "(use kubectl win hns --from-file for a node's HNS dump)")
+    if args.max_nodes < 1:
+        raise UsageError("--max-nodes must be 1 or more")
+    _check_report_path(args)
     namespace = None if args.all_namespaces else args.namespace
     if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump:
         namespace = _context_namespace(args)
+    progress = _progress(args, env)
     options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump,
                             kube_flags=None if args.from_dump else _kube_flags(args), namespace=namespace,
-                            config=args.config, progress=_progress(env) if env.stderr_isatty else None)
+                            config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None)
     try:
+        if progress is not None:
+            progress.start()
         report = run_doctor(options)
     finally:
-        if env.stderr_isatty:
-            env.stderr.write("\r\033[K")
-            env.stderr.flush()
+        if progress is not None:
+            progress.stop()
     if namespace and args.from_dump:
         allowed = (namespace,) if scope == "workloads" else (None, namespace)
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
-    _render(report, args.output, env)
+    if args.report:
+        _write_report(report, args)
+    if not (args.report and args.output == "html"):
+        _render(report, args.output, env, _source(args))
     return exit_code(report.findings, args.fail_on)
 
 
-def _kube_flags(args: argparse.Namespace):  # type: ignore[no-untyped-def]
+def _check_report_path(args: Any) -> None:
+    import os
+
+    from kubectl_win.errors import UsageError
+
+    if not args.report:
+        if args.force:
+            raise UsageError("--force only applies to --report PATH")
+        return
+    for other in (args.from_dump, args.save_dump):
+        if other and os.path.abspath(other) == os.path.abspath(args.report):
+            raise UsageError("--report must name another file than --from-dump/--save-dump")
+    if os.path.isdir(args.report):
+        raise UsageError(f"--report {args.report}: is a directory")
+    folder = os.path.dirname(os.path.abspath(args.report))
+    if not os.path.isdir(folder):
+        raise UsageError(f"--report {args.report}: folder {folder} does not exist")
+    if os.path.lexists(args.report) and not args.force:  # checked before reading the cluster, again on write
+        raise UsageError(f"{args.report} already exists (use --force to overwrite)")
+
+
+def _write_report(report, args: Any) -> None:  # type: ignore[no-untyped-def]
+    from kubectl_win.doctor.html_report import render_html
+    from kubectl_win.scaffold.writer import write_files
+
+    write_files([(args.report, render_html(report, _source(args)))], force=args.force)
+
+
+def _source(args: Any) -> str:
+    import os
+
+    if args.from_dump:
+        return f"dump {os.path.basename(args.from_dump)}"
+    return f"context {args.context}" if args.context else "live cluster"
+
+
+def _deep_options(args: Any):  # type: ignore[no-untyped-def]
+    from kubectl_win.doctor.deep import DeepOptions
+
+    return DeepOptions(max_nodes=args.max_nodes, namespace=args.hns_namespace, image=args.hns_image)
+
+
+def _kube_flags(args: Any):  # type: ignore[no-untyped-def]
     from kubectl_win.kube import KubeFlags
 
     return KubeFlags.from_args(args)
 
 
-def _context_namespace(args: argparse.Namespace) -> str:
+def _context_namespace(args: Any) -> str:
     from kubectl_win.kube import connect
 
     with connect(_kube_flags(args)) as cluster:
         return cluster.namespace or "default"
 
 
-def _progress(env: Env):  # type: ignore[no-untyped-def]
-    def show(resource: str, count: int) -> None:
-        env.stderr.write(f"\rreading {resource}: {count}\033[K")
-        env.stderr.flush()
+def _progress(args: Any, env: Env):  # type: ignore[no-untyped-def]
+    """A Progress line for live scans when --progress allows it (dumps are read too fast to need one)."""
+    from kubectl_win.doctor.progress import Progress, wanted
 
-    return show
+    if args.from_dump or not wanted(args.progress, env.stderr_isatty):
+        return None
+    return Progress(env.stderr)
 
 
-def _render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-def]
+def _render(report, output: str, env: Env, source: str = "") -> None:  # type: ignore[no-untyped-def]
     from kubectl_win.doctor import catalog
     from kubectl_win.doctor.report import render_findings, render_nodes
 
@@ -110,6 +198,10 @@ def _render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-d
             rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
                                           "source": finding.source or ""})
         render_sarif(report.findings, rules, out)
+    elif output == "html":
+        from kubectl_win.doctor.html_report import render_html
+
+        out.write(render_html(report, source))
     else:
         wide = output == "wide"
         if report.scope == "nodes":

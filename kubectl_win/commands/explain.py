@@ -6,17 +6,16 @@ TYPE/NAME or TYPE [-l SELECTOR] [-n NS | -A] (live objects through the shared ac
 
 from __future__ import annotations
 
-import argparse
+from typing import Annotated, Any
 
-from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import kube_options, output_option, policy_options, shared
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
 from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, format_version, parse_version
-
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
 
 DESCRIPTION = """\
 Explain pod fields that are rejected, ignored or unsupported on Windows nodes.
@@ -55,36 +54,33 @@ class ExplainCommand:
     config: str | None = None
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "target", nargs="*", metavar="FIELD | TYPE[/NAME] [NAME]", help="a field path, or live objects to check"
-    )
-    parser.add_argument(
-        "-f",
-        "--filename",
-        action="append",
-        default=[],
-        metavar="PATH",
-        help="manifest file or directory to check (recursive; - for stdin; repeatable)",
-    )
-    parser.add_argument("--list", action="store_true", help="list every field rule")
-    parser.add_argument("--example", action="store_true",
-                        help="check the manifests bundled with kubectl-win (a tour of what explain finds)")
-    parser.add_argument(
-        "--k8s-version",
-        metavar="1.N",
-        default=format_version(NEWEST_KNOWN),
-        help=f"the Kubernetes version to judge by (default {format_version(NEWEST_KNOWN)})",
-    )
-    parser.add_argument(
-        "--assume-windows", action="store_true", help="check pods that do not target Windows as if they did"
-    )
-    add_output_flag(parser, OUTPUTS, "table")
-    add_policy_flags(parser)
-    add_kube_flags(parser)
+@shared(output_option(OUTPUTS, "table"), policy_options(), kube_options())
+def explain(
+    target: Annotated[list[str] | None, typer.Argument(
+        metavar="FIELD | TYPE[/NAME] [NAME]", help="a field path, or live objects to check",
+        show_default=False)] = None,
+    filename: Annotated[list[str] | None, typer.Option(
+        "-f", "--filename", metavar="PATH",
+        help="manifest file or directory to check (recursive; - for stdin; repeatable)")] = None,
+    list: Annotated[bool, typer.Option("--list", help="list every field rule")] = False,
+    example: Annotated[bool, typer.Option(
+        "--example", help="check the manifests bundled with kubectl-win (a tour of what explain finds)")] = False,
+    k8s_version: Annotated[str, typer.Option(
+        "--k8s-version", metavar="1.N",
+        help=f"the Kubernetes version to judge by (default {format_version(NEWEST_KNOWN)})")] = format_version(
+        NEWEST_KNOWN),
+    assume_windows: Annotated[bool, typer.Option(
+        "--assume-windows", help="check pods that do not target Windows as if they did")] = False,
+    **shared: Any,
+) -> int:
+    return invoke(run, locals())
 
 
-def complete(args: argparse.Namespace) -> ExplainCommand:
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("explain", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(explain)
+
+
+def complete(args: Any) -> ExplainCommand:
     """Decide the mode and validate the flags; pure (no I/O)."""
     try:
         version = parse_version(args.k8s_version)
@@ -95,8 +91,8 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
             f"--k8s-version {args.k8s_version} is outside what kubectl-win knows "
             f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})"
         )
-    targets = list(args.target)
-    files = list(args.filename)
+    targets = list(args.target or ())
+    files = list(args.filename or ())
     if args.example:
         if targets or files or args.list:
             raise UsageError("--example checks the bundled manifests; give no FIELD, -f or --list with it")
@@ -104,7 +100,7 @@ def complete(args: argparse.Namespace) -> ExplainCommand:
         files = [bundled_examples()]
     elif args.list:
         mode = "list"
-    elif args.filename:
+    elif files:
         mode = "files"
         if targets:
             raise UsageError("give either -f PATH or a field/object, not both")
@@ -145,7 +141,7 @@ def _looks_like_resource(word: str) -> bool:
     return True
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+def run(args: Any, env: Env) -> int:
     command = complete(args)
     if command.mode == "field":
         return _run_field(command, env)
@@ -169,7 +165,7 @@ def run(args: argparse.Namespace, env: Env) -> int:
     return exit_code(report.findings, command.fail_on)
 
 
-def _explain_live(command: ExplainCommand, args: argparse.Namespace, options: Any) -> Any:
+def _explain_live(command: ExplainCommand, args: Any, options: Any) -> Any:
     from kubectl_win.explain.live import fetch_objects, parse_live_target
     from kubectl_win.explain.service import explain_objects
     from kubectl_win.kube import KubeFlags, connect

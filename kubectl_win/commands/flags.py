@@ -1,67 +1,129 @@
-"""Flag groups shared by several commands, spelled the way kubectl spells them."""
+"""Options shared by several commands, spelled the way kubectl spells them, as typer parameters.
+
+A group is a list of `inspect.Parameter`s; `@shared(...)` appends groups to a command function's
+signature, which is what typer reads, so a flag defined here looks and completes the same in every
+command that takes it. The function receives them in its `**shared` keyword arguments.
+"""
 
 from __future__ import annotations
 
-import argparse
+import inspect
+from collections.abc import Callable
+from typing import Annotated, Any, TypeVar
+
+import click
+import typer
 
 SEVERITIES = ("error", "warning", "info")
+F = TypeVar("F", bound=Callable[..., Any])
 
 
-def add_kube_flags(parser: argparse.ArgumentParser, selector: bool = True, all_namespaces: bool = True) -> None:
+class Choice(click.Choice):
+    """click's Choice, failing with argparse's words (scripts and tests grep for "invalid choice")."""
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        if value in self.choices:
+            return value
+        self.fail(f"invalid choice: {value!r} (choose from {', '.join(map(str, self.choices))})", param, ctx)
+
+
+class Seconds(click.ParamType):
+    """A number of seconds, with kubectl's optional `s` suffix (30, 30s, 0.5)."""
+
+    name = "seconds"
+
+    def __init__(self, allow_zero: bool = False) -> None:
+        self.allow_zero = allow_zero
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> float:
+        if isinstance(value, float):
+            return value
+        try:
+            seconds = float(str(value).rstrip("s"))
+        except ValueError:
+            self.fail(f"not a number of seconds: {value!r}", param, ctx)
+        if not 0 <= seconds < float("inf"):
+            self.fail(f"must be a number of seconds >= 0: {value!r}", param, ctx)
+        if seconds == 0 and not self.allow_zero:
+            self.fail(f"must be greater than 0: {value!r}", param, ctx)
+        return seconds
+
+
+def param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> inspect.Parameter:
+    """One keyword parameter for a shared group: `annotation` is Annotated[type, typer.Option(...)]."""
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=annotation, default=default)
+
+
+def shared(*groups: list[inspect.Parameter]) -> Callable[[F], F]:
+    """Append option groups to the decorated command's signature (typer reads `__signature__`)."""
+
+    def decorate(func: F) -> F:
+        signature = inspect.signature(func, eval_str=True)
+        own = [p for p in signature.parameters.values() if p.kind is not inspect.Parameter.VAR_KEYWORD]
+        params = own + [p for group in groups for p in group]
+        func.__signature__ = signature.replace(parameters=params)  # type: ignore[attr-defined]
+        func.__annotations__ = {p.name: p.annotation for p in params}
+        return func
+
+    return decorate
+
+
+def output_option(choices: tuple[str, ...], default: str) -> list[inspect.Parameter]:
+    return [param("output", Annotated[str, typer.Option(
+        "-o", "--output", metavar="FORMAT", click_type=Choice(choices),
+        help=f"output format: {'|'.join(choices)} (default {default})")], default)]
+
+
+def kube_options(selector: bool = True, all_namespaces: bool = True) -> list[inspect.Parameter]:
     """kubectl's connection flags; kubectl does not pass its own flags to plugins."""
-    group = parser.add_argument_group("cluster connection")
-    group.add_argument(
-        "--kubeconfig", metavar="PATH", help="path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)"
-    )
-    group.add_argument("--context", metavar="NAME", help="the kubeconfig context to use")
-    group.add_argument("--cluster", metavar="NAME", help="the kubeconfig cluster to use")
-    group.add_argument("--user", metavar="NAME", help="the kubeconfig user to use")
-    group.add_argument("-n", "--namespace", metavar="NS", help="namespace (default: the context's namespace)")
+    group = [
+        param("kubeconfig", Annotated[str | None, typer.Option(
+            "--kubeconfig", metavar="PATH",
+            help="path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")], None),
+        param("context", Annotated[str | None, typer.Option(
+            "--context", metavar="NAME", help="the kubeconfig context to use")], None),
+        param("cluster", Annotated[str | None, typer.Option(
+            "--cluster", metavar="NAME", help="the kubeconfig cluster to use")], None),
+        param("user", Annotated[str | None, typer.Option(
+            "--user", metavar="NAME", help="the kubeconfig user to use")], None),
+        param("namespace", Annotated[str | None, typer.Option(
+            "-n", "--namespace", metavar="NS", help="namespace (default: the context's namespace)")], None),
+    ]
     if all_namespaces:
-        group.add_argument("-A", "--all-namespaces", action="store_true", help="look in every namespace")
+        group.append(param("all_namespaces", Annotated[bool, typer.Option(
+            "-A", "--all-namespaces", help="look in every namespace")], False))
     if selector:
-        group.add_argument("-l", "--selector", metavar="SELECTOR", help="label selector, e.g. app=web,tier!=db")
-    group.add_argument(
-        "--request-timeout",
-        metavar="SECONDS",
-        type=_positive_float,
-        default=30.0,
-        help="timeout for each API request (default 30)",
-    )
+        group.append(param("selector", Annotated[str | None, typer.Option(
+            "-l", "--selector", metavar="SELECTOR", help="label selector, e.g. app=web,tier!=db")], None))
+    group.append(param("request_timeout", Annotated[float, typer.Option(
+        "--request-timeout", metavar="SECONDS", click_type=Seconds(),
+        help="timeout for each API request (default 30)")], 30.0))
+    for parameter in group:
+        parameter.annotation.__metadata__[0].rich_help_panel = "Cluster connection"  # a section of --help
+    return group
 
 
-def add_output_flag(parser: argparse.ArgumentParser, choices: tuple[str, ...], default: str) -> None:
-    parser.add_argument(
-        "-o",
-        "--output",
-        choices=choices,
-        default=default,
-        metavar="FORMAT",
-        help=f"output format: {'|'.join(choices)} (default {default})",
-    )
-
-
-def add_policy_flags(parser: argparse.ArgumentParser) -> None:
+def policy_options() -> list[inspect.Parameter]:
     """--fail-on and --config, shared by explain and doctor."""
-    parser.add_argument(
-        "--fail-on",
-        choices=SEVERITIES + ("never",),
-        default="error",
-        metavar="LEVEL",
-        help="exit 1 when a finding is at or above LEVEL: error|warning|info|never (default error)",
-    )
-    parser.add_argument(
-        "--config",
-        metavar="PATH",
-        help="suppression config (default: .kubectl-win.yaml in the working directory, if present)",
-    )
+    return [
+        param("fail_on", Annotated[str, typer.Option(
+            "--fail-on", metavar="LEVEL", click_type=Choice(SEVERITIES + ("never",)),
+            help="exit 1 when a finding is at or above LEVEL: error|warning|info|never (default error)")], "error"),
+        param("config", Annotated[str | None, typer.Option(
+            "--config", metavar="PATH",
+            help="suppression config (default: .kubectl-win.yaml in the working directory, if present)")], None),
+    ]
 
 
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text.rstrip("s"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
-    return value
+class Integer(click.ParamType):
+    """An integer, failing with argparse's words."""
+
+    name = "integer"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        if isinstance(value, int):
+            return value
+        try:
+            return int(value)
+        except ValueError:
+            self.fail(f"invalid int value: {value!r}", param, ctx)

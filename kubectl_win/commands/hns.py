@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Annotated, Any
 
-from kubectl_win.commands.flags import add_kube_flags, add_output_flag, add_policy_flags
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Seconds, kube_options, output_option, policy_options, shared
 from kubectl_win.env import Env
 
 DESCRIPTION = (
@@ -25,24 +28,34 @@ exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad i
 FORMATS = ("table", "wide", "json", "yaml")
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("node", nargs="?", metavar="NODE",
-                        help="the Windows node to inspect (with --from-file: the node the dump came from)")
-    parser.add_argument("--from-file", metavar="PATH",
-                        help="analyse an HNS dump collected on the node (see the README) instead of starting a pod")
-    parser.add_argument("--cluster-from-dump", metavar="PATH",
-                        help="compare with the Services, EndpointSlices, Pods and Nodes of a doctor dump or of "
-                             "kubectl get services,endpointslices,pods,nodes -A -o json")
-    parser.add_argument("--image", metavar="IMAGE",
-                        help="image for the HostProcess pod (default: Windows Server Core matching the node's build)")
-    parser.add_argument("--timeout", metavar="SECONDS", type=float, default=180.0,
-                        help="how long to wait for the pod to start and the dump to finish (default 180)")
-    add_output_flag(parser, FORMATS, "table")
-    add_policy_flags(parser)
-    add_kube_flags(parser, selector=False, all_namespaces=False)
+@shared(output_option(FORMATS, "table"), policy_options(), kube_options(selector=False, all_namespaces=False))
+def hns(
+    node: Annotated[str | None, typer.Argument(
+        metavar="NODE", show_default=False,
+        help="the Windows node to inspect (with --from-file: the node the dump came from)")] = None,
+    from_file: Annotated[str | None, typer.Option(
+        "--from-file", metavar="PATH",
+        help="analyse an HNS dump collected on the node (see the README) instead of starting a pod")] = None,
+    cluster_from_dump: Annotated[str | None, typer.Option(
+        "--cluster-from-dump", metavar="PATH",
+        help="compare with the Services, EndpointSlices, Pods and Nodes of a doctor dump or of "
+             "kubectl get services,endpointslices,pods,nodes -A -o json")] = None,
+    image: Annotated[str | None, typer.Option(
+        "--image", metavar="IMAGE",
+        help="image for the HostProcess pod (default: Windows Server Core matching the node's build)")] = None,
+    timeout: Annotated[float, typer.Option(
+        "--timeout", metavar="SECONDS", click_type=Seconds(),
+        help="how long to wait for the pod to start and the dump to finish (default 180)")] = 180.0,
+    **shared: Any,
+) -> int:
+    return invoke(run, locals())
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("hns", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(hns)
+
+
+def run(args: Any, env: Env) -> int:
     from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
 

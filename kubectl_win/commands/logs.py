@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Annotated, Any
 
-from kubectl_win.commands.flags import add_kube_flags
+import click
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import kube_options, shared
 from kubectl_win.env import Env
 
 DESCRIPTION = (
@@ -25,18 +29,43 @@ needs get on nodes/proxy (and get on pods/log for components running as pods)
 COMPONENT_HELP = "kubelet, kube-proxy, containerd, csi-proxy, cni, hns, or an event provider name"
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("node", metavar="NODE", help="the Windows node")
-    parser.add_argument("services", nargs="*", metavar="SERVICE", help=COMPONENT_HELP)
-    parser.add_argument("--since", metavar="DURATION|TIME", help="only lines newer than this: 30m, 1h, 2d, or RFC 3339")
-    parser.add_argument("--tail", metavar="N", type=_non_negative, help="only the last N lines (of each service)")
-    parser.add_argument("--pattern", metavar="REGEX", help="only lines matching REGEX (case-insensitive)")
-    parser.add_argument("--distribution", metavar="NAME",
-                        help="where the node keeps its logs: kubeadm, aks, eks, openshift, rke2 (default: detected)")
-    add_kube_flags(parser, selector=False, all_namespaces=False)
+class NonNegative(click.ParamType):
+    name = "count"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            number = int(value)
+        except ValueError:
+            self.fail(f"not a number: {value!r}", param, ctx)
+        if number < 0:
+            self.fail(f"must be 0 or more: {value!r}", param, ctx)
+        return number
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+@shared(kube_options(selector=False, all_namespaces=False))
+def logs(
+    node: Annotated[str, typer.Argument(metavar="NODE", help="the Windows node", show_default=False)],
+    services: Annotated[list[str] | None, typer.Argument(
+        metavar="SERVICE...", help=COMPONENT_HELP, show_default=False)] = None,
+    since: Annotated[str | None, typer.Option(
+        "--since", metavar="DURATION|TIME", help="only lines newer than this: 30m, 1h, 2d, or RFC 3339")] = None,
+    tail: Annotated[int | None, typer.Option(
+        "--tail", metavar="N", click_type=NonNegative(), help="only the last N lines (of each service)")] = None,
+    pattern: Annotated[str | None, typer.Option(
+        "--pattern", metavar="REGEX", help="only lines matching REGEX (case-insensitive)")] = None,
+    distribution: Annotated[str | None, typer.Option(
+        "--distribution", metavar="NAME",
+        help="where the node keeps its logs: kubeadm, aks, eks, openshift, rke2 (default: detected)")] = None,
+    **shared: Any,
+) -> int:
+    return invoke(run, {**locals(), "services": list(services or ())})
+
+
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("logs", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(logs)
+
+
+def run(args: Any, env: Env) -> int:
     import re
 
     from kubectl_win.errors import UsageError
@@ -90,13 +119,3 @@ def _render_locations(node: str, dist, env: Env) -> None:  # type: ignore[no-unt
             reach = {"file": "log API (file)", "pod": "pods/log", "query": "log API (query)"}.get(place.kind, "no")
             rows.append([component, reach, place.describe(log_dir)])
     render_table(["service", "readable", "where"], rows, env.stdout)
-
-
-def _non_negative(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more: {text!r}")
-    return value

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
-import argparse
 import signal
 import threading
+from typing import Annotated, Any
 
-from kubectl_win.commands.flags import add_kube_flags
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Choice, Seconds, kube_options, shared
 from kubectl_win.env import Env
 
 DESCRIPTION = """\
@@ -29,33 +32,53 @@ examples:
   kubectl win port-forward pod/dns-test 5353:53/udp --remote-host 10.96.0.10   # cluster DNS"""
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("target", metavar="TYPE/NAME", help="pod/NAME (or NAME), deploy/, sts/, rs/ or svc/NAME")
-    parser.add_argument("ports", nargs="+", metavar="[LOCAL:]REMOTE[/udp]",
-                        help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name; "
-                             "/udp forwards datagrams (/tcp is the default)")
-    add_kube_flags(parser, selector=False, all_namespaces=False)
-    parser.add_argument("-c", "--container", metavar="NAME", help="the container to run the relay in")
-    parser.add_argument("--address", action="append", metavar="ADDR",
-                        help="local addresses to listen on, comma-separated or repeated; "
-                             "localhost means 127.0.0.1 and ::1 (default 127.0.0.1)")
-    parser.add_argument("--remote-host", default="127.0.0.1", metavar="HOST",
-                        help="where the relay connects inside the pod: an IP (::1, the pod IP) or a DNS name "
-                             "(default 127.0.0.1)")
-    parser.add_argument("--relay", choices=("native", "powershell", "pwsh", "python3", "socat", "nc", "bash"),
-                        metavar="NAME", help="force a relay: native|powershell|pwsh|python3|socat|nc|bash")
-    parser.add_argument("--pod-running-timeout", type=_seconds, default=60.0, metavar="SECONDS",
-                        help="how long to wait for a running pod (default 60)")
-    parser.add_argument("--ping-interval", type=_seconds_or_zero, default=5.0, metavar="SECONDS",
-                        help="websocket ping interval that keeps idle connections alive; 0 disables (default 5)")
-    parser.add_argument("--mux", choices=("auto", "off"), default="auto",
-                        help="auto: one exec carries every connection where the relay can (default); "
-                             "off: one exec per connection, as before (no UDP)")
-    parser.add_argument("--read-timeout", type=_seconds, default=60.0, metavar="SECONDS",
-                        help="drop a connection when nothing, not even a pong, arrives for this long (default 60)")
+RELAYS = ("native", "powershell", "pwsh", "python3", "socat", "nc", "bash")
 
 
-def build_options(args: argparse.Namespace, namespace: str):  # noqa: ANN201 - ForwardOptions
+@shared(kube_options(selector=False, all_namespaces=False))
+def port_forward(
+    target: Annotated[str, typer.Argument(
+        metavar="TYPE/NAME", help="pod/NAME (or NAME), deploy/, sts/, rs/ or svc/NAME", show_default=False)],
+    ports: Annotated[list[str], typer.Argument(
+        metavar="[LOCAL:]REMOTE[/udp]...", show_default=False,
+        help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name; "
+             "/udp forwards datagrams (/tcp is the default)")],
+    container: Annotated[str | None, typer.Option(
+        "-c", "--container", metavar="NAME", help="the container to run the relay in")] = None,
+    address: Annotated[list[str] | None, typer.Option(
+        "--address", metavar="ADDR",
+        help="local addresses to listen on, comma-separated or repeated; localhost means 127.0.0.1 and ::1 "
+             "(default 127.0.0.1)")] = None,
+    remote_host: Annotated[str, typer.Option(
+        "--remote-host", metavar="HOST",
+        help="where the relay connects inside the pod: an IP (::1, the pod IP) or a DNS name "
+             "(default 127.0.0.1)")] = "127.0.0.1",
+    relay: Annotated[str | None, typer.Option(
+        "--relay", metavar="NAME", click_type=Choice(RELAYS), help=f"force a relay: {'|'.join(RELAYS)}")] = None,
+    pod_running_timeout: Annotated[float, typer.Option(
+        "--pod-running-timeout", metavar="SECONDS", click_type=Seconds(),
+        help="how long to wait for a running pod (default 60)")] = 60.0,
+    ping_interval: Annotated[float, typer.Option(
+        "--ping-interval", metavar="SECONDS", click_type=Seconds(allow_zero=True),
+        help="websocket ping interval that keeps idle connections alive; 0 disables (default 5)")] = 5.0,
+    mux: Annotated[str, typer.Option(
+        "--mux", metavar="MODE", click_type=Choice(("auto", "off")),
+        help="auto: one exec carries every connection where the relay can (default); "
+             "off: one exec per connection, as before (no UDP)")] = "auto",
+    read_timeout: Annotated[float, typer.Option(
+        "--read-timeout", metavar="SECONDS", click_type=Seconds(),
+        help="drop a connection when nothing, not even a pong, arrives for this long (default 60)")] = 60.0,
+    **shared: Any,
+) -> int:
+    return invoke(run, locals())
+
+
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("port-forward", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(
+        port_forward)
+
+
+def build_options(args: Any, namespace: str):  # noqa: ANN201 - ForwardOptions
     from kubectl_win.errors import UsageError
     from kubectl_win.portforward.forwarder import ForwardOptions
     from kubectl_win.portforward.ports import parse_listen_addresses, parse_port_pair, validate_remote_host
@@ -80,7 +103,7 @@ def build_options(args: argparse.Namespace, namespace: str):  # noqa: ANN201 - F
     )
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+def run(args: Any, env: Env) -> int:
     # Validate everything the user typed before touching the cluster.
     build_options(args, namespace="default")
 
@@ -94,20 +117,3 @@ def run(args: argparse.Namespace, env: Env) -> int:
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: forwarder.stop())
     return forwarder.wait()
-
-
-def _seconds(text: str) -> float:
-    value = _seconds_or_zero(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be greater than 0: {text!r}")
-    return value
-
-
-def _seconds_or_zero(text: str) -> float:
-    try:
-        value = float(text.rstrip("s"))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a number of seconds: {text!r}") from None
-    if not 0 <= value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a number of seconds >= 0: {text!r}")
-    return value

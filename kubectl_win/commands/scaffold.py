@@ -3,12 +3,16 @@ existing manifests. Thin: flags -> validated options -> kubectl_win.scaffold -> 
 
 from __future__ import annotations
 
-import argparse
+import inspect
 import json
 import os
-from typing import Any
+from collections.abc import Callable
+from typing import Annotated, Any
 
-from kubectl_win.commands.flags import add_kube_flags, add_output_flag
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Choice, Integer, kube_options, output_option, param, shared
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
 from kubectl_win.scaffold import options as valid
@@ -52,50 +56,108 @@ _KIND_HELP = {
 }
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    subparsers = parser.add_subparsers(dest="scaffold_kind", metavar="KIND")
-    for kind in WORKLOAD_KINDS:
-        sub = _subparser(subparsers, kind, _KIND_HELP[kind])
-        sub.add_argument("name", metavar="NAME", help="object name (DNS-1123 label)")
-        sub.add_argument("--image", required=True, metavar="IMAGE", help="container image reference")
-        sub.add_argument("--port", type=int, action="append", default=[], metavar="N",
-                         help="container port (repeatable; the first one gets the probes)")
-        if kind in ("deployment", "statefulset"):
-            sub.add_argument("--replicas", type=int, default=1, metavar="N", help="replicas (default 1)")
-        if kind == "cronjob":
-            sub.add_argument("--schedule", default="0 * * * *", metavar="CRON",
-                             help="cron schedule (default '0 * * * *')")
-        sub.add_argument("--cpu", default=DEFAULT_CPU, metavar="Q",
-                         help=f"CPU request and limit (default {DEFAULT_CPU})")
-        sub.add_argument("--memory", default=DEFAULT_MEMORY, metavar="Q",
-                         help=f"memory request and limit (default {DEFAULT_MEMORY}; Windows pages instead of "
-                              "OOM-killing, so a limit is always set)")
-        sub.add_argument("--runtime-class", metavar="NAME", help="spec.runtimeClassName")
-        sub.add_argument("--gmsa", metavar="SPEC", help="GMSACredentialSpec name for the pod's AD identity")
-        sub.add_argument("--run-as-user-name", metavar="USER", help="Windows user the containers run as")
-        if kind in ("deployment", "statefulset", "daemonset"):
-            sub.add_argument("--service", choices=SERVICE_TYPES, metavar="TYPE",
-                             help="also write a Service: ClusterIP|NodePort|LoadBalancer (needs --port)")
-        sub.add_argument("--hostprocess", action="store_true",
-                         help="HostProcess pod: runs on the host, with host networking")
-        _placement_flags(sub)
-        _write_flags(sub)
-    sub = _subparser(subparsers, "runtimeclass", "a RuntimeClass that schedules onto a Windows build")
-    sub.add_argument("--name", metavar="NAME", help="RuntimeClass name (default windows-<build>)")
-    sub.add_argument("--handler", default="runhcs-wcow-process", metavar="H",
-                     help="containerd runtime handler (default runhcs-wcow-process)")
-    _placement_flags(sub)
-    _write_flags(sub)
-    sub = _subparser(subparsers, "node-taint", "kubectl taint commands for Windows nodes without a taint")
-    _placement_flags(sub)
-    add_output_flag(sub, ("text", "json"), "text")
-    sub = _subparser(subparsers, "patch", "add OS placement to existing manifests")
-    sub.add_argument("-f", "--filename", action="append", default=[], required=True, metavar="PATH",
-                     help="manifest file or directory (recursive; - for stdin; repeatable)")
-    mode = sub.add_mutually_exclusive_group()
-    mode.add_argument("--in-place", action="store_true", help="rewrite the files (atomically)")
-    mode.add_argument("--dry-run", action="store_true", help="show a unified diff, change nothing")
-    _placement_flags(sub)
+def _workload_options(kind: str) -> list[inspect.Parameter]:
+    group = [
+        param("name", Annotated[str, typer.Argument(metavar="NAME", help="object name (DNS-1123 label)",
+                                                    show_default=False)]),
+        param("image", Annotated[str, typer.Option("--image", metavar="IMAGE", help="container image reference",
+                                                   show_default=False)]),
+        param("port", Annotated[list[int] | None, typer.Option(
+            "--port", metavar="N", click_type=Integer(),
+            help="container port (repeatable; the first one gets the probes)")], None),
+    ]
+    if kind in ("deployment", "statefulset"):
+        group.append(param("replicas", Annotated[int, typer.Option(
+            "--replicas", metavar="N", click_type=Integer(), help="replicas (default 1)")], 1))
+    if kind == "cronjob":
+        group.append(param("schedule", Annotated[str, typer.Option(
+            "--schedule", metavar="CRON", help="cron schedule (default '0 * * * *')")], "0 * * * *"))
+    group += [
+        param("cpu", Annotated[str, typer.Option(
+            "--cpu", metavar="Q", help=f"CPU request and limit (default {DEFAULT_CPU})")], DEFAULT_CPU),
+        param("memory", Annotated[str, typer.Option(
+            "--memory", metavar="Q", help=f"memory request and limit (default {DEFAULT_MEMORY}; Windows pages "
+                                          "instead of OOM-killing, so a limit is always set)")], DEFAULT_MEMORY),
+        param("runtime_class", Annotated[str | None, typer.Option(
+            "--runtime-class", metavar="NAME", help="spec.runtimeClassName")], None),
+        param("gmsa", Annotated[str | None, typer.Option(
+            "--gmsa", metavar="SPEC", help="GMSACredentialSpec name for the pod's AD identity")], None),
+        param("run_as_user_name", Annotated[str | None, typer.Option(
+            "--run-as-user-name", metavar="USER", help="Windows user the containers run as")], None),
+    ]
+    if kind in ("deployment", "statefulset", "daemonset"):
+        group.append(param("service", Annotated[str | None, typer.Option(
+            "--service", metavar="TYPE", click_type=Choice(SERVICE_TYPES),
+            help="also write a Service: ClusterIP|NodePort|LoadBalancer (needs --port)")], None))
+    group.append(param("hostprocess", Annotated[bool, typer.Option(
+        "--hostprocess", help="HostProcess pod: runs on the host, with host networking")], False))
+    return group
+
+
+def _placement_options() -> list[inspect.Parameter]:
+    panel = "Placement"
+    return [
+        param("windows_build", Annotated[str | None, typer.Option(
+            "--windows-build", metavar="BUILD", rich_help_panel=panel,
+            help="pin a Windows build: ltsc2019, ltsc2022, ltsc2025 or 10.0.N")], None),
+        param("taint", Annotated[list[str] | None, typer.Option(
+            "--taint", metavar="KEY=VALUE:EFFECT", rich_help_panel=panel,
+            help="tolerate this taint instead of the default scheme (repeatable)")], None),
+        param("from_cluster", Annotated[bool, typer.Option(
+            "--from-cluster", rich_help_panel=panel,
+            help="read the taints and builds of the cluster's Windows nodes")], False),
+        *kube_options(selector=False, all_namespaces=False),
+    ]
+
+
+def _write_options() -> list[inspect.Parameter]:
+    return [
+        *output_option(("yaml", "json"), "yaml"),
+        param("out", Annotated[str | None, typer.Option(
+            "--out", metavar="DIR", help="write one file per object into DIR instead of stdout")], None),
+        param("force", Annotated[bool, typer.Option("--force", help="overwrite existing files in --out")], False),
+    ]
+
+
+def _workload_command(kind: str) -> Callable[..., int]:
+    """deployment, statefulset, ... take mostly the same options: one function per kind, made here."""
+
+    def command(**values: Any) -> int:
+        return invoke(run, {"scaffold_kind": kind, **values})
+
+    command.__name__ = command.__qualname__ = kind
+    return shared(_workload_options(kind), _placement_options(), _write_options())(command)
+
+
+@shared(_placement_options(), _write_options())
+def runtimeclass(
+    name: Annotated[str | None, typer.Option(
+        "--name", metavar="NAME", help="RuntimeClass name (default windows-<build>)")] = None,
+    handler: Annotated[str, typer.Option(
+        "--handler", metavar="H", help="containerd runtime handler (default runhcs-wcow-process)")] = (
+        "runhcs-wcow-process"),
+    **shared: Any,
+) -> int:
+    return invoke(run, {"scaffold_kind": "runtimeclass", **locals()})
+
+
+@shared(_placement_options(), output_option(("text", "json"), "text"))
+def node_taint(**shared: Any) -> int:
+    return invoke(run, {"scaffold_kind": "node-taint", **locals()})
+
+
+@shared(_placement_options())
+def patch(
+    filename: Annotated[list[str], typer.Option(
+        "-f", "--filename", metavar="PATH", show_default=False,
+        help="manifest file or directory (recursive; - for stdin; repeatable)")],
+    in_place: Annotated[bool, typer.Option("--in-place", help="rewrite the files (atomically)")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="show a unified diff, change nothing")] = False,
+    **shared: Any,
+) -> int:
+    if in_place and dry_run:
+        raise UsageError("--dry-run is not allowed with --in-place (see 'kubectl win scaffold patch --help')")
+    return invoke(run, {"scaffold_kind": "patch", **locals()})
 
 
 _KIND_EXAMPLES = {
@@ -115,39 +177,29 @@ _KIND_EXAMPLES = {
 }
 
 
-def _subparser(subparsers: Any, name: str, help_text: str) -> argparse.ArgumentParser:
-    sub = subparsers.add_parser(name, help=help_text, description=help_text[0].upper() + help_text[1:] + ".",
-                                epilog=f"example:\n  {_KIND_EXAMPLES[name]}",
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
-    # The process flags work after the kind too (the root parser defines the real defaults).
-    sub.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    sub.add_argument("--no-color", action="store_true", default=argparse.SUPPRESS, help=argparse.SUPPRESS)
-    sub.set_defaults(_scaffold_parser=sub)
-    return sub
+def register(app: KubectlWinTyper, summary: str) -> None:
+    scaffold = KubectlWinTyper(help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))
+    scaffold.callback(invoke_without_command=True)(_require_kind)
+    commands: list[tuple[str, str, Callable[..., int]]] = [
+        *((kind, _KIND_HELP[kind], _workload_command(kind)) for kind in WORKLOAD_KINDS),
+        ("runtimeclass", "a RuntimeClass that schedules onto a Windows build", runtimeclass),
+        ("node-taint", "kubectl taint commands for Windows nodes without a taint", node_taint),
+        ("patch", "add OS placement to existing manifests", patch),
+    ]
+    for name, help_text, function in commands:
+        scaffold.command(name, help=help_text[0].upper() + help_text[1:] + ".", short_help=help_text,
+                         epilog=verbatim(f"example:\n  {_KIND_EXAMPLES[name]}"))(function)
+    app.add_typer(scaffold, name="scaffold")
 
 
-def _placement_flags(parser: argparse.ArgumentParser) -> None:
-    group = parser.add_argument_group("placement")
-    group.add_argument("--windows-build", metavar="BUILD",
-                       help="pin a Windows build: ltsc2019, ltsc2022, ltsc2025 or 10.0.N")
-    group.add_argument("--taint", action="append", default=[], metavar="KEY=VALUE:EFFECT",
-                       help="tolerate this taint instead of the default scheme (repeatable)")
-    group.add_argument("--from-cluster", action="store_true",
-                       help="read the taints and builds of the cluster's Windows nodes")
-    add_kube_flags(parser, selector=False, all_namespaces=False)
-
-
-def _write_flags(parser: argparse.ArgumentParser) -> None:
-    add_output_flag(parser, ("yaml", "json"), "yaml")
-    parser.add_argument("--out", metavar="DIR", help="write one file per object into DIR instead of stdout")
-    parser.add_argument("--force", action="store_true", help="overwrite existing files in --out")
-
-
-def run(args: argparse.Namespace, env: Env) -> int:
-    kind = getattr(args, "scaffold_kind", None)
-    if kind is None:
+def _require_kind(ctx: typer.Context) -> None:
+    if ctx.invoked_subcommand is None:
         raise UsageError("missing KIND: deployment, statefulset, daemonset, job, cronjob, runtimeclass, "
                          "node-taint or patch (see 'kubectl win scaffold --help')")
+
+
+def run(args: Any, env: Env) -> int:
+    kind = args.scaffold_kind
     if kind in WORKLOAD_KINDS:
         return _run_workload(args, env)
     if kind == "runtimeclass":
@@ -157,11 +209,11 @@ def run(args: argparse.Namespace, env: Env) -> int:
     return _run_patch(args, env)
 
 
-def workload_options(args: argparse.Namespace) -> WorkloadOptions:
+def workload_options(args: Any) -> WorkloadOptions:
     """Validated options from the flags (every bad value is a UsageError, exit 2)."""
     kind = args.scaffold_kind
     hostprocess = bool(args.hostprocess)
-    ports = tuple(valid.port(p) for p in args.port)
+    ports = tuple(valid.port(p) for p in args.port or ())
     if len(set(ports)) != len(ports):
         raise UsageError("each --port may be given once")
     service = getattr(args, "service", None)
@@ -191,15 +243,15 @@ def workload_options(args: argparse.Namespace) -> WorkloadOptions:
     )
 
 
-def placement_options(args: argparse.Namespace) -> PlacementOptions:
+def placement_options(args: Any) -> PlacementOptions:
     return PlacementOptions(
         build=valid.build_name(args.windows_build) if args.windows_build else None,
-        taints=tuple(dict.fromkeys(valid.taint(t) for t in args.taint)),
+        taints=tuple(dict.fromkeys(valid.taint(t) for t in args.taint or ())),
         from_cluster=bool(args.from_cluster),
     )
 
 
-def _nodes(args: argparse.Namespace, placement: PlacementOptions) -> list[dict[str, Any]] | None:
+def _nodes(args: Any, placement: PlacementOptions) -> list[dict[str, Any]] | None:
     if not placement.from_cluster:
         return None
     from kubectl_win.scaffold.placement import fetch_nodes
@@ -207,7 +259,7 @@ def _nodes(args: argparse.Namespace, placement: PlacementOptions) -> list[dict[s
     return fetch_nodes(args)
 
 
-def _run_workload(args: argparse.Namespace, env: Env) -> int:
+def _run_workload(args: Any, env: Env) -> int:
     from kubectl_win.scaffold.generate import scaffold_workload
 
     opts = workload_options(args)
@@ -216,7 +268,7 @@ def _run_workload(args: argparse.Namespace, env: Env) -> int:
     return _emit(result.objects, args, env)
 
 
-def _run_runtime_class(args: argparse.Namespace, env: Env) -> int:
+def _run_runtime_class(args: Any, env: Env) -> int:
     from kubectl_win.scaffold.generate import default_runtime_class_name, scaffold_runtime_class
 
     if args.out is None and args.force:
@@ -229,7 +281,7 @@ def _run_runtime_class(args: argparse.Namespace, env: Env) -> int:
     return _emit(result.objects, args, env)
 
 
-def _run_node_taint(args: argparse.Namespace, env: Env) -> int:
+def _run_node_taint(args: Any, env: Env) -> int:
     from kubectl_win.scaffold.node_taint import plan_node_taints
 
     placement = placement_options(args)
@@ -254,7 +306,7 @@ def _run_node_taint(args: argparse.Namespace, env: Env) -> int:
     return 0
 
 
-def _run_patch(args: argparse.Namespace, env: Env) -> int:
+def _run_patch(args: Any, env: Env) -> int:
     from kubectl_win.scaffold.patch import patch_sources
     from kubectl_win.scaffold.placement import windows_placement
     from kubectl_win.scaffold.writer import write_atomic
@@ -294,7 +346,7 @@ def _report(warnings: list[str], notes: list[str], env: Env) -> None:
         env.stderr.write(f"note: {note}\n")
 
 
-def _emit(objects: list[dict[str, Any]], args: argparse.Namespace, env: Env) -> int:
+def _emit(objects: list[dict[str, Any]], args: Any, env: Env) -> int:
     from kubectl_win.scaffold.render import file_name, file_text, to_text
 
     if args.out is None:

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-import argparse
+from typing import Any
 
-from kubectl_win.commands.flags import add_output_flag
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import output_option, shared
 from kubectl_win.env import Env
 
 EXAMPLES = """examples:
@@ -13,11 +14,17 @@ EXAMPLES = """examples:
 """
 
 
-def add_arguments(parser: argparse.ArgumentParser) -> None:
-    add_output_flag(parser, ("text", "json", "yaml"), "text")
+@shared(output_option(("text", "json", "yaml"), "text"))
+def version(**shared: Any) -> int:
+    return invoke(run, locals())
 
 
-def run(args: argparse.Namespace, env: Env) -> int:
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("version", help=summary[:1].upper() + summary[1:] + ".", short_help=summary,
+                epilog=verbatim(EXAMPLES))(version)
+
+
+def run(args: Any, env: Env) -> int:
     from kubectl_win.about import render_version, version_info
 
     render_version(version_info(), args.output, env.stdout)

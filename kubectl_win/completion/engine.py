@@ -1,22 +1,24 @@
-"""Walk an argparse parser along the words typed so far and say what may come next.
+"""Walk the command tree along the words typed so far and say what may come next.
 
-Pure: the parser and the words go in, candidates and a directive come out. Live names are
-asked of a `NameSource` (see live.py), so tests can pass their own and nothing here imports
-`kubernetes`.
+Pure: the tree (exported from the typer application, see tree.py) and the words go in,
+candidates and a directive come out. Live names are asked of a `NameSource` (see live.py), so
+tests can pass their own and nothing here imports `kubernetes`, typer or click.
 """
 
 from __future__ import annotations
 
-import argparse
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from kubectl_win.completion import hints
 from kubectl_win.completion.model import Candidate, Completion, Directive
 
 # (resource, parsed flag values) -> [(name, description)]; never raises, returns [] on any failure.
 NameSource = Callable[[hints.LiveNames, dict[str, str]], list[tuple[str, str]]]
+Node = dict[str, Any]  # a command: see tree.py
+Param = dict[str, Any]  # an option or an argument of a command
 
 
 def _no_names(hint: hints.LiveNames, values: dict[str, str]) -> list[tuple[str, str]]:
@@ -25,104 +27,96 @@ def _no_names(hint: hints.LiveNames, values: dict[str, str]) -> list[tuple[str, 
 
 @dataclass
 class _State:
-    parser: argparse.ArgumentParser
+    node: Node
     command_path: list[str] = field(default_factory=list)
     positionals_done: int = 0
-    pending: argparse.Action | None = None
-    pending_left: int = 0  # values the pending option still needs; -1 = any number
+    pending: Param | None = None
     values: dict[str, str] = field(default_factory=dict)
-    used: set[argparse.Action] = field(default_factory=set)
+    used: set[str] = field(default_factory=set)  # dests of options already given
     after_double_dash: bool = False
 
 
-def complete(parser: argparse.ArgumentParser, args: Sequence[str], names: NameSource = _no_names) -> Completion:
+def complete(tree: Node, args: Sequence[str], names: NameSource = _no_names) -> Completion:
     """Complete the last of `args` (the word under the cursor, "" for a new word)."""
     words = list(args) or [""]
     *done, current = words
-    state = _State(parser)
+    state = _State(tree)
     for word in done:
         _consume(state, word)
     return _complete_current(state, current, names)
 
 
 def _consume(state: _State, word: str) -> None:
-    if state.pending is not None and (state.pending_left != -1 or not _looks_like_flag(word)):
-        state.values[state.pending.dest] = word
-        if state.pending_left > 0:
-            state.pending_left -= 1
-        if state.pending_left == 0:
-            state.pending = None
+    if state.pending is not None:
+        state.values[state.pending["dest"]] = word
+        state.pending = None
         return
-    state.pending = None
     if word == "--" and not state.after_double_dash:
         state.after_double_dash = True
         return
     if _looks_like_flag(word) and not state.after_double_dash:
         _consume_flag(state, word)
         return
-    subparsers = _subparsers(state.parser)
-    if subparsers is not None and word in subparsers.choices:
-        state.parser = subparsers.choices[word]
+    commands = state.node.get("commands") or {}
+    if word in commands and state.positionals_done == 0:
+        state.node = commands[word]
         state.command_path.append(word)
-        state.positionals_done = 0
         return
-    action = _positional_at(state.parser, state.positionals_done)
-    if action is not None:
-        state.values[action.dest] = word
+    argument = _positional_at(state.node, state.positionals_done)
+    if argument is not None:
+        state.values[argument["dest"]] = word
     state.positionals_done += 1
 
 
 def _consume_flag(state: _State, word: str) -> None:
     name, has_value, value = word.partition("=")
-    action = _option(state.parser, name)
-    if action is None and not word.startswith("--") and len(word) > 2:
+    option = _option(state.node, name)
+    if option is None and not word.startswith("--") and len(word) > 2:
         # -nkube-system: a short flag with its value attached
-        action, has_value, value = _option(state.parser, word[:2]), "=", word[2:]
-    if action is None:
+        option, has_value, value = _option(state.node, word[:2]), "=", word[2:]
+    if option is None:
         return
-    state.used.add(action)
+    state.used.add(option["dest"])
     if has_value:
-        state.values[action.dest] = value
-        return
-    count = _values_needed(action)
-    if count != 0:
-        state.pending, state.pending_left = action, count
+        state.values[option["dest"]] = value
+    elif not option["flag"]:
+        state.pending = option
 
 
 def _complete_current(state: _State, current: str, names: NameSource) -> Completion:
-    if state.pending is not None and not (state.pending_left == -1 and _looks_like_flag(current)):
+    if state.pending is not None:
         return _values(state, state.pending, current, names)
     if current.startswith("-") and not state.after_double_dash:
         name, has_value, partial = current.partition("=")
         if not has_value and not current.startswith("--") and len(current) > 2:
-            name, has_value, partial = current[:2], "", current[2:]  # -nkube-sys: value attached
-            action = _option(state.parser, name)
-            if action is not None and _values_needed(action) != 0:
-                return _values(state, action, partial, names, prefix=name)
+            option = _option(state.node, current[:2])  # -nkube-sys: value attached
+            if option is not None and not option["flag"]:
+                return _values(state, option, current[2:], names, prefix=current[:2])
             return Completion()
         if has_value:
-            action = _option(state.parser, name)
-            if action is None or _values_needed(action) == 0:
+            option = _option(state.node, name)
+            if option is None or option["flag"]:
                 return Completion()
-            return _values(state, action, partial, names, prefix=f"{name}=")
+            return _values(state, option, partial, names, prefix=f"{name}=")
         return _flags(state, current)
-    subparsers = _subparsers(state.parser)
-    if subparsers is not None:
-        return Completion(_filter(_subcommands(subparsers), current))
-    action = _positional_at(state.parser, state.positionals_done)
-    if action is None:
+    commands = state.node.get("commands") or {}
+    if commands and state.positionals_done == 0:
+        return Completion(_filter([Candidate(name, node.get("help", "")) for name, node in commands.items()],
+                                  current))
+    argument = _positional_at(state.node, state.positionals_done)
+    if argument is None:
         return Completion()
-    return _values(state, action, current, names)
+    return _values(state, argument, current, names)
 
 
-def _values(state: _State, action: argparse.Action, current: str, names: NameSource,
-            prefix: str = "") -> Completion:
-    if action.choices is not None:
-        choices = [Candidate(prefix + str(choice)) for choice in action.choices]
+def _values(state: _State, param: Param, current: str, names: NameSource, prefix: str = "") -> Completion:
+    if param.get("choices") is not None:
+        choices = [Candidate(prefix + str(choice)) for choice in param["choices"]]
         return Completion(_filter(choices, prefix + current))
     values = state.values
-    hint = (hints.BY_DEST.get(f"{' '.join(state.command_path)}:{action.dest}") or hints.BY_DEST.get(action.dest)
-            or hints.BY_METAVAR.get(str(action.metavar or "")))
+    dest = param["dest"]
+    hint = (hints.BY_DEST.get(f"{' '.join(state.command_path)}:{dest}") or hints.BY_DEST.get(dest)
+            or hints.BY_METAVAR.get(str(param.get("metavar") or "")))
     if isinstance(hint, hints.FieldPaths):
         found = _field_paths() if state.positionals_done == 0 else []
         return Completion(_filter([Candidate(prefix + value, text) for value, text in found], prefix + current))
@@ -183,75 +177,30 @@ def _field_paths() -> list[tuple[str, str]]:
 
 def _flags(state: _State, current: str) -> Completion:
     candidates = []
-    for action in state.parser._actions:
-        if not action.option_strings or action.help == argparse.SUPPRESS:
+    for option in state.node.get("options") or []:
+        if option["dest"] in state.used and not option["multiple"]:
             continue
-        if action in state.used and not _repeatable(action):
-            continue
-        for option in action.option_strings:
-            candidates.append(Candidate(option, _describe(action)))
+        for name in option["names"]:
+            candidates.append(Candidate(name, option.get("help") or ""))
     return Completion(_filter(candidates, current))
-
-
-def _subcommands(subparsers: argparse._SubParsersAction) -> list[Candidate]:
-    described = {choice.dest: choice.help or "" for choice in subparsers._choices_actions}
-    return [Candidate(name, described.get(name, "")) for name in subparsers.choices
-            if not name.startswith("_") and described.get(name) != argparse.SUPPRESS]
 
 
 def _filter(candidates: list[Candidate], current: str) -> list[Candidate]:
     return [candidate for candidate in candidates if candidate.value.startswith(current)]
 
 
-def _describe(action: argparse.Action) -> str:
-    text = str(action.help or "")
-    if "%" in text:
-        try:
-            text = text % {**vars(action), "prog": "kubectl win"}
-        except (KeyError, TypeError, ValueError):
-            pass
-    return text
-
-
-def _option(parser: argparse.ArgumentParser, name: str) -> argparse.Action | None:
-    return parser._option_string_actions.get(name)
-
-
-def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction | None:
-    for action in parser._actions:
-        if isinstance(action, argparse._SubParsersAction):
-            return action
+def _option(node: Node, name: str) -> Param | None:
+    for option in node.get("options") or []:
+        if name in option["names"]:
+            return option
     return None
 
 
-def _positional_at(parser: argparse.ArgumentParser, index: int) -> argparse.Action | None:
-    seen = 0
-    for action in parser._actions:
-        if action.option_strings or isinstance(action, argparse._SubParsersAction):
-            continue
-        if action.help == argparse.SUPPRESS:
-            continue
-        if action.nargs in ("*", "+", argparse.REMAINDER):
-            return action
-        width = action.nargs if isinstance(action.nargs, int) else 1
-        if index < seen + width:
-            return action
-        seen += width
+def _positional_at(node: Node, index: int) -> Param | None:
+    for position, argument in enumerate(node.get("arguments") or []):
+        if argument["nargs"] == -1 or position == index:
+            return argument
     return None
-
-
-def _values_needed(action: argparse.Action) -> int:
-    if action.nargs == 0:
-        return 0
-    if action.nargs is None or action.nargs == "?":
-        return 1
-    if isinstance(action.nargs, int):
-        return action.nargs
-    return -1
-
-
-def _repeatable(action: argparse.Action) -> bool:
-    return isinstance(action, argparse._AppendAction | argparse._CountAction | argparse._ExtendAction)
 
 
 def _looks_like_flag(word: str) -> bool:

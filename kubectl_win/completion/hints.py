@@ -1,8 +1,8 @@
-"""The one place that says what the value of a flag or argument is, when argparse can't tell.
+"""The one place that says what the value of a flag or argument is, when its type can't tell.
 
-Keyed by argparse `dest`, so every command's flag with that dest completes the same way and a
-new command picks it up without touching this package. Enum values need no entry here: the
-engine reads `choices` straight from the parser.
+Keyed by the parameter's name (the typer function's parameter, e.g. `namespace`), so every
+command's flag with that name completes the same way and a new command picks it up without
+touching this package. Choices need no entry here: the tree carries them (see tree.py).
 """
 
 from __future__ import annotations

@@ -18,12 +18,11 @@ from kubectl_win.completion.model import Completion
 
 def respond(args: Sequence[str], out: IO[str], names: NameSource | None = None) -> Completion:
     """Complete `args` against the real command line and write the protocol's answer to `out`."""
-    from kubectl_win.cli import build_parser, command_word
     from kubectl_win.completion.live import live_names
+    from kubectl_win.completion.tree import load
 
-    # Only the command being typed is built in full (the others are listed by name), as a run does.
-    parser = build_parser(only=command_word(list(args)[:-1]))
-    result = complete(parser, args, names or live_names)
+    # The tree exported from the typer application: a TAB imports neither typer nor click.
+    result = complete(load(), args, names or live_names)
     out.write("\n".join(result.lines()) + "\n")
     out.flush()
     return result

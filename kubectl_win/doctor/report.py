@@ -22,11 +22,16 @@ class DoctorReport:
     skipped: list[Skipped]
     counts: dict[str, int] = field(default_factory=dict)
     windows_node_count: int = 0
+    services: int = 0  # Services with a cluster IP: each becomes an HNS load balancer on every Windows node
+    service_ports: int = 0
+    services_read: bool = False
+    hns: list[dict[str, Any]] | None = None  # doctor --deep: one hns section per inspected Windows node
 
     @classmethod
     def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
         return cls(scope, snapshot.server_version, list(snapshot.nodes), findings, list(snapshot.skipped),
-                   dict(snapshot.counts), len(snapshot.windows_nodes))
+                   dict(snapshot.counts), len(snapshot.windows_nodes), snapshot.services, snapshot.service_ports,
+                   "services" in snapshot.read and snapshot.namespace is None)
 
     def summary(self) -> dict[str, Any]:
         data: dict[str, Any] = summarize(self.findings)
@@ -45,6 +50,7 @@ class DoctorReport:
             "findings": [f.to_dict(location=False) for f in self.findings],
             "summary": self.summary(),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
+            **({"hns": {"nodes": self.hns}} if self.hns is not None else {}),
         }
 
 

@@ -25,6 +25,7 @@ class DoctorOptions:
     namespace: str | None = None  # None: every namespace
     config: str | None = None
     progress: Callable[[str, int], None] | None = field(default=None, repr=False)
+    deep: Any = None  # kubectl_win.doctor.deep.DeepOptions: also look inside each Windows node
 
 
 def take_snapshot(options: DoctorOptions) -> Snapshot:
@@ -57,6 +58,22 @@ def run_doctor(options: DoctorOptions) -> DoctorReport:
         raise ValueError(f"unknown scope {options.scope!r}")
     policy = load_policy(options.config)
     snapshot = take_snapshot(options)
-    findings = policy.apply(run_checks(snapshot, options.scope))
+    findings = run_checks(snapshot, options.scope)
+    deep = _run_deep(options, snapshot) if options.deep is not None and options.scope != "workloads" else None
+    if deep is not None:
+        findings.extend(deep.findings)
+    findings = policy.apply(findings)
     findings.sort(key=sort_key)
-    return DoctorReport.build(snapshot, findings, options.scope)
+    report = DoctorReport.build(snapshot, findings, options.scope)
+    if deep is not None:
+        report.skipped.extend(deep.skipped)
+        report.hns = deep.hns
+    return report
+
+
+def _run_deep(options: DoctorOptions, snapshot: Snapshot):  # type: ignore[no-untyped-def]
+    from kubectl_win.doctor.deep import run_deep
+    from kubectl_win.kube import KubeFlags, connect
+
+    with connect(options.kube_flags or KubeFlags()) as cluster:
+        return run_deep(cluster, snapshot, options.deep, options.progress)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from kubectl_win.env import Env
-from kubectl_win.output.table import render_table
+from kubectl_win.output.table import render_rows, render_table
 from kubectl_win.versions import Version, format_version
 
 TYPE_CHECKING = False  # typing itself is only for type checkers: importing it costs start-up time
@@ -89,11 +89,11 @@ def render_fields(matches: list[FieldMatch], version: Version, env: Env) -> None
             ("CHECK", rule.id if rule.check else f"{rule.id} (reference only; not checked in manifests)"),
             ("SOURCES", "; ".join(rule.sources)),
         ]
-        for label, text in rows:
+        lines = []
+        for label, text in rows:  # long values wrap at 96 columns, continued under the value
             wrapped = textwrap.wrap(text, width=96, break_on_hyphens=False) or [""]
-            out.write(f"{label:<9}{wrapped[0]}\n")
-            for line in wrapped[1:]:
-                out.write(f"{'':<9}{line}\n")
+            lines += [(label, wrapped[0]), *(("", line) for line in wrapped[1:])]
+        render_rows(lines, out)
 
 
 def render_rule_list(output: str, version: Version, env: Env) -> None:

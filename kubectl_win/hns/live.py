@@ -99,7 +99,7 @@ def inspect_node(flags: Any, options: LiveOptions, progress: IO[str] | None = No
         image = options.image or image_for(node)
         doc = dump_node(cluster, options, image, _say(progress))
         doc["node"] = options.node
-        objects = _cluster_objects(cluster)
+        objects = cluster_objects(cluster)
     return analyze_objects(doc, build_view(objects), options.node, options.config)
 
 
@@ -117,39 +117,47 @@ def _windows_node(cluster: Any, name: str) -> dict[str, Any]:
     return windows_node(cluster, name, "hns inspects Windows nodes", linux_hint=False)
 
 
-def _cluster_objects(cluster: Any) -> list[dict[str, Any]]:
+def cluster_objects(cluster: Any) -> list[dict[str, Any]]:
+    """The Nodes, Services, EndpointSlices and Pods hns compares a dump with."""
     objects: list[dict[str, Any]] = []
     for resource in ("nodes", "services", "endpointslices", "pods"):
         objects.extend(cluster.list(resource, namespace=None))
     return objects
 
 
-def dump_node(cluster: Any, options: LiveOptions, image: str, say: Callable[[str], None]) -> dict[str, Any]:
-    """Create the pod, wait for it, run the script, delete the pod (always); the parsed dump."""
+def dump_node(cluster: Any, options: LiveOptions, image: str, say: Callable[[str], None],
+              registry: set[tuple[str, str]] | None = None) -> dict[str, Any]:
+    """Create the pod, wait for it, run the script, delete the pod (always); the parsed dump.
+
+    `registry`, when given, holds the pods that exist right now, so that a caller running this in worker
+    threads (doctor --deep) can delete them from the main thread when it is interrupted."""
     from kubectl_win.hns.service import parse_hns_text
 
     _remove_leftovers(cluster, options)
     name = pod_name(options.node)
-    with _interrupts_raise():
+    registry = registry if registry is not None else set()
+    with interrupts_raise():
         created = False
         try:
             say(f"starting HostProcess pod {options.namespace}/{name} on {options.node} ({image})")
+            registry.add((options.namespace, name))
             _create(cluster, options, name, image)
             created = True
             _wait_running(cluster, options, name)
             say(f"reading HNS on {options.node}")
             output = _exec(cluster, options, name)
         finally:
-            if created:
+            if created and (options.namespace, name) in registry:
                 say(f"deleting pod {options.namespace}/{name}")
                 _delete(cluster, options.namespace, name)
+            registry.discard((options.namespace, name))
             say("")
     text = output[output.find("{"):] if "{" in output else output
     return parse_hns_text(text, f"the HNS dump from {options.node}")
 
 
 @contextmanager
-def _interrupts_raise() -> Iterator[None]:
+def interrupts_raise() -> Iterator[None]:
     """SIGTERM (a killed kubectl, a CI timeout) unwinds like Ctrl-C, so the pod is deleted."""
     def interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
@@ -230,13 +238,20 @@ def _exec(cluster: Any, options: LiveOptions, name: str) -> str:
     return stdout.decode("utf-8", "replace")
 
 
+def delete_pods(cluster: Any, pods: set[tuple[str, str]]) -> None:
+    """Delete every pod still registered (doctor --deep, interrupted)."""
+    for namespace, name in sorted(pods):
+        pods.discard((namespace, name))
+        _delete(cluster, namespace, name)
+
+
 def _delete(cluster: Any, namespace: str, name: str) -> None:
     """Delete the pod; a second Ctrl-C or SIGTERM does not cut the clean-up short."""
     handlers = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
         try:
             handlers[signum] = signal.signal(signum, signal.SIG_IGN)
-        except ValueError:
+        except ValueError:  # not the main thread
             pass
     try:
         cluster.delete("pods", name, namespace, grace_seconds=1)

@@ -3,7 +3,6 @@ the user's --taint values, or the real taints and builds of the cluster's Window
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -112,7 +111,7 @@ def windows_taints(node: dict[str, Any]) -> list[Taint]:
     return [t for t in node_taints(node) if t.key in keys and t.effect in ("NoSchedule", "NoExecute")]
 
 
-def fetch_nodes(args: argparse.Namespace) -> list[dict[str, Any]]:
+def fetch_nodes(args: Any) -> list[dict[str, Any]]:
     """The cluster's nodes through the shared access layer (imported only when --from-cluster is used)."""
     from kubectl_win.kube import KubeFlags, connect
 

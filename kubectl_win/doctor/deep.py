@@ -1,0 +1,186 @@
+"""doctor --deep: look inside each Windows node. Per node, `hns` (a HostProcess pod dumps HNS, compared with
+the cluster) and a scan of the last hour of kubelet, containerd and kube-proxy logs with the symptom
+catalogue doctor applies to events. Nodes are visited a few at a time (DEEP_CONCURRENCY) in daemon
+threads, at most --max-nodes of them; the pods they create are tracked so that an interrupted run deletes
+them from the main thread.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from kubectl_win.doctor import symptoms
+from kubectl_win.doctor.snapshot import Skipped, Snapshot
+from kubectl_win.errors import KubectlWinError
+from kubectl_win.findings import Finding, ObjectRef
+
+DEEP_CONCURRENCY = 4
+LOG_COMPONENTS = ("kubelet", "containerd", "kube-proxy")
+LOG_WINDOW = timedelta(hours=1)
+EXCERPT = 240
+
+
+@dataclass
+class DeepOptions:
+    max_nodes: int = 10
+    namespace: str = "kube-system"
+    image: str | None = None
+    timeout: float = 180.0
+    concurrency: int = DEEP_CONCURRENCY
+
+
+@dataclass
+class DeepResult:
+    findings: list[Finding] = field(default_factory=list)
+    hns: list[dict[str, Any]] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
+
+
+def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
+             progress: Callable[[str, int], None] | None = None) -> DeepResult:
+    from kubectl_win.hns.cluster import build_view
+    from kubectl_win.hns.live import cluster_objects, delete_pods, interrupts_raise
+
+    result = DeepResult()
+    candidates = [n.name for n in snapshot.windows_nodes if n.ready is not False]
+    not_ready = [n.name for n in snapshot.windows_nodes if n.ready is False]
+    if not_ready:
+        result.skipped.append(Skipped("deep", f"not Ready, not inspected: {', '.join(not_ready)}"))
+    if len(candidates) > options.max_nodes:
+        rest = candidates[options.max_nodes:]
+        result.skipped.append(Skipped("deep", f"--max-nodes {options.max_nodes}: not inspected: {', '.join(rest)}"))
+        candidates = candidates[:options.max_nodes]
+    if not candidates:
+        return result
+    objects = cluster_objects(cluster)
+    nodes = {str((o.get("metadata") or {}).get("name")): o for o in objects if o.get("kind") == "Node"}
+    view = build_view(objects)
+    pods: set[tuple[str, str]] = set()
+    lock = threading.Lock()
+    slots = threading.Semaphore(max(1, options.concurrency))
+    done: list[str] = []
+
+    def work(name: str) -> None:
+        try:
+            node_result = inspect(cluster, nodes.get(name) or {"metadata": {"name": name}}, view, options, pods)
+        except Exception as exc:  # noqa: BLE001 - one node's surprise must not lose the others' results
+            node_result = DeepResult(skipped=[Skipped(f"deep {name}", f"{type(exc).__name__}: {exc}")])
+        finally:
+            slots.release()
+        with lock:
+            result.findings.extend(node_result.findings)
+            result.hns.extend(node_result.hns)
+            result.skipped.extend(node_result.skipped)
+            done.append(name)
+            if progress is not None:
+                progress("Windows nodes inspected", len(done))
+
+    threads = []
+    with interrupts_raise():  # SIGTERM unwinds like Ctrl-C, so the pods the workers made are deleted
+        try:
+            for name in candidates:
+                while not slots.acquire(timeout=0.2):
+                    pass
+                thread = threading.Thread(target=work, args=(name,), name=f"deep-{name}", daemon=True)
+                thread.start()
+                threads.append(thread)
+            for thread in threads:
+                while thread.is_alive():
+                    thread.join(0.2)
+        except BaseException:
+            delete_pods(cluster, pods)
+            raise
+    result.hns.sort(key=lambda entry: str(entry.get("node")))
+    return result
+
+
+def inspect(cluster: Any, node: dict[str, Any], view: Any, options: DeepOptions,
+            pods: set[tuple[str, str]]) -> DeepResult:
+    """hns and the log scan for one node."""
+    from kubectl_win.hns.live import LiveOptions, dump_node, image_for
+    from kubectl_win.hns.report import hns_section
+    from kubectl_win.hns.service import analyze_objects
+
+    name = str((node.get("metadata") or {}).get("name"))
+    result = DeepResult()
+    try:
+        image = options.image or image_for(node)
+        live = LiveOptions(node=name, namespace=options.namespace, image=image, timeout=options.timeout)
+        doc = dump_node(cluster, live, image, lambda _text: None, pods)
+        doc["node"] = name
+        report = analyze_objects(doc, view, name)
+        result.findings.extend(report.findings)
+        result.hns.append(hns_section(name, report.state))
+    except KubectlWinError as exc:
+        result.skipped.append(Skipped(f"hns {name}", str(exc)))
+        result.hns.append({"node": name, "error": str(exc)})
+    result.findings.extend(scan_node_logs(cluster, node, result.skipped))
+    return result
+
+
+def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
+                   now: datetime | None = None) -> list[Finding]:
+    from kubectl_win.nodelogs.locations import detect
+    from kubectl_win.nodelogs.service import read_component
+
+    name = str((node.get("metadata") or {}).get("name"))
+    dist = detect(node)
+    since = (now or datetime.now(UTC)) - LOG_WINDOW
+    findings: list[Finding] = []
+    unreachable = []
+    for component in LOG_COMPONENTS:
+        try:
+            log = read_component(cluster, name, dist, component, since, None, None)
+        except KubectlWinError as exc:
+            skipped.append(Skipped(f"logs {name}", f"{component}: {exc}"))
+            continue
+        if log.lines is None:
+            unreachable.append(component)
+            continue
+        findings.extend(scan_lines(name, component, log.lines))
+    if unreachable:
+        skipped.append(Skipped(f"logs {name}", f"{', '.join(unreachable)}: not readable through the log API "
+                                               f"({dist.name}; kubectl win logs {name} says where they are)"))
+    return findings
+
+
+def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
+    """One finding per symptom per component: the catalogue's own entries (generic matches are too noisy in
+    logs), then kube-proxy's HNS failures the catalogue does not claim."""
+    from kubectl_win.doctor.catalog import finding, quoted
+    from kubectl_win.hns.analyze import kube_proxy_matches
+    from kubectl_win.hns.catalog import finding as hns_finding
+    from kubectl_win.wincodes import describe
+
+    ref = ObjectRef("v1", "Node", None, node)
+    seen: dict[str, tuple[int, str, symptoms.Match]] = {}
+    unclaimed = []
+    for line in lines:
+        found = symptoms.match(line, "", "log")
+        if found is None or found.generic:
+            unclaimed.append(line)
+            continue
+        count = seen[found.check][0] + 1 if found.check in seen else 1
+        seen[found.check] = (count, line, found)
+    out = []
+    for check, (count, line, found) in sorted(seen.items()):
+        text = " ".join(line.split())
+        excerpt = (text if len(text) <= EXCERPT else text[:EXCERPT - 1] + "…") + describe(found.codes)
+        values = quoted({"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()})
+        fix = found.fix.format_map(values) if found.fix else \
+            f"kubectl win logs {node} {component} --since 1h --pattern {found.check.removeprefix('symptom-')}"
+        where = f" (on {node}, {count}x in the last hour)" if count > 1 else f" (on {node}, in the last hour)"
+        try:
+            out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
+                               excerpt=excerpt, where=where, node=node, fix=fix))
+        except KeyError:
+            continue  # a catalogue entry whose texts need values a log line cannot give
+    if component == "kube-proxy":
+        for what, line in kube_proxy_matches(unclaimed):
+            out.append(hns_finding("hns-kube-proxy-sync-error", ref, "logs/kube-proxy", node=node, what=what,
+                                   line=line))
+    return out

@@ -1,0 +1,102 @@
+"""doctor's progress line on stderr: resource being read, pages fetched, objects read, elapsed time.
+
+One line, rewritten in place with a carriage return and erased when the scan ends. It is shown only
+when stderr is a terminal and CI is not set (`--progress=auto`), or always/never when asked. A small
+thread redraws it twice a second so the elapsed time moves while a slow page is on its way. This is a
+dozen lines of terminal output, so it is written here rather than pulling in a progress-bar library
+(and its import time) for every run.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Mapping
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO
+
+MODES = ("auto", "always", "never")
+REDRAW_SECONDS = 0.5
+
+
+def wanted(mode: str, stderr_isatty: bool, environ: Mapping[str, str] | None = None) -> bool:
+    """Whether to show progress: `auto` means on a terminal and not under CI."""
+    if mode == "always":
+        return True
+    if mode == "never":
+        return False
+    environ = os.environ if environ is None else environ
+    ci = environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+    return stderr_isatty and not ci
+
+
+class Progress:
+    """Callable as the collector's `progress(resource, objects_so_far)`, once per page."""
+
+    def __init__(self, out: IO[str], clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+        self._out = out
+        self._clock = clock
+        self._start = clock()
+        self._resource = ""
+        self._pages = 0
+        self._objects = 0
+        self._done: dict[str, int] = {}
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self._drawn = False
+
+    def __call__(self, resource: str, seen: int) -> None:
+        with self._lock:
+            self._resource = resource
+            self._pages += 1
+            self._done[resource] = seen
+            self._objects = sum(self._done.values())
+        self.draw()
+
+    def line(self) -> str:
+        elapsed = self._clock() - self._start
+        with self._lock:
+            resource, pages, objects = self._resource, self._pages, self._objects
+        what = f"reading {resource}" if resource else "connecting"
+        return (f"{what}: {pages:,} page{'s' if pages != 1 else ''} fetched, {objects:,} objects read, "
+                f"{elapsed:.1f}s")
+
+    def draw(self) -> None:
+        try:
+            self._out.write("\r" + self.line() + "\033[K")
+            self._out.flush()
+            self._drawn = True
+        except (OSError, ValueError):
+            pass
+
+    def start(self) -> Progress:
+        self.draw()
+        self._thread = threading.Thread(target=self._tick, name="doctor-progress", daemon=True)
+        self._thread.start()
+        return self
+
+    def _tick(self) -> None:
+        while not self._stop.wait(REDRAW_SECONDS):
+            self.draw()
+
+    def stop(self) -> None:
+        """Stop redrawing and erase the line, leaving the terminal as it was."""
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+        if self._drawn:
+            try:
+                self._out.write("\r\033[K")
+                self._out.flush()
+            except (OSError, ValueError):
+                pass
+
+    def __enter__(self) -> Progress:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()

@@ -1,0 +1,226 @@
+"""Findings laid out for a terminal: grouped by object, errors first, folded, wrapped to the window.
+
+Piped output keeps the plain tables (scripts parse them); on a terminal the findings become blocks:
+
+    kube-system/DaemonSet/azure-cns-win  deploy/cns.yaml
+      ERROR    windows-privileged  spec.template.spec.containers[0].securityContext.privileged  line 37
+               privileged is rejected for Windows pods, even privileged=false.
+
+    WARNING  windows-memory-limit-missing on 39 objects: A Windows container has no memory limit
+      Deployment/iis  deploy/iis.yaml:34
+      ...
+
+A check that fires on FOLD_AT or more objects becomes one block listing the objects (`-o wide` keeps every
+finding in its object's block). No line is wider than the terminal: text wraps at word boundaries, and a
+single word longer than the line (a long path) is broken. This is a grouped list rather than a grid: a
+severity column of fixed width and one text column, so textwrap lays it out exactly; tables proper go
+through kubectl_win.output.table.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from kubectl_win.findings import SEVERITY_RANK, Finding
+
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import IO
+
+FOLD_AT = 3
+MIN_WIDTH = 40
+SEVERITY_WIDTH = 9  # "WARNING" and two spaces
+COLOURS = {"error": "\033[31m", "warning": "\033[33m", "info": "\033[36m"}
+RESET = "\033[0m"
+
+
+@dataclass
+class Block:
+    """The findings on one object, or one check's findings on many objects (folded)."""
+
+    findings: list[Finding] = field(default_factory=list)
+    folded: bool = False
+
+    @property
+    def severity(self) -> str:
+        return max(self.findings, key=lambda f: SEVERITY_RANK[f.severity]).severity
+
+
+def terminal_width(fallback: int = 120) -> int:
+    """The window's width in columns (COLUMNS wins, as everywhere), never below MIN_WIDTH."""
+    return max(MIN_WIDTH, shutil.get_terminal_size((fallback, 24)).columns)
+
+
+def display_path(path: str, cwd: str | None = None) -> str:
+    """An absolute path under the working directory relative to it; anything else as the user typed it."""
+    if not path or not os.path.isabs(path) or path == "-":
+        return path
+    base = cwd or os.getcwd()
+    try:
+        relative = os.path.relpath(path, base)
+    except ValueError:  # another drive on Windows
+        return path
+    return path if relative.startswith("..") else relative
+
+
+def _object_key(finding: Finding) -> tuple[str, str]:
+    return finding.file or "", finding.object.display()
+
+
+def blocks(findings: Sequence[Finding], fold: bool = True, fold_at: int = FOLD_AT) -> list[Block]:
+    """Findings as blocks, errors first: a block per object, and with `fold` a block per check that fires
+    (at one severity) on `fold_at` objects or more."""
+    folded: dict[tuple[str, str], Block] = {}
+    if fold:
+        objects: dict[tuple[str, str], set[tuple[str, str]]] = {}
+        for f in findings:
+            objects.setdefault((f.id, f.severity), set()).add(_object_key(f))
+        folded = {key: Block(folded=True) for key, seen in objects.items() if len(seen) >= fold_at}
+    by_object: dict[tuple[str, str], Block] = {}
+    order: list[Block] = []
+    for f in findings:
+        block = folded.get((f.id, f.severity))
+        if block is None:
+            block = by_object.get(_object_key(f))
+            if block is None:
+                block = by_object[_object_key(f)] = Block()
+        if not block.findings:
+            order.append(block)
+        block.findings.append(f)
+    for block in order:
+        if not block.folded:
+            block.findings.sort(key=lambda f: -SEVERITY_RANK[f.severity])  # stable: keeps the given order inside
+    position = {id(b): i for i, b in enumerate(order)}
+    return sorted(order, key=lambda b: (-SEVERITY_RANK[b.severity], b.folded, position[id(b)]))
+
+
+SEPARATORS = "./_-[]=:,"
+
+
+def wrap(text: str, width: int, first_width: int | None = None) -> list[str]:
+    """Greedy word wrap; a word longer than a line (a path, a file name) breaks after a separator
+    (`.`, `/`, `-`, ...) where it can, mid-word only where it must."""
+    lines: list[str] = []
+    line = ""
+    for match in re.finditer(r"(\s*)(\S+)", text):
+        space = " " * min(2, len(match.group(1))) or " "  # two spaces between fields stay two
+        for index, piece in enumerate(_pieces(match.group(2), width)):
+            limit = first_width if first_width is not None and not lines else width
+            glue = space if line and index == 0 else ""
+            if len(line) + len(glue) + len(piece) <= limit:
+                line += glue + piece
+                continue
+            if line:
+                lines.append(line)
+            line = piece
+    lines.append(line)
+    return lines
+
+
+def _pieces(word: str, width: int) -> list[str]:
+    pieces = []
+    while len(word) > width:
+        cut = max(word.rfind(sep, 0, width) for sep in SEPARATORS) + 1
+        if cut < width // 3:  # no separator late enough: break mid-word
+            cut = width
+        pieces.append(word[:cut])
+        word = word[cut:]
+    return [*pieces, word] if word else pieces
+
+
+class Writer:
+    """Writes wrapped lines no wider than `width`."""
+
+    def __init__(self, out: IO[str], width: int, colour: bool = False) -> None:
+        self.out = out
+        self.width = max(MIN_WIDTH, width)
+        self.colour = colour
+
+    def text(self, text: str, indent: int = 0, first: str = "", hanging: int | None = None) -> None:
+        """`first` (a label such as a severity) starts the first line after `indent`; wrapped lines are
+        indented by `hanging` (default: where the text started)."""
+        start = indent + len(first)
+        hanging = start if hanging is None else hanging
+        lines = wrap(text, self.width - hanging, first_width=self.width - start)
+        self.out.write(" " * indent + self._paint(first) + lines[0] + "\n")
+        for line in lines[1:]:
+            self.out.write(" " * hanging + line + "\n")
+
+    def fits(self, text: str, indent: int) -> bool:
+        return indent + len(text) <= self.width
+
+    def _paint(self, label: str) -> str:
+        word = label.strip().lower()
+        if self.colour and word in COLOURS:
+            return COLOURS[word] + label.rstrip() + RESET + label[len(label.rstrip()):]
+        return label
+
+    def blank(self) -> None:
+        self.out.write("\n")
+
+
+def render_blocks(
+    findings: Sequence[Finding],
+    out: IO[str],
+    width: int,
+    *,
+    wide: bool = False,
+    fixes: bool = False,
+    colour: bool = False,
+    title: Callable[[str], str] | None = None,
+    cwd: str | None = None,
+) -> None:
+    """Write findings as blocks. `fixes` adds each finding's hint (doctor always, explain with -o wide);
+    `title(check_id)` names a folded check (the catalogue's one-line description)."""
+    writer = Writer(out, width, colour)
+    for index, block in enumerate(blocks(findings, fold=not wide)):
+        if index:
+            writer.blank()
+        if block.folded:
+            _folded(writer, block, title, cwd)
+        else:
+            _object(writer, block, fixes or wide, cwd)
+
+
+def _where(finding: Finding, cwd: str | None) -> str:
+    return display_path(finding.file, cwd) if finding.file else ""
+
+
+def _object(writer: Writer, block: Block, fixes: bool, cwd: str | None) -> None:
+    first = block.findings[0]
+    where = _where(first, cwd)
+    writer.text(first.object.display() + (f"  {where}" if where else ""), hanging=4)
+    body = 2 + SEVERITY_WIDTH
+    for f in block.findings:
+        line = f"line {f.line}" if f.line else ""
+        label = f.severity.upper().ljust(SEVERITY_WIDTH)
+        head = "  ".join(part for part in (f.id, f.path, line) if part)
+        if writer.fits(head, body) or not f.path:
+            writer.text(head, indent=2, first=label, hanging=body)
+        else:  # the path on a line of its own
+            writer.text("  ".join(part for part in (f.id, line) if part), indent=2, first=label, hanging=body)
+            writer.text(f.path, indent=body)
+        writer.text(f.message, indent=body)
+        if fixes and f.hint:
+            writer.text(f.hint, indent=body, first="fix: ", hanging=body + 5)
+
+
+def _folded(writer: Writer, block: Block, title: Callable[[str], str] | None, cwd: str | None) -> None:
+    first = block.findings[0]
+    objects = {_object_key(f) for f in block.findings}
+    name = (title(first.id) if title else "") or first.message
+    writer.text(f"{first.id} on {len(objects)} objects: {name}", first=first.severity.upper().ljust(SEVERITY_WIDTH),
+                hanging=SEVERITY_WIDTH)
+    seen: set[tuple[str, str]] = set()
+    for f in block.findings:
+        key = _object_key(f)
+        if key in seen:
+            continue
+        seen.add(key)
+        where = _where(f, cwd)
+        location = f"{where}:{f.line}" if where and f.line else where
+        writer.text(f.object.display() + (f"  {location}" if location else ""), indent=2, hanging=6)
