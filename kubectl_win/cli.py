@@ -5,10 +5,10 @@ a command:
 
 1. write `kubectl_win/commands/NAME.py` with a typer function (its parameters are the command's
    arguments and options: `Annotated[type, typer.Option(...)]`; `@shared(kube_options(), ...)` from
-   `commands/flags.py` adds kubectl's flags), a `register(app)` that calls `app.command(...)` (or
-   `app.add_typer(...)` for a command with subcommands), and a `run(args, env) -> int` that calls
-   the service function;
-2. add the module to `COMMANDS`;
+   `commands/flags.py` adds kubectl's flags), a `register(app, summary)` that calls
+   `app.command(name, short_help=summary, ...)` (or `app.add_typer(...)` for a command with
+   subcommands), and a `run(args, env) -> int` that calls the service function;
+2. add the name, module and one-line summary to `COMMANDS`;
 3. run `python -m kubectl_win.completion.tree` to refresh the command tree completion reads
    (tests/test_cli_app.py fails until the file and the application agree).
 
@@ -44,38 +44,65 @@ DESCRIPTION = (
     "scaffold writes Windows workloads that schedule right the first time."
 )
 
-# Registration order is the order of `kubectl win --help`.
-COMMANDS: tuple[str, ...] = (
-    "kubectl_win.commands.explain",
-    "kubectl_win.commands.doctor",
-    "kubectl_win.commands.completion",
-    "kubectl_win.commands.version",
-    "kubectl_win.commands.scaffold",
-    "kubectl_win.commands.port_forward",
-    "kubectl_win.commands.hns",
-    "kubectl_win.commands.logs",
-)
+# name -> (module, one-line summary). The order is the order of `kubectl win --help`.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "explain": ("kubectl_win.commands.explain",
+        "explain pod fields that Windows rejects, ignores or does not support"),
+    "doctor": ("kubectl_win.commands.doctor",
+        "inspect a cluster (or a dump of one) for Windows node and workload problems"),
+    "completion": ("kubectl_win.commands.completion",
+        "print a shell completion script (bash, zsh, fish, powershell, kubectl)"),
+    "version": ("kubectl_win.commands.version",
+        "print the kubectl-win version and the runtime it uses"),
+    "scaffold": ("kubectl_win.commands.scaffold",
+        "write Windows workload manifests, or add OS placement to existing ones"),
+    "port-forward": ("kubectl_win.commands.port_forward",
+        "forward local ports to a Windows (or Linux) pod through an in-pod relay"),
+    "hns": ("kubectl_win.commands.hns",
+        "check a Windows node's HNS load balancers and endpoints against the cluster's Services"),
+    "logs": ("kubectl_win.commands.logs",
+        "read a Windows node's kubelet, containerd, kube-proxy and CNI logs through the API server"),
+}
 
 COMPLETION_REQUEST = ("completion", "__complete")  # what our shell scripts run on every TAB
 
 
-def build_app() -> typer.Typer:
-    """The whole typer application."""
+def build_app(only: str | None = None) -> typer.Typer:
+    """The typer application; with `only`, just that command (only="": none)."""
     import importlib
 
     from kubectl_win.commands.base import HELP_OPTIONS, KubectlWinTyper, add_root_callback
 
     app = KubectlWinTyper(help=DESCRIPTION, context_settings={"help_option_names": HELP_OPTIONS})
     add_root_callback(app, f"kubectl-win {__version__}")
-    for module_name in COMMANDS:
-        importlib.import_module(module_name).register(app)
+    for name, (module_name, summary) in COMMANDS.items():
+        if only is None or name == only:
+            importlib.import_module(module_name).register(app, summary)
     return app
 
 
-def click_app() -> click.Group:
+def click_app(only: str | None = None) -> click.Group:
+    """The application as click runs it. With `only`, the other commands are placeholders carrying
+    their summary: a run of one command, or `--help` (only=""), imports no other command module
+    and has typer convert no other signature."""
+    import click
     import typer.main
 
-    return typer.main.get_command(build_app())  # type: ignore[return-value]
+    group: click.Group = typer.main.get_command(build_app(only))  # type: ignore[assignment]
+    if only is not None:
+        group.commands = {name: group.commands.get(name) or click.Command(name, help=summary, short_help=summary)
+                          for name, (_, summary) in COMMANDS.items()}
+    return group
+
+
+def command_word(argv: Sequence[str]) -> str:
+    """The command named in argv, or "" when there is none (the root takes no option with a value)."""
+    for word in argv:
+        if word == "--":
+            break
+        if not word.startswith("-"):
+            return word if word in COMMANDS else ""
+    return ""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -89,7 +116,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     ProcessFlags.reset()
     try:
-        return int(click_app().main(argv, prog_name=PROG, standalone_mode=False) or 0)
+        return int(click_app(command_word(argv)).main(argv, prog_name=PROG, standalone_mode=False) or 0)
     except click.UsageError as exc:
         print(f"error: {usage_message(exc)}", file=sys.stderr)
         return ExitStatus.USAGE
@@ -128,7 +155,7 @@ def parse_args(argv: Sequence[str]) -> tuple[Any, SimpleNamespace]:
     captured: list[tuple[Any, SimpleNamespace]] = []
     ProcessFlags.capture = lambda run, args: captured.append((run, args))
     try:
-        click_app().main(list(argv), prog_name=PROG, standalone_mode=False)
+        click_app(command_word(argv)).main(list(argv), prog_name=PROG, standalone_mode=False)
     except click.UsageError as exc:
         raise UsageError(usage_message(exc)) from None
     finally:

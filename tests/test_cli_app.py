@@ -104,3 +104,36 @@ def test_debug_shows_the_traceback_of_an_error(tmp_path):
     assert run_cli("doctor", "--from-dump", missing).exit_code == 2
     with pytest.raises(KubectlWinError):
         main(["doctor", "--from-dump", missing, "--debug"])
+
+
+def test_root_help_lists_every_command_with_its_summary():
+    from kubectl_win.cli import COMMANDS as REGISTRY
+
+    out = run_cli("--help").stdout
+    listed = [line.split()[0] for line in out.split("Commands:", 1)[1].splitlines() if line.startswith("  ")
+              and not line.startswith("   ")]
+    assert listed == list(REGISTRY)
+    for name, (_, summary) in REGISTRY.items():
+        assert " ".join(summary.split()[:4]) in " ".join(out.split()), name
+
+
+@pytest.mark.parametrize("argv,loaded", [(["--help"], set()), (["version"], {"version"}),
+                                         (["explain", "--help"], {"explain"}), (["scaffold", "--help"], {"scaffold"})])
+def test_a_run_builds_only_the_command_it_runs(argv, loaded):
+    import subprocess
+    import sys
+    import textwrap
+
+    from tests.completion_helpers import ROOT
+
+    code = textwrap.dedent(f"""\
+        import contextlib, io, sys
+        from kubectl_win.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            main({argv!r})
+        print(" ".join(sorted(m.rsplit(".", 1)[1] for m in sys.modules if m.startswith("kubectl_win.commands.")
+                              and m.rsplit(".", 1)[1] not in ("base", "flags"))))
+        """)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert set(result.stdout.split()) == loaded

@@ -11,7 +11,6 @@ from kubectl_win.commands.flags import Choice
 from kubectl_win.completion.scripts import SHELLS
 from kubectl_win.env import Env
 
-SUMMARY = "print a shell completion script (bash, zsh, fish, powershell, kubectl)"
 DESCRIPTION = (
     "Print the completion script for SHELL on stdout.\n\n"
     "bash, zsh, fish and powershell complete the kubectl-win command itself. 'kubectl' prints\n"
@@ -36,8 +35,8 @@ def completion(
     return invoke(run, locals())
 
 
-def register(app: KubectlWinTyper) -> None:
-    app.command("completion", help=verbatim(DESCRIPTION), short_help=SUMMARY, epilog=verbatim(EXAMPLES))(completion)
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("completion", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(completion)
 
 
 def run(args: Any, env: Env) -> int:

@@ -10,7 +10,6 @@ from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import Choice, kube_options, output_option, policy_options, shared
 from kubectl_win.env import Env
 
-SUMMARY = "inspect a cluster (or a dump of one) for Windows node and workload problems"
 DESCRIPTION = (
     "Inspect the cluster's Windows nodes and the workloads that run on or near them: node readiness and "
     "builds, container runtime, version skew, taints and selectors, image builds, pod fields Windows "
@@ -70,8 +69,8 @@ def doctor(
     return invoke(run, locals())
 
 
-def register(app: KubectlWinTyper) -> None:
-    app.command("doctor", help=DESCRIPTION, short_help=SUMMARY, epilog=verbatim(EXAMPLES))(doctor)
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("doctor", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(doctor)
 
 
 def run(args: Any, env: Env) -> int:

@@ -17,7 +17,6 @@ from kubectl_win.errors import UsageError
 from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, format_version, parse_version
 
-SUMMARY = "explain pod fields that Windows rejects, ignores or does not support"
 DESCRIPTION = """\
 Explain pod fields that are rejected, ignored or unsupported on Windows nodes.
 
@@ -77,8 +76,8 @@ def explain(
     return invoke(run, locals())
 
 
-def register(app: KubectlWinTyper) -> None:
-    app.command("explain", help=verbatim(DESCRIPTION), short_help=SUMMARY, epilog=verbatim(EXAMPLES))(explain)
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("explain", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(explain)
 
 
 def complete(args: Any) -> ExplainCommand:

@@ -10,7 +10,6 @@ from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import Seconds, kube_options, output_option, policy_options, shared
 from kubectl_win.env import Env
 
-SUMMARY = "check a Windows node's HNS load balancers and endpoints against the cluster's Services"
 DESCRIPTION = (
     "Read the Host Networking Service state of a Windows node (networks, endpoints, load balancers, HNS "
     "version) through a short-lived HostProcess pod, or from a dump collected by hand, and compare it with "
@@ -52,8 +51,8 @@ def hns(
     return invoke(run, locals())
 
 
-def register(app: KubectlWinTyper) -> None:
-    app.command("hns", help=DESCRIPTION, short_help=SUMMARY, epilog=verbatim(EXAMPLES))(hns)
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("hns", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(hns)
 
 
 def run(args: Any, env: Env) -> int:

@@ -11,7 +11,6 @@ from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import kube_options, shared
 from kubectl_win.env import Env
 
-SUMMARY = "read a Windows node's kubelet, containerd, kube-proxy and CNI logs through the API server"
 DESCRIPTION = (
     "Read a Windows node's component logs through the API server's node proxy (the kubelet's node log "
     "query API): log files under C:\\var\\log are fetched and filtered here, components running as pods "
@@ -62,8 +61,8 @@ def logs(
     return invoke(run, {**locals(), "services": list(services or ())})
 
 
-def register(app: KubectlWinTyper) -> None:
-    app.command("logs", help=DESCRIPTION, short_help=SUMMARY, epilog=verbatim(EXAMPLES))(logs)
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("logs", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(logs)
 
 
 def run(args: Any, env: Env) -> int:

@@ -12,7 +12,6 @@ from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import Choice, Seconds, kube_options, shared
 from kubectl_win.env import Env
 
-SUMMARY = "forward local ports to a Windows (or Linux) pod through an in-pod relay"
 DESCRIPTION = """\
 Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: a
 small relay in the container connects to --remote-host:PORT there. With --mux=auto (the default)
@@ -74,8 +73,8 @@ def port_forward(
     return invoke(run, locals())
 
 
-def register(app: KubectlWinTyper) -> None:
-    app.command("port-forward", help=verbatim(DESCRIPTION), short_help=SUMMARY, epilog=verbatim(EXAMPLES))(
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("port-forward", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(
         port_forward)
 
 

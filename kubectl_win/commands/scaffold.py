@@ -25,7 +25,6 @@ from kubectl_win.scaffold.options import (
     WorkloadOptions,
 )
 
-SUMMARY = "write Windows workload manifests, or add OS placement to existing ones"
 DESCRIPTION = """\
 Write Windows workloads that land on the right nodes and pass API validation.
 
@@ -178,8 +177,8 @@ _KIND_EXAMPLES = {
 }
 
 
-def register(app: KubectlWinTyper) -> None:
-    scaffold = KubectlWinTyper(help=verbatim(DESCRIPTION), short_help=SUMMARY, epilog=verbatim(EXAMPLES))
+def register(app: KubectlWinTyper, summary: str) -> None:
+    scaffold = KubectlWinTyper(help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))
     scaffold.callback(invoke_without_command=True)(_require_kind)
     commands: list[tuple[str, str, Callable[..., int]]] = [
         *((kind, _KIND_HELP[kind], _workload_command(kind)) for kind in WORKLOAD_KINDS),

@@ -8,7 +8,6 @@ from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import output_option, shared
 from kubectl_win.env import Env
 
-SUMMARY = "print the kubectl-win version and the runtime it uses"
 EXAMPLES = """examples:
   kubectl win version
   kubectl win version -o json
@@ -20,8 +19,8 @@ def version(**shared: Any) -> int:
     return invoke(run, locals())
 
 
-def register(app: KubectlWinTyper) -> None:
-    app.command("version", help=SUMMARY[:1].upper() + SUMMARY[1:] + ".", short_help=SUMMARY,
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("version", help=summary[:1].upper() + summary[1:] + ".", short_help=summary,
                 epilog=verbatim(EXAMPLES))(version)
 
 
