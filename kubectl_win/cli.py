@@ -175,7 +175,7 @@ def usage_message(exc: click.UsageError) -> str:
     if type(exc).__name__ == "NoSuchCommand" or exc.message.startswith("No such command"):
         word = exc.message.partition("command")[2].strip(" '\".")
         return f"unknown command {word!r} for '{path}' (see '{path} --help')"
-    if isinstance(exc, click.BadParameter) and exc.param is not None:
+    if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter) and exc.param:
         param = exc.param
         name = "/".join(param.opts) if isinstance(param, click.Option) else (param.human_readable_name or "")
         message = f"{name}: {exc.message}" if name else exc.message

@@ -51,6 +51,8 @@ class Finding:
     line: int | None = None
     since: str | None = None
     source: str | None = None
+    # Who acts on it: api-server (rejects the object), kubelet, runtime; None for advice.
+    enforced_by: str | None = None
     # Check ids the object itself asks to ignore (kubectl-win.io/ignore); never rendered.
     object_ignores: frozenset[str] = field(factory=frozenset, repr=False, compare=False)
 
@@ -63,6 +65,7 @@ class Finding:
         data["path"] = self.path
         data["message"] = self.message
         data["hint"] = self.hint
+        data["enforcedBy"] = self.enforced_by
         if location:
             data["since"] = self.since
             data["source"] = self.source

@@ -69,6 +69,13 @@ def test_usage_errors_are_one_line_pointing_at_the_commands_help():
     result = run_cli("explain", "-o")
     assert result.exit_code == 2 and result.stderr.count("\n") == 1
     assert "(see 'kubectl win explain --help')" in result.stderr
+    result = run_cli("scaffold", "deployment")
+    assert result.stderr == "error: missing argument 'NAME' (see 'kubectl win scaffold deployment --help')\n"
+    result = run_cli("scaffold", "deployment", "web")
+    assert result.stderr == "error: missing option '--image' (see 'kubectl win scaffold deployment --help')\n"
+    result = run_cli("completion", "cmd")
+    assert result.stderr == ("error: SHELL: invalid choice: 'cmd' (choose from bash, zsh, fish, powershell, kubectl) "
+                             "(see 'kubectl win completion --help')\n")
     result = run_cli("nope")
     assert (result.exit_code, result.stderr) == (2, "error: unknown command 'nope' for 'kubectl win' "
                                                     "(see 'kubectl win --help')\n")

@@ -72,3 +72,17 @@ def test_every_field_rule_cites_a_source_and_a_version() -> None:
     for rule in all_rules():
         assert rule.sources and rule.since, rule.id
         assert rule.instead.endswith("."), rule.id
+
+
+def test_every_finding_source_says_who_enforces_it() -> None:
+    """enforcedBy is data: each checked field rule, doctor check and catalogue-only symptom names one of
+    api-server, kubelet, runtime, or null (advice), explicitly."""
+    allowed = {"api-server", "kubelet", "runtime", None}
+    load = knowledge.load
+    rules = [r for r in load("field_rules")["rules"] if r.get("check")]
+    checks = load("doctor_checks")["checks"]
+    check_ids = {c["id"] for c in checks}
+    symptoms = [s for s in load("symptoms")["symptoms"] if s["check"] not in check_ids]
+    for entry, key in [(r, "id") for r in rules] + [(c, "id") for c in checks] + [(s, "check") for s in symptoms]:
+        assert "enforced_by" in entry, f"{entry[key]} does not say who enforces it (enforced_by)"
+        assert entry["enforced_by"] in allowed, entry[key]

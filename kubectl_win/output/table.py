@@ -92,12 +92,48 @@ def render_rows(rows: Sequence[Sequence[Any]], out: IO[str], indent: str = "", s
 
 
 def _layout(cells: list[list[str]], separator: str) -> str:
-    from tabulate import DataRow, TableFormat, tabulate
+    tabulate = _import_tabulate()
+    row = tabulate.DataRow("", separator, "")
+    kubectl = tabulate.TableFormat(lineabove=None, linebelowheader=None, linebetweenrows=None, linebelow=None,
+                                   headerrow=row, datarow=row, padding=0, with_header_hide=None)
+    return tabulate.tabulate(cells, tablefmt=kubectl, disable_numparse=True, stralign="left")
 
-    row = DataRow("", separator, "")
-    kubectl = TableFormat(lineabove=None, linebelowheader=None, linebetweenrows=None, linebelow=None,
-                          headerrow=row, datarow=row, padding=0, with_header_hide=None)
-    return tabulate(cells, tablefmt=kubectl, disable_numparse=True, stralign="left")
+
+def _import_tabulate() -> Any:
+    """tabulate, imported without the package-metadata lookup its import does for `__version__`.
+
+    That lookup imports importlib.metadata, which pulls in email, zipfile, csv, socket and more:
+    about 20 ms, more than laying out the table, and the budget of `explain -f` (3x `kubectl
+    version --client`) has no room for it. Unless something already imported the real module,
+    tabulate sees a stand-in for the duration of its import (its version reads "unknown"), and
+    the stand-in is gone before anything else can import importlib.metadata.
+    """
+    import sys
+
+    if "tabulate" in sys.modules or "importlib.metadata" in sys.modules:
+        import tabulate
+
+        return tabulate
+    import importlib
+    import types
+
+    class PackageNotFoundError(ModuleNotFoundError):
+        pass
+
+    def version(name: str) -> str:
+        raise PackageNotFoundError(name)
+
+    stand_in = types.ModuleType("importlib.metadata")
+    stand_in.version = version  # type: ignore[attr-defined]
+    stand_in.PackageNotFoundError = PackageNotFoundError  # type: ignore[attr-defined]
+    sys.modules["importlib.metadata"] = stand_in
+    try:
+        import tabulate
+    finally:
+        del sys.modules["importlib.metadata"]
+        if getattr(importlib, "metadata", None) is stand_in:
+            del importlib.metadata
+    return tabulate
 
 
 def _write(text: str, out: IO[str], indent: str = "") -> None:
