@@ -1,7 +1,13 @@
-"""port-forward throughput, set-up latency and 200 concurrent connections, against a direct
-loopback TCP connection measured in the same run.
+"""port-forward throughput, set-up latency, 200 concurrent connections and UDP, against a direct
+loopback connection, one exec per connection (--mux=off) and `kubectl exec -i POD -- <relay>`
+piped by hand, all measured in the same run against the same test API server.
 
-    python bench/bench_portforward.py [--size-mb 200] [--relay socat|python3|native] [--latency-samples 50]
+    python bench/bench_portforward.py [--size-mb 200] [--relay python3|socat|native] [--latency-samples 50]
+
+The forwarder under test runs with --mux=auto (one multiplexed exec per container where the
+relay can); a second forwarder with --mux=off is the exec-per-connection reference for set-up
+latency and concurrency. `kubectl exec -i` runs the plain one-connection relay with the bytes
+piped through its stdin/stdout: the exec path's ceiling as a user would measure it by hand.
 
 Processes: the test API server (HTTPS, its own process), `kubectl-win port-forward` (the real CLI,
 its own process), and this one, which holds both the client and the upstream server "inside the
@@ -111,6 +117,53 @@ def greeter(conn: socket.socket) -> None:
 def echo(conn: socket.socket) -> None:
     while data := conn.recv(65536):
         conn.sendall(data)
+
+
+def serve_udp_echo() -> tuple[socket.socket, int]:
+    sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    sock.bind(("127.0.0.1", 0))
+
+    def run() -> None:
+        while True:
+            try:
+                data, peer = sock.recvfrom(65535)
+            except OSError:
+                return
+            if peer is None:
+                return
+            sock.sendto(data, peer)
+
+    threading.Thread(target=run, daemon=True).start()
+    return sock, sock.getsockname()[1]
+
+
+def udp_echo_rate(port: int, count: int, size: int = 512, in_flight: int = 64) -> tuple[float, int]:
+    """Datagrams per second echoed with up to `in_flight` outstanding, and how many never came back."""
+    client = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    client.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+    client.connect(("127.0.0.1", port))
+    client.settimeout(2)
+    payload = bytes(size)
+    received = lost = 0
+    started = time.perf_counter()
+    for index in range(count):
+        client.send(payload)
+        if index >= in_flight:
+            try:
+                client.recv(65535)
+                received += 1
+            except TimeoutError:
+                lost += 1
+    while received + lost < count:
+        try:
+            client.recv(65535)
+            received += 1
+        except TimeoutError:
+            lost = count - received
+    elapsed = time.perf_counter() - started
+    client.close()
+    return received / elapsed, lost
 
 
 # --- client measurements --------------------------------------------------------------------------
@@ -320,18 +373,62 @@ class RigClient:
             print(f"warning: {failure}", file=sys.stderr)
 
 
+# --- kubectl exec -i, piped by hand ------------------------------------------------------------------
+class KubectlExec:
+    """`kubectl exec -i POD -- <relay> 127.0.0.1 PORT` with the bytes piped through it: the exec path's
+    ceiling for one connection, measured the way a user would without the plugin."""
+
+    def __init__(self, kubeconfig: Path, pod: str, relay_argv: list[str]) -> None:
+        self.base = ["kubectl", "--kubeconfig", str(kubeconfig), "exec", "-i", pod, "-c", "app", "--"]
+        self.relay_argv = relay_argv
+        self.env = dict(os.environ, KUBECACHEDIR=str(kubeconfig.parent / "kube-cache"))
+
+    def _start(self, port: int) -> subprocess.Popen:
+        argv = [part.replace("{host}", "127.0.0.1").replace("{port}", str(port)) for part in self.relay_argv]
+        return subprocess.Popen(self.base + argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, env=self.env, bufsize=0)
+
+    def upload(self, port: int, size: int) -> float:
+        started = time.perf_counter()
+        process = self._start(port)
+        sent = 0
+        while sent < size:
+            chunk = BLOCK[: min(len(BLOCK), size - sent)]
+            process.stdin.write(chunk)
+            sent += len(chunk)
+        process.stdin.close()
+        reply = process.stdout.read()
+        process.wait(60)
+        assert int(reply) == size, reply
+        return size / (time.perf_counter() - started)
+
+    def download(self, port: int, size: int) -> float:
+        started = time.perf_counter()
+        process = self._start(port)
+        process.stdin.write(b"go")
+        received = 0
+        while chunk := process.stdout.read(1 << 20):
+            received += len(chunk)
+        process.stdin.close()
+        process.wait(60)
+        assert received == size, received
+        return size / (time.perf_counter() - started)
+
+
 # --- the forwarder process ------------------------------------------------------------------------
-def start_forwarder(kubeconfig: Path, pod: str, ports: list[int], relay: str) -> tuple[subprocess.Popen, list[int]]:
+def start_forwarder(kubeconfig: Path, pod: str, ports: list, relay: str,
+                    mux: str = "auto") -> tuple[subprocess.Popen, list[int]]:
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "port-forward", f"pod/{pod}",
-                                *[f":{p}" for p in ports], "--relay", relay, "--kubeconfig", str(kubeconfig)],
+                                *[f":{p}" for p in ports], "--relay", relay, "--mux", mux,
+                                "--kubeconfig", str(kubeconfig)],
                                stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env)
     local = []
     for _ in ports:
         line = process.stdout.readline()
         if not line.startswith("Forwarding from"):
             raise SystemExit(f"port-forward did not start: {line!r}")
-        local.append(int(line.split()[2].rsplit(":", 1)[1]))
+        local.append(int(line.split()[2].rsplit(":", 1)[1].removesuffix("/udp")))
     threading.Thread(target=lambda: process.stdout.read(), daemon=True).start()  # drain "Handling ..." lines
     return process, local
 
@@ -351,8 +448,9 @@ def init_wine(prefix: str) -> None:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--size-mb", type=int, default=200)
-    parser.add_argument("--relay", default="socat" if shutil.which("socat") else "python3",
-                        choices=("socat", "python3", "native"))
+    parser.add_argument("--relay", default="python3", choices=("python3", "socat", "native"),
+                        help="python3 and native multiplex; socat falls back to one exec per connection")
+    parser.add_argument("--udp-datagrams", type=int, default=20000)
     parser.add_argument("--latency-samples", type=int, default=50)
     parser.add_argument("--concurrent", type=int, default=200)
     parser.add_argument("--http", action="store_true", help="plain HTTP API server (default HTTPS)")
@@ -371,13 +469,17 @@ def main() -> int:
     source_sock, source_port = serve(make_source(size))
     greet_sock, greet_port = serve(greeter)
     echo_sock, echo_port = serve(echo)
+    udp_sock, udp_port = serve_udp_echo()
 
     extra = ["--http"] if args.http else []
     with spawn("--seed", str(work / "pods.yaml"), *extra, workdir=work / "apiserver") as server:
-        forwarder, (f_sink, f_source, f_greet, f_echo) = start_forwarder(
-            server.kubeconfig, pod, [sink_port, source_port, greet_port, echo_port], args.relay)
+        forwarder, (f_sink, f_source, f_greet, f_echo, f_udp) = start_forwarder(
+            server.kubeconfig, pod, [sink_port, source_port, greet_port, echo_port, f"{udp_port}/udp"], args.relay)
+        per_connection, (o_greet, o_echo) = start_forwarder(server.kubeconfig, pod, [greet_port, echo_port],
+                                                            args.relay, mux="off")
         try:
             first_byte_latency(f_greet)  # probe and (native) upload happen on the first connection
+            first_byte_latency(o_greet)
             rows = []
             direct_up = max(upload(sink_port, size) for _ in range(2))
             direct_down = max(download(source_port, size) for _ in range(2))
@@ -394,15 +496,28 @@ def main() -> int:
                 rig.close()
             rows.append(("bulk upload, one connection", direct_up, pf_up))
             rows.append(("bulk download, one connection", direct_down, pf_down))
+            by_hand = None
+            if shutil.which("kubectl") and args.relay != "native":
+                from kubectl_win.portforward.relays.posix import PYTHON, SOCAT
+
+                piped = KubectlExec(server.kubeconfig, pod, list((PYTHON if args.relay == "python3" else SOCAT)
+                                                                 .argv_template))
+                by_hand = (max(piped.upload(sink_port, size) for _ in range(2)),
+                           max(piped.download(source_port, size) for _ in range(2)))
 
             direct_lat = [first_byte_latency(greet_port) for _ in range(args.latency_samples)]
             pf_lat = [first_byte_latency(f_greet) for _ in range(args.latency_samples)]
+            off_lat = [first_byte_latency(o_greet) for _ in range(args.latency_samples)]
             direct_total, _ = concurrent(echo_port, args.concurrent)
             pf_total, pf_conc = concurrent(f_echo, args.concurrent)
+            off_total, off_conc = concurrent(o_echo, args.concurrent)
+            direct_udp = udp_echo_rate(udp_port, args.udp_datagrams)
+            pf_udp = udp_echo_rate(f_udp, args.udp_datagrams)
         finally:
-            forwarder.send_signal(2)
-            forwarder.wait(30)
-    for sock in (sink_sock, source_sock, greet_sock, echo_sock):
+            for process in (forwarder, per_connection):
+                process.send_signal(2)
+                process.wait(30)
+    for sock in (sink_sock, source_sock, greet_sock, echo_sock, udp_sock):
         sock.close()
 
     scheme = "HTTP" if args.http else "HTTPS"
@@ -410,15 +525,31 @@ def main() -> int:
     print(f"{'measurement':34} {'direct TCP':>12} {'port-forward':>13} {'ratio':>7}")
     for name, direct, forwarded in rows:
         print(f"{name:34} {direct / 1e6:9.0f} MB/s {forwarded / 1e6:10.0f} MB/s {forwarded / direct:7.1%}")
-    print(f"{'set-up to first byte, p50':34} {pct(direct_lat, 50) * 1e3:9.2f} ms {pct(pf_lat, 50) * 1e3:10.1f} ms "
-          f"{pct(pf_lat, 50) / pct(direct_lat, 50):6.0f}x")
-    print(f"{'set-up to first byte, p99':34} {pct(direct_lat, 99) * 1e3:9.2f} ms {pct(pf_lat, 99) * 1e3:10.1f} ms "
-          f"{pct(pf_lat, 99) / pct(direct_lat, 99):6.0f}x")
+    if by_hand is not None:
+        print()
+        print(f"{'one connection vs kubectl exec -i':34} {'direct TCP':>12} {'kubectl exec':>13} {'port-forward':>13} "
+              f"{'pf/kubectl':>10}")
+        for name, direct, forwarded, piped_rate in (("upload", direct_up, pf_up, by_hand[0]),
+                                                    ("download", direct_down, pf_down, by_hand[1])):
+            print(f"{'  ' + name:34} {direct / 1e6:7.0f} MB/s {piped_rate / 1e6:8.0f} MB/s {forwarded / 1e6:8.0f} MB/s "
+                  f"{forwarded / piped_rate:10.0%}")
+        bar = min(pf_up / by_hand[0], pf_down / by_hand[1])
+        print(f"bulk bar (>= kubectl exec -i piped by hand): {'met' if bar >= 1 else 'NOT met'} ({bar:.0%})")
+    print()
+    print(f"{'new connections':34} {'direct TCP':>12} {'--mux=auto':>13} {'--mux=off':>13} {'auto/off':>9}")
+    for label, q in (("set-up to first byte, p50", 50), ("set-up to first byte, p99", 99)):
+        print(f"{label:34} {pct(direct_lat, q) * 1e3:9.2f} ms {pct(pf_lat, q) * 1e3:10.2f} ms "
+              f"{pct(off_lat, q) * 1e3:10.2f} ms {pct(pf_lat, q) / pct(off_lat, q):9.3f}")
     print(f"{f'{args.concurrent} concurrent echo connections':34} {direct_total:10.2f} s {pf_total:11.2f} s "
-          f"{pf_total / direct_total:6.0f}x   (per connection p50 {statistics.median(pf_conc) * 1e3:.0f} ms, "
-          f"p99 {pct(pf_conc, 99) * 1e3:.0f} ms)")
-    bar = min(pf_up / direct_up, pf_down / direct_down)
-    print(f"bulk throughput bar (>= 50% of direct): {'met' if bar >= 0.5 else 'NOT met'} ({bar:.1%})")
+          f"{off_total:11.2f} s {pf_total / off_total:9.3f}")
+    print(f"{'  per connection p50 / p99':34} {'':12} {statistics.median(pf_conc) * 1e3:6.0f}/"
+          f"{pct(pf_conc, 99) * 1e3:.0f} ms {statistics.median(off_conc) * 1e3:7.0f}/{pct(off_conc, 99) * 1e3:.0f} ms")
+    ratio = max(pct(pf_lat, 50) / pct(off_lat, 50), pct(pf_lat, 99) / pct(off_lat, 99))
+    print(f"set-up bar (p50 and p99 <= 1/10 of --mux=off): {'met' if ratio <= 0.1 else 'NOT met'} ({ratio:.3f})")
+    print()
+    print(f"UDP echo, {args.udp_datagrams} datagrams of 512 bytes, 64 in flight:")
+    print(f"{'  direct':34} {direct_udp[0]:9.0f} /s   lost {direct_udp[1]}")
+    print(f"{'  port-forward (mux)':34} {pf_udp[0]:9.0f} /s   lost {pf_udp[1]}")
 
     from kubectl_win.portforward.masking import accelerated
 

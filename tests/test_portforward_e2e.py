@@ -258,13 +258,14 @@ def test_idle_connection_is_kept_alive_by_pings(apiserver, exec_settings, upstre
 
 
 def test_idle_connection_without_pings_is_dropped(apiserver, exec_settings, upstream_echo):  # noqa: F811
-    exec_settings.idle_timeout = 0.5
+    # 1 s: the relay (a Python interpreter) must start and echo within it on a loaded machine
+    exec_settings.idle_timeout = 1.0
     apiserver.put(linux_pod("web"))
     with forwarding(apiserver, "pod/web", [f":{upstream_echo.port}"], relay="python3", ping_interval=0) as running:
         with running.connect() as sock:
             sock.sendall(b"a")
             assert sock.recv(1) == b"a"
-            time.sleep(1.5)
+            time.sleep(2.5)
             assert sock.recv(10) == b""  # the control: without pings the idle stream dies
 
 

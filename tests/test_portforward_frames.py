@@ -8,6 +8,7 @@ no connection attempted anywhere.
 
 from __future__ import annotations
 
+import os
 import random
 import socket
 import struct
@@ -18,6 +19,8 @@ import pytest
 
 from kubectl_win.portforward import frames
 from kubectl_win.portforward.relays import posix_mux
+from tests.apiserver.exec import wine_binary
+from tests.test_portforward_rig import NATIVE_DIR, wine_prefix  # noqa: F401 - fixture
 
 
 # --- byte-exact encoding -------------------------------------------------------------------------------
@@ -105,6 +108,26 @@ def fuzz_cases(port: int, count: int, seed: int = 10) -> list[bytes]:
     return cases
 
 
+class Stuck:
+    """A listener with a full accept queue: a connect to it hangs, so a stream's queue never drains."""
+
+    def __init__(self) -> None:
+        self.sock = socket.socket()
+        self.sock.bind(("127.0.0.1", 0))
+        self.sock.listen(0)
+        self.port = self.sock.getsockname()[1]
+        self.fillers = []
+        for _ in range(3):
+            filler = socket.socket()
+            filler.setblocking(False)
+            filler.connect_ex(("127.0.0.1", self.port))
+            self.fillers.append(filler)
+
+    def close(self) -> None:
+        for sock in (*self.fillers, self.sock):
+            sock.close()
+
+
 class Honeypot:
     """A listener the fuzzed OPEN frames may point at: it must never see a connection from a bad stream."""
 
@@ -151,11 +174,12 @@ def test_python_relay_exits_cleanly_on_random_and_truncated_frames():
 
 
 def test_python_relay_rejects_data_beyond_the_window():
-    listener = Honeypot()  # accepts (in the backlog) and never reads: the stream stays open
+    listener = Stuck()
     opening = frames.encode_open(1, frames.TCP, "127.0.0.1", listener.port)
     flood = b"".join(frames.encode(frames.DATA, 1, bytes(frames.MAX_PAYLOAD)) for _ in range(5))
     result = subprocess.run([sys.executable, "-I", "-S", "-c", posix_mux.MUX_SCRIPT], input=opening + flood,
                             capture_output=True, timeout=20)
+    listener.close()
     assert result.returncode == 8 and b"DATA beyond the window" in result.stderr
 
 
@@ -163,3 +187,54 @@ def test_python_relay_reads_no_arguments_and_no_environment():
     # The command line is fixed (no user text): targets travel in frames only.
     assert "sys.argv" not in posix_mux.MUX_SCRIPT and "environ" not in posix_mux.MUX_SCRIPT
     assert "exec(" not in posix_mux.MUX_SCRIPT and "subprocess" not in posix_mux.MUX_SCRIPT
+
+
+def test_native_relay_exits_cleanly_on_random_and_truncated_frames(wine_prefix):  # noqa: F811
+    honeypot = Honeypot()
+    env = dict(os.environ, WINEPREFIX=wine_prefix, WINEDEBUG="-all")
+    argv = [wine_binary(), str(NATIVE_DIR / "kwin-relay.exe"), "--mux"]
+    cases = fuzz_cases(honeypot.port, 12, seed=11)  # each Wine process costs 0.4-3 s: fewer cases
+    for case in cases:
+        if case.startswith(_valid_session(honeypot.port)[:18]) and len(case) >= 18:
+            continue
+        result = subprocess.run(argv, input=case, capture_output=True, timeout=60, env=env)
+        assert_clean(result, case)
+    assert honeypot.accepted() == 0
+    listener = Stuck()
+    flood = b"".join(frames.encode(frames.DATA, 1, bytes(frames.MAX_PAYLOAD)) for _ in range(5))
+    result = subprocess.run(argv, input=frames.encode_open(1, frames.TCP, "127.0.0.1", listener.port) + flood,
+                            capture_output=True, timeout=60, env=env)
+    listener.close()
+    assert result.returncode == 8 and b"DATA beyond the window" in result.stderr
+
+
+# --- the PowerShell relay: checked statically (no PowerShell or .NET on these machines) -----------------------
+def test_powershell_mux_relay_command_is_fixed_and_decodes_to_the_script():
+    import base64
+
+    from kubectl_win.portforward.relays import powershell, powershell_mux
+
+    for relay in (powershell.POWERSHELL, powershell.PWSH, powershell.PWSH_FULL_PATH):
+        argv = relay.mux_command()
+        assert argv[1:-1] == ["-NoLogo", "-NoProfile", "-NonInteractive", "-InputFormat", "None", "-EncodedCommand"]
+        assert base64.b64decode(argv[-1]).decode("utf-16-le") == powershell_mux.MUX_SCRIPT
+        assert len(" ".join(argv)) < 32767  # CreateProcess's command-line limit
+
+
+def test_powershell_mux_relay_speaks_the_same_protocol():
+    import re
+
+    from kubectl_win.portforward.relays.powershell_mux import MUX_SCRIPT as script
+
+    csharp = script.split("@'\n", 1)[1].split("\n'@", 1)[0]
+    assert csharp.count("{") == csharp.count("}") and csharp.count("(") == csharp.count(")")
+    assert f"MAXP = {frames.MAX_PAYLOAD}, WIN = {frames.INITIAL_WINDOW}, MAXWIN = 1 << 30" in csharp
+    assert frames.MAX_WINDOW == 1 << 30
+    assert f'GetBytes("{frames.VERSION.decode()}")' in csharp
+    assert "Environment.Exit(8)" in csharp and 'Fail("DATA beyond the window")' in csharp
+    accepted = re.search(r"if \(t != 1 && t != 3 && t != 4 && t != 5 && t != 6\) Fail", csharp)
+    assert accepted and {frames.OPEN, frames.DATA, frames.EOF, frames.CLOSE, frames.WINDOW} == {1, 3, 4, 5, 6}
+    assert f"p[0] > {frames.ABORTED}" in csharp  # CLOSE codes
+    # Nothing from outside reaches the script: no parameters, no environment, no invocation.
+    for forbidden in ("$args", "$env:", "Invoke-Expression", "Process.Start", "param("):
+        assert forbidden not in script

@@ -385,3 +385,66 @@ def test_udp_honours_remote_host(apiserver, exec_settings, upstream_echo):  # no
         assert client.recv(100) == b"over six"
         client.close()
     echo.close()
+
+
+# --- the native Windows relay (under Wine) -------------------------------------------------------------------
+def test_native_relay_multiplexes_tcp_and_udp(apiserver, windows_exec, upstream_echo):  # noqa: F811
+    echo = UdpEcho()
+    download = Upstream(send_seeded(20 << 20, seed=3))
+    closed = socket.socket()
+    closed.bind(("127.0.0.1", 0))
+    dead_port = closed.getsockname()[1]
+    closed.close()
+    apiserver.put(windows_pod("iis"))
+    ports = [f":{upstream_echo.port}", f":{download.port}", f":{echo.port}/udp", f":{dead_port}"]
+    with forwarding(apiserver, "pod/iis", ports) as running:
+        results: dict[int, bool] = {}
+
+        def talk(index: int) -> None:
+            with running.connect(0, timeout=60) as sock:
+                payload = (b"%d;" % index) * 5000
+                results[index] = exchange(sock, payload) == payload + b"EOF after %d\n" % len(payload)
+
+        threads = [threading.Thread(target=talk, args=(i,)) for i in range(50)]
+        for thread in threads:
+            thread.start()
+        with running.connect(1, timeout=60) as sock:
+            received = exchange(sock, b"", half_close=False)
+        for thread in threads:
+            thread.join(60)
+        assert sorted(results) == list(range(50)) and all(results.values())
+        expected = hashlib.sha256()
+        for chunk in seeded_chunks(20 << 20, seed=3):
+            expected.update(chunk)
+        assert hashlib.sha256(received).digest() == expected.digest()
+
+        client = _udp_client(running.ports[2])
+        datagrams = [b"%d" % i * (1 + i % 50) for i in range(500)]
+        for datagram in datagrams:
+            client.send(datagram)
+            assert client.recv(65535) == datagram
+        client.close()
+
+        with running.connect(3) as sock:
+            assert sock.recv(10) == b""
+        running.wait_for_error("connection refused inside the pod")
+        assert len(mux_sessions(windows_exec)) == 0  # the native relay's argv holds no script
+        relay_runs = [c for c in windows_exec.commands if c[0].endswith("kwin-relay.exe")]
+        assert [c[1:] for c in relay_runs] == [["--version"], ["--mux"]]  # one exec for everything
+    echo.close()
+    download.close()
+
+
+def test_native_relay_killed_resets_connections_and_restarts(apiserver, windows_exec, upstream_echo):  # noqa: F811
+    apiserver.put(windows_pod("iis"))
+    with forwarding(apiserver, "pod/iis", [f":{upstream_echo.port}"]) as running:
+        held = running.connect()
+        held.sendall(b"x")
+        assert held.recv(1) == b"x"
+        session = next(s for s in windows_exec.live_sessions() if s.argv[-1:] == ["--mux"])
+        session.kill_process()
+        assert _read_until_reset(held) == "reset"
+        held.close()
+        running.wait_for_error("lost the relay in pod/iis")
+        with running.connect() as sock:
+            assert exchange(sock, b"back") == b"backEOF after 4\n"

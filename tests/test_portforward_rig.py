@@ -255,7 +255,7 @@ def wine_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     subprocess.run([server, "-p"], env=env, timeout=30, check=False, **quiet)
     subprocess.run([wine, relay, "--version"], env=env, timeout=60, check=False, **quiet)
     result = subprocess.run([wine, relay, "--version"], env=env, capture_output=True, timeout=60)
-    assert result.stdout.strip() == b"kwin-relay 1", result
+    assert result.stdout.strip() == b"kwin-relay 2", result
     yield prefix
     subprocess.run([server, "-k"], env=env, timeout=30, check=False, **quiet)
 

@@ -11,6 +11,7 @@ import base64
 import re
 
 from kubectl_win.portforward.relays import Relay
+from kubectl_win.portforward.relays.powershell_mux import MUX_SCRIPT
 
 _SAFE_HOST = re.compile(r"^[A-Za-z0-9.:%-]{1,253}$")
 
@@ -67,6 +68,13 @@ class PowerShellRelay(Relay):
         return [self.argv_template[0], *_LAUNCH, encode(PROBE_SCRIPT)]
 
 
-POWERSHELL = PowerShellRelay("powershell", ("powershell.exe",), own_exit_codes=True)
-PWSH = PowerShellRelay("pwsh", ("pwsh.exe",), own_exit_codes=True)
-PWSH_FULL_PATH = PowerShellRelay("pwsh", ("C:\\Program Files\\PowerShell\\7\\pwsh.exe",), own_exit_codes=True)
+def mux_argv(executable: str) -> tuple[str, ...]:
+    """The multiplexing relay's command line: fixed, the same for every target."""
+    return (executable, *_LAUNCH, encode(MUX_SCRIPT))
+
+
+POWERSHELL = PowerShellRelay("powershell", ("powershell.exe",), own_exit_codes=True,
+                             mux_argv=mux_argv("powershell.exe"))
+PWSH = PowerShellRelay("pwsh", ("pwsh.exe",), own_exit_codes=True, mux_argv=mux_argv("pwsh.exe"))
+PWSH_FULL_PATH = PowerShellRelay("pwsh", ("C:\\Program Files\\PowerShell\\7\\pwsh.exe",), own_exit_codes=True,
+                                 mux_argv=mux_argv("C:\\Program Files\\PowerShell\\7\\pwsh.exe"))

@@ -16,7 +16,7 @@ from importlib import resources
 from kubectl_win.portforward.relays import Relay
 
 EXE_NAME = "kwin-relay.exe"
-VERSION_LINE = b"kwin-relay 1"
+VERSION_LINE = b"kwin-relay 2"  # 2: speaks the multiplexing protocol (--mux)
 UPLOAD_PARENT = "C:\\Windows\\Temp"
 _SESSION = re.compile(r"^[0-9a-f]{8,32}$")
 
@@ -59,7 +59,7 @@ def remove_command(session: str) -> list[str]:
 
 def native_relay(session: str) -> Relay:
     exe = f"{upload_directory(session)}\\{EXE_NAME}"
-    return Relay("native", (exe, "{host}", "{port}"), own_exit_codes=True)
+    return Relay("native", (exe, "{host}", "{port}"), own_exit_codes=True, mux_argv=(exe, "--mux"))
 
 
 def version_command(session: str) -> list[str]:

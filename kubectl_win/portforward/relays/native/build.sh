@@ -7,6 +7,6 @@ out=${1:-"$here/kwin-relay.exe"}
 cc=${CC:-x86_64-w64-mingw32-gcc}
 cd "$here"
 export SOURCE_DATE_EPOCH=0 LC_ALL=C
-"$cc" -std=c99 -Os -Wall -Wextra -Werror -fno-ident -ffile-prefix-map="$here"=. \
+"$cc" -std=c99 -D_WIN32_WINNT=0x0600 -Os -Wall -Wextra -Werror -fno-ident -ffile-prefix-map="$here"=. \
   -s -Wl,--no-insert-timestamp -Wl,--build-id=none \
-  -o "$out" winrelay.c -lws2_32
+  -o "$out" winrelay.c mux.c -lws2_32

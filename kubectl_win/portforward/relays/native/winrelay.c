@@ -5,17 +5,21 @@
  * Binary-safe (raw handles, no console translation). Half-close both ways: stdin EOF shuts down
  * the socket's send side and keeps reading; socket EOF closes stdout and exits.
  *
+ * `kwin-relay --mux` runs the multiplexing relay instead (mux.c): one process, many connections.
+ *
  * Exit codes say what failed, so the forwarder can print one precise line:
  *   0 done, 2 usage, 3 name resolution failed, 4 connection refused,
  *   5 connect failed otherwise (unreachable, timed out), 6 I/O error after connecting,
- *   7 Winsock start-up failed.
+ *   7 Winsock start-up failed, 8 a malformed frame (--mux).
  */
 #define WIN32_LEAN_AND_MEAN
 #include <winsock2.h>
 #include <ws2tcpip.h>
 #include <windows.h>
 
-#define RELAY_VERSION "kwin-relay 1"
+#include "mux.h"
+
+#define RELAY_VERSION "kwin-relay 2"
 #define BUFFER_SIZE (256 * 1024)
 
 enum {
@@ -155,6 +159,9 @@ int main(int argc, char **argv) {
         out = GetStdHandle(STD_OUTPUT_HANDLE);
         write_all(out, RELAY_VERSION "\n", (DWORD)lstrlenA(RELAY_VERSION "\n"));
         return EXIT_DONE;
+    }
+    if (argc == 2 && lstrcmpA(argv[1], "--mux") == 0) {
+        return run_mux();
     }
     if (argc != 3 || !valid_host(argv[1]) || !valid_port(argv[2])) {
         write_stderr("usage: kwin-relay HOST PORT\n");
