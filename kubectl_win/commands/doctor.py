@@ -194,6 +194,10 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
         from kubectl_win.output.sarif import render_sarif
 
         rules = catalog.sarif_rules()
+        if any(f.id.startswith("hns-") for f in report.findings):  # doctor --deep
+            from kubectl_win.hns import catalog as hns_catalog
+
+            rules.update(hns_catalog.sarif_rules())
         for finding in report.findings:
             rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
                                           "source": finding.source or ""})
