@@ -208,7 +208,12 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
         out.write(render_html(report, source))
     else:
         wide = output == "wide"
+        width = None
+        if env.stdout_isatty:
+            from kubectl_win.output.fold import terminal_width
+
+            width = terminal_width()
         if report.scope == "nodes":
-            render_nodes(report, out, wide)
+            render_nodes(report, out, wide, width)
             out.write("\n")
-        render_findings(report, out, wide, env.color)
+        render_findings(report, out, wide, env.color, width)
