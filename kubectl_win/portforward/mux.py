@@ -283,9 +283,15 @@ class MuxSession:
     def ping(self) -> None:
         self.stream.ping()
 
-    def close(self) -> None:
-        """Stop the relay: closing its stdin ends it (v5); ending the exec ends it everywhere."""
+    def close(self, wait: float = 2.0) -> None:
+        """Stop the relay: its stdin's end makes it exit (v5), and we wait for that, so an uploaded
+        relay is no longer running when it is removed; then the exec is ended either way."""
         self.alive = False
+        try:
+            if self.stream.close_stdin():
+                self._thread.join(wait)
+        except ExecError:
+            pass
         self.stream.close()
 
     # --- the reader thread ----------------------------------------------------------------------------
