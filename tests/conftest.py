@@ -12,7 +12,6 @@ do not see each other's objects, faults or RBAC denials.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,8 +20,9 @@ import pytest
 
 from tests.apiserver import ApiServer, FaultInjector, Store
 from tests.apiserver.auth import Auth
+from tests.realcluster.fixtures import real_cluster  # noqa: F401 - a fixture
+from tests.tools import require_kubectl
 
-KUBECTL = "/usr/bin/kubectl"
 # shared/ sits beside the checkout (here and in CI); tests skip when it is absent.
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "windows-manifests"
 
@@ -98,6 +98,5 @@ def http_apiserver(_http_apiserver_module: ApiServer) -> ApiServerHandle:
 
 @pytest.fixture
 def kubectl() -> str:
-    if not shutil.which(KUBECTL) and not Path(KUBECTL).exists():
-        pytest.skip(f"{KUBECTL} is not installed")
-    return KUBECTL
+    """The real kubectl (from the test virtualenv or PATH); fails under CI when it is missing."""
+    return require_kubectl()

@@ -13,6 +13,7 @@ from kubectl_win.completion.model import Directive
 from kubectl_win.completion.scripts import FILE_NAMES, SHELLS, script
 from tests.clirun import run_cli
 from tests.completion_helpers import ROOT, make_bin, shell_env
+from tests.tools import require_kubectl
 
 COMPLETIONS = ROOT / "completions"
 
@@ -53,15 +54,14 @@ def test_windows_kubectl_helper_is_a_cmd_file_calling_the_exe():
 
 def test_kubectl_helper_script_runs_under_sh_through_kubectl(bin_dir, tmp_path):
     """The krew path: kubectl -> the generated sh helper -> kubectl-win completion __complete."""
-    if not Path("/usr/bin/kubectl").exists():
-        pytest.skip("/usr/bin/kubectl is not installed")
+    kubectl = require_kubectl()
     helper_dir = tmp_path / "helper"
     helper_dir.mkdir()
     shutil.copy(COMPLETIONS / FILE_NAMES["kubectl"], helper_dir / "kubectl_complete-win")
     (helper_dir / "kubectl-win").symlink_to(bin_dir / "kubectl-win")
     env = shell_env(bin_dir)
     env["PATH"] = f"{helper_dir}:/usr/bin:/bin"
-    result = subprocess.run(["/usr/bin/kubectl", "__complete", "win", "vers"], capture_output=True, text=True,
+    result = subprocess.run([kubectl, "__complete", "win", "vers"], capture_output=True, text=True,
                             env=env, timeout=60)
     assert result.stdout.splitlines() == ["version\tprint the kubectl-win version and the runtime it uses", ":4"]
 

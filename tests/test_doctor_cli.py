@@ -55,7 +55,10 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     linux = next(n for n in report["nodes"] if n["name"] == "aks-linux-0")
     assert linux["windowsBuild"] is None and linux["os"] == "linux"
     finding = report["findings"][0]
-    assert list(finding) == ["id", "severity", "object", "path", "message", "hint"]
+    assert list(finding) == ["id", "severity", "object", "path", "message", "hint", "enforcedBy"]
+    enforcers = {f["id"]: f["enforcedBy"] for f in report["findings"]}
+    assert enforcers["kubelet-too-old"] is None  # advice: nothing stops the node
+    assert enforcers["symptom-os-build-mismatch"] == "runtime"
     assert set(finding["object"]) == {"apiVersion", "kind", "namespace", "name"}
     assert report["summary"]["errors"] == sum(f["severity"] == "error" for f in report["findings"]) == 12
     assert [f["severity"] for f in report["findings"]] == sorted(
@@ -64,7 +67,9 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
 
 def test_yaml_junit_and_sarif(capsys: pytest.CaptureFixture[str]) -> None:
     _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "yaml")
-    assert yaml.safe_load(out)["schemaVersion"] == "kubectl-win/v1"
+    as_yaml = yaml.safe_load(out)
+    assert as_yaml["schemaVersion"] == "kubectl-win/v1"
+    assert {f["enforcedBy"] for f in as_yaml["findings"]} == {None, "api-server", "kubelet", "runtime"}
     _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "junit")
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None and int(suite.get("failures") or 0) > 0
@@ -75,6 +80,8 @@ def test_yaml_junit_and_sarif(capsys: pytest.CaptureFixture[str]) -> None:
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     assert rules["kubelet-too-old"]["shortDescription"]["text"] == "A kubelet is too far behind the API server"
     assert {r["ruleId"] for r in run["results"]} <= set(rules)
+    enforcers = {r["ruleId"]: r["properties"]["enforcedBy"] for r in run["results"]}
+    assert enforcers["windows-run-as-user"] == "api-server" and enforcers["kubelet-too-old"] is None
 
 
 def test_wide_table_shows_paths_and_fixes_inline(capsys: pytest.CaptureFixture[str]) -> None:

@@ -147,3 +147,10 @@ def test_interrupting_deep_deletes_every_pod(deep_cluster) -> None:  # noqa: ANN
             process.kill()
     assert process.returncode == 130, stderr
     assert kubelet.ours() == []
+
+
+def test_deep_sarif_describes_the_hns_rules(deep_cluster) -> None:  # noqa: ANN001
+    apiserver, _, _ = deep_cluster
+    result = run_cli("doctor", "--deep", "-o", "sarif", "--kubeconfig", str(apiserver.kubeconfig))
+    rules = {r["id"]: r for r in result.json["runs"][0]["tool"]["driver"]["rules"]}
+    assert "Service has no HNS load balancer" in json.dumps(rules["hns-missing-loadbalancer"])

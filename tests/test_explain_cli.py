@@ -83,8 +83,10 @@ def test_json_contract(tmp_path: Path) -> None:
     assert data["schemaVersion"] == "kubectl-win/v1"
     assert data["summary"] == {"objects": 1, "errors": 1, "warnings": 0, "infos": 0}
     [finding] = data["findings"]
-    assert set(finding) == {"id", "severity", "file", "line", "object", "path", "message", "hint", "since", "source"}
+    assert set(finding) == {"id", "severity", "file", "line", "object", "path", "message", "hint", "enforcedBy",
+                            "since", "source"}
     assert finding["id"] == "windows-privileged"
+    assert finding["enforcedBy"] == "api-server"
     assert finding["line"] == 15 and finding["file"] == str(path)
     assert finding["object"] == {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "web"}
     assert finding["since"] == "1.24"
@@ -104,6 +106,7 @@ def test_sarif_has_rules_results_and_regions(tmp_path: Path) -> None:
     assert [rule["id"] for rule in run["tool"]["driver"]["rules"]] == ["windows-privileged"]
     [result] = run["results"]
     assert result["level"] == "error"
+    assert result["properties"]["enforcedBy"] == "api-server"
     region = result["locations"][0]["physicalLocation"]
     assert region["region"]["startLine"] == 15
     assert region["artifactLocation"]["uri"].endswith("deploy.yaml")

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -95,18 +94,17 @@ def test_unreachable_cluster_exits_3(tmp_path: Path) -> None:
     assert "secret-token-value" not in result.stderr
 
 
-@pytest.mark.skipif(not shutil.which("kubectl"), reason="the real kubectl is not installed")
-def test_through_the_real_kubectl(seeded: Any, tmp_path: Path) -> None:
+def test_through_the_real_kubectl(seeded: Any, tmp_path: Path, kubectl: str) -> None:
     install_shim(tmp_path / "bin")
     env = seeded.kubectl_env()
     env["PATH"] = path_with(tmp_path / "bin")
     listed = subprocess.run(
-        ["kubectl", "get", "deploy", "-n", "web", "-o", "name"], env=env, capture_output=True, text=True, timeout=60
+        [kubectl, "get", "deploy", "-n", "web", "-o", "name"], env=env, capture_output=True, text=True, timeout=60
     )
     assert listed.returncode == 0, listed.stderr
     assert "deployment.apps/iis" in listed.stdout
     live = subprocess.run(
-        ["kubectl", "win", "explain", "deploy", "-n", "web", "-o", "json"],
+        [kubectl, "win", "explain", "deploy", "-n", "web", "-o", "json"],
         env=env,
         capture_output=True,
         text=True,
@@ -116,7 +114,7 @@ def test_through_the_real_kubectl(seeded: Any, tmp_path: Path) -> None:
     assert '"windows-privileged"' in live.stdout
     example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
     offline = subprocess.run(
-        ["kubectl", "win", "explain", "-f", str(example)], env=env, capture_output=True, text=True, timeout=60
+        [kubectl, "win", "explain", "-f", str(example)], env=env, capture_output=True, text=True, timeout=60
     )
     assert offline.returncode == 1 and "windows-privileged" not in offline.stderr
     assert "ERROR" in offline.stdout

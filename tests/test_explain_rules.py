@@ -254,10 +254,15 @@ def test_pod_level_resources_are_rejected_from_1_34_and_refused_by_the_kubelet_a
     assert {f.severity for f in lint_object(pod(fields, os=None, selector=True))} == {"error"}
 
 
-def test_stop_signal_needs_spec_os_and_is_new_in_1_33() -> None:
+def test_stop_signal_is_dropped_while_its_feature_gate_is_off_by_default() -> None:
+    """ContainerStopSignals is alpha through 1.37: kube-apiserver 1.34 and 1.37 drop the field instead of
+    validating it (test_real_explain_knowledge), so another signal than SIGTERM is advice, not a rejection."""
     no_os = pod(os=None, selector=True, container={"lifecycle": {"stopSignal": "SIGTERM"}})
-    assert ids(no_os) == {"windows-stop-signal"}
-    assert ids(no_os, k8s_version=(1, 32)) == set()
+    assert ids(no_os) == set()
+    [finding] = lint_object(pod(container={"lifecycle": {"stopSignal": "SIGINT"}}))
+    assert (finding.id, finding.severity, finding.enforced_by) == ("windows-stop-signal", "warning", None)
+    assert "ContainerStopSignals feature gate" in finding.message
+    assert ids(pod(container={"lifecycle": {"stopSignal": "SIGINT"}}), k8s_version=(1, 32)) == set()
 
 
 def test_init_and_ephemeral_containers_are_checked_with_their_own_paths() -> None:

@@ -51,19 +51,28 @@ def test_start_up_reads_no_yaml_and_writes_nothing_to_the_cache_dir(tmp_path: Pa
 
 
 def test_start_up_stays_fast_without_a_cache() -> None:
-    """Loading every knowledge file costs less than parsing one of them as YAML (precompiled JSON is read)."""
+    """Loading every knowledge file costs less than parsing one of them as YAML (the compiled JSON is read).
+    Best of several runs each, so a busy machine does not decide the comparison."""
     import time
 
-    knowledge.load.cache_clear()
-    started = time.perf_counter()
-    for name in NAMES:
-        knowledge.load(name)
-    compiled = time.perf_counter() - started
+    def best(action) -> float:  # type: ignore[no-untyped-def]
+        times = []
+        for _ in range(7):
+            started = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    def load_all() -> None:
+        knowledge.load.cache_clear()
+        for name in NAMES:
+            knowledge.load(name)
+
     raw = (ROOT / "kubectl_win" / "knowledge" / "field_rules.yaml").read_bytes()
-    started = time.perf_counter()
-    knowledge.parse(raw)
-    parsed = time.perf_counter() - started
-    assert compiled < parsed
+    try:
+        assert best(load_all) < best(lambda: knowledge.parse(raw))
+    finally:
+        knowledge.load.cache_clear()
 
 
 def test_every_field_rule_cites_a_source_and_a_version() -> None:
@@ -72,3 +81,17 @@ def test_every_field_rule_cites_a_source_and_a_version() -> None:
     for rule in all_rules():
         assert rule.sources and rule.since, rule.id
         assert rule.instead.endswith("."), rule.id
+
+
+def test_every_finding_source_says_who_enforces_it() -> None:
+    """enforcedBy is data: each checked field rule, doctor check and catalogue-only symptom names one of
+    api-server, kubelet, runtime, or null (advice), explicitly."""
+    allowed = {"api-server", "kubelet", "runtime", None}
+    load = knowledge.load
+    rules = [r for r in load("field_rules")["rules"] if r.get("check")]
+    checks = load("doctor_checks")["checks"]
+    check_ids = {c["id"] for c in checks}
+    symptoms = [s for s in load("symptoms")["symptoms"] if s["check"] not in check_ids]
+    for entry, key in [(r, "id") for r in rules] + [(c, "id") for c in checks] + [(s, "check") for s in symptoms]:
+        assert "enforced_by" in entry, f"{entry[key]} does not say who enforces it (enforced_by)"
+        assert entry["enforced_by"] in allowed, entry[key]

@@ -1,4 +1,5 @@
-"""Install the frozen linux/amd64 archive the way krew does and run it through the real kubectl.
+"""Install the frozen linux/amd64 archive with the real krew (`kubectl krew install --manifest --archive`,
+krew built from its Go module) into a temporary KREW_ROOT, and run it through the real kubectl.
 
 krew: pick the platform whose selector matches, download, verify the sha256, extract (directories
 and regular files only), require a license file, and symlink bin as $KREW_ROOT/bin/kubectl-<name>.
@@ -18,12 +19,12 @@ import yaml
 
 from kubectl_win import __version__
 from release import archive, krew, platforms
+from tests.realcluster.fixtures import go_tool
+from tests.tools import require_kubectl
 
-KUBECTL = "/usr/bin/kubectl"
 TAG = f"v{__version__}"
 
 pytestmark = [
-    pytest.mark.skipif(not Path(KUBECTL).exists(), reason=f"{KUBECTL} is not installed"),
     pytest.mark.skipif(platforms.current() != ("linux", "amd64"), reason="the install test builds linux/amd64"),
 ]
 
@@ -40,41 +41,46 @@ def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def krew_install(manifest_path: Path, archive_path: Path, krew_root: Path) -> Path:
-    """What `kubectl krew install --manifest=M --archive=A` does, step by step."""
-    manifest = krew.load(manifest_path)
-    assert krew.validate(manifest, manifest_path.name) == []
-    entry = krew.select(manifest, "linux", "amd64")
-    assert entry is not None, "no platform matches linux/amd64"
-    if archive.sha256(archive_path) != entry["sha256"]:
-        raise ValueError("sha256 does not match the manifest")
-    name, version = manifest["metadata"]["name"], manifest["spec"]["version"]
-    install_dir = krew_root / "store" / name / version
-    install_dir.mkdir(parents=True)
-    with tarfile.open(archive_path, "r:gz") as bundle:
-        for member in bundle.getmembers():
-            if not (member.isdir() or member.isfile()):
-                raise ValueError(f"unable to handle file type {member.type!r} in tar: {member.name}")
-        bundle.extractall(install_dir, filter="tar")
-    if not any(p.name.lower() in archive.LICENSE_NAMES for p in install_dir.iterdir()):
-        raise ValueError("no license file in the install dir")
-    link = krew_root / "bin" / f"kubectl-{name.replace('-', '_')}"
-    link.parent.mkdir(parents=True)
-    link.symlink_to(install_dir / entry["bin"])
-    return link
+def krew_env(krew_root: Path) -> dict[str, str]:
+    """kubectl finds krew as its `kubectl-krew` plugin, and the installed plugins in $KREW_ROOT/bin."""
+    tools = krew_root / "tools"
+    tools.mkdir(parents=True, exist_ok=True)
+    link = tools / "kubectl-krew"
+    if not link.exists():
+        link.symlink_to(go_tool("krew", "krew"))
+    return {"PATH": f"{krew_root / 'bin'}{os.pathsep}{tools}{os.pathsep}/usr/bin:/bin", "HOME": str(krew_root),
+            "KREW_ROOT": str(krew_root), "KUBECONFIG": str(krew_root / "no-such-config")}
+
+
+def krew_install(manifest_path: Path, archive_path: Path, krew_root: Path) -> subprocess.CompletedProcess[str]:
+    """The real `kubectl krew install --manifest=M --archive=A` into krew_root."""
+    return subprocess.run([require_kubectl(), "krew", "install", f"--manifest={manifest_path}",
+                           f"--archive={archive_path}"], env=krew_env(krew_root), capture_output=True, text=True,
+                          timeout=120)
 
 
 @pytest.fixture(scope="session")
 def installed(release_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     krew_root = tmp_path_factory.mktemp("krew")
-    krew_install(release_dir / "win.yaml", release_dir / platforms.archive_name(TAG, "linux", "amd64"), krew_root)
-    env = {"PATH": f"{krew_root / 'bin'}{os.pathsep}/usr/bin:/bin", "HOME": str(krew_root),
-           "KREW_ROOT": str(krew_root), "KUBECONFIG": str(krew_root / "no-such-config")}
-    return env
+    result = krew_install(release_dir / "win.yaml", release_dir / platforms.archive_name(TAG, "linux", "amd64"),
+                          krew_root)
+    assert result.returncode == 0, result.stderr
+    assert 'Installed plugin: win' in result.stderr + result.stdout
+    return krew_env(krew_root)
 
 
 def kubectl(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([KUBECTL, *args], env=env, capture_output=True, text=True, timeout=60)
+    return subprocess.run([require_kubectl(), *args], env=env, capture_output=True, text=True, timeout=60)
+
+
+def test_krew_lists_the_installed_plugin_and_kubectl_win_version_runs_through_kubectl(installed):
+    receipt = yaml.safe_load((Path(installed["KREW_ROOT"]) / "receipts" / "win.yaml").read_text())
+    assert receipt["metadata"]["name"] == "win" and receipt["spec"]["version"] == TAG
+    link = Path(installed["KREW_ROOT"]) / "bin" / "kubectl-win"
+    assert link.is_symlink() and (Path(installed["KREW_ROOT"]) / "store" / "win" / TAG) in link.resolve().parents
+    result = kubectl(installed, "win", "version")
+    assert result.returncode == 0, result.stderr
+    assert __version__ in result.stdout
 
 
 def test_kubectl_runs_the_installed_plugin(installed):
@@ -112,8 +118,10 @@ def test_a_tampered_archive_is_refused(release_dir, tmp_path):
     shutil.copy(release_dir / platforms.archive_name(TAG, "linux", "amd64"), tampered)
     with tampered.open("ab") as handle:
         handle.write(b"\0")
-    with pytest.raises(ValueError, match="sha256"):
-        krew_install(release_dir / "win.yaml", tampered, tmp_path / "krew")
+    result = krew_install(release_dir / "win.yaml", tampered, tmp_path / "krew")
+    assert result.returncode != 0
+    assert "checksum" in result.stderr.lower() or "sha256" in result.stderr.lower(), result.stderr
+    assert not (tmp_path / "krew" / "bin" / "kubectl-win").exists()
 
 
 def test_the_archive_has_no_links_and_carries_the_license(release_dir):

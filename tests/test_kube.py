@@ -42,6 +42,19 @@ def test_get_missing_object_raises_not_found_naming_it(apiserver) -> None:
     assert str(err.value) == 'pods "ghost" not found in namespace "apps"'
 
 
+@pytest.mark.parametrize("name", ["../../nodes/win-1", "a?watch=true", "x#y", "100%", "..", "sp ace"])
+def test_names_and_namespaces_are_one_escaped_path_segment(apiserver, name: str) -> None:
+    """A name with /, ?, # or % must not reach another resource, a query or a fragment."""
+    apiserver.put(_node("win-1"))
+    cluster = connect(KubeFlags(kubeconfig=str(apiserver.kubeconfig)))
+    with pytest.raises(NotFound):
+        cluster.get_object("pods", name, "default")
+    with pytest.raises(NotFound):
+        cluster.get_object("pods", "web", name)
+    method, path = apiserver.server.requests[-1]
+    assert path.startswith("/api/v1/namespaces/") and path.count("/") == 6 and "?" not in path
+
+
 # -- paging and selectors ------------------------------------------------------------------------
 
 def _cluster(handle, **flags):

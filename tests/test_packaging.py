@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from kubectl_win import __version__
+from tests.tools import require_kubectl
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "urllib3")
-KUBECTL = "/usr/bin/kubectl"
+HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3")
 
 
 @pytest.fixture(scope="module")
@@ -67,12 +67,12 @@ def test_installed_package_carries_its_knowledge_files(venv, tmp_path):
     assert "windows" in result.stdout
 
 
-@pytest.mark.skipif(not Path(KUBECTL).exists(), reason=f"{KUBECTL} is not installed")
 def test_kubectl_finds_the_installed_plugin_and_its_completer(venv, tmp_path):
-    result = run_in(venv, KUBECTL, "win", "version", "-o", "json", cwd=tmp_path)
+    kubectl = require_kubectl()
+    result = run_in(venv, kubectl, "win", "version", "-o", "json", cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert json.loads(result.stdout)["kubectlWin"] == __version__
-    result = run_in(venv, KUBECTL, "__complete", "win", "completion", "", cwd=tmp_path)
+    result = run_in(venv, kubectl, "__complete", "win", "completion", "", cwd=tmp_path)
     assert result.stdout.splitlines() == ["bash", "zsh", "fish", "powershell", "kubectl", ":4"]
 
 
@@ -96,6 +96,7 @@ def test_version_flag_and_command_agree():
     (["version", "-o", "json"], HEAVY + ("tabulate",)),
     (["version"], HEAVY),  # prints a table: tabulate may load
     (["explain", "--help"], HEAVY + ("tabulate",)),
+    (["port-forward", "--help"], HEAVY + ("tabulate",)),
 ])
 def test_help_completion_and_version_import_nothing_heavy(argv, heavy):
     code = textwrap.dedent(f"""\

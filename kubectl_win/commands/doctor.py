@@ -194,6 +194,10 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
         from kubectl_win.output.sarif import render_sarif
 
         rules = catalog.sarif_rules()
+        if any(f.id.startswith("hns-") for f in report.findings):  # doctor --deep
+            from kubectl_win.hns import catalog as hns_catalog
+
+            rules.update(hns_catalog.sarif_rules())
         for finding in report.findings:
             rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
                                           "source": finding.source or ""})
@@ -204,7 +208,12 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
         out.write(render_html(report, source))
     else:
         wide = output == "wide"
+        width = None
+        if env.stdout_isatty:
+            from kubectl_win.output.fold import terminal_width
+
+            width = terminal_width()
         if report.scope == "nodes":
-            render_nodes(report, out, wide)
+            render_nodes(report, out, wide, width)
             out.write("\n")
-        render_findings(report, out, wide, env.color)
+        render_findings(report, out, wide, env.color, width)

@@ -20,6 +20,7 @@ class CheckInfo:
     hint: str
     remediation: str
     source: str
+    enforced_by: str | None = None
 
 
 SYMPTOM_MESSAGE = "{object}: {reason}: {excerpt}{where}"
@@ -31,14 +32,14 @@ def catalog() -> dict[str, CheckInfo]:
     title, severity, cause and sources live with their patterns)."""
     entries = load("doctor_checks")["checks"]
     out = {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
-                              e["remediation"], e["source"]) for e in entries}
+                              e["remediation"], e["source"], e.get("enforced_by")) for e in entries}
     for entry in load("symptoms")["symptoms"]:
         if entry["check"] in out:
             continue
         out[entry["check"]] = CheckInfo(
             entry["check"], "events", entry.get("severity") or "warning", entry.get("title") or entry["check"],
             SYMPTOM_MESSAGE, "{fix}", " ".join(str(entry.get("cause") or "").split()).rstrip(".") + ".",
-            "; ".join(entry.get("sources") or ()))
+            "; ".join(entry.get("sources") or ()), entry.get("enforced_by"))
     return out
 
 
@@ -59,6 +60,7 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
         message=info.message.format_map(values),
         hint=info.hint.format_map(quoted(values)),
         source=info.source,
+        enforced_by=info.enforced_by,
         object_ignores=ignores,
     )
 

@@ -348,9 +348,11 @@ def _hns(report: DoctorReport) -> str:
         f'<div class="term"><b>{per_node:,}</b><span>Service ports ({report.services:,} Services)</span></div>'
         '<div class="op">×</div>'
         f'<div class="term"><b>{len(windows):,}</b><span>Windows nodes</span></div>'
-        '<div class="op">=</div>'
+        '<div class="op eq">=</div>'
         f'<div class="term total"><b>{total:,}</b><span>HNS load balancers kube-proxy keeps in sync</span></div>'
-        "</div>\n"
+        + (f'<div class="term"><b>{sum(measured.values()):,}</b><span>read from {len(measured)} node'
+           f'{"s" if len(measured) != 1 else ""}\' HNS</span></div>' if measured else "")
+        + "</div>\n"
     )
     if measured is not None:
         bars = sorted(measured.items(), key=lambda kv: (-kv[1], kv[0]))

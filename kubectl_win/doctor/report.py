@@ -72,8 +72,8 @@ def node_dict(node: NodeRecord) -> dict[str, Any]:
     }
 
 
-def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False) -> None:
-    """The Windows node inventory (`doctor nodes`)."""
+def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False, width: int | None = None) -> None:
+    """The Windows node inventory (`doctor nodes`); `width`: a terminal's, no line is wider."""
     windows = [n for n in report.nodes if n.windows]
     if not windows:
         out.write("No Windows nodes found.\n")
@@ -91,7 +91,7 @@ def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False) -> None
         headers.append("port-forward")
         for row, n in zip(rows, windows, strict=True):
             row.append(port_forward_mode(n) or None)
-    render_table(headers, rows, out)
+    render_table(headers, rows, out, width=width)
 
 
 def _ready(node: NodeRecord) -> str:
@@ -99,8 +99,20 @@ def _ready(node: NodeRecord) -> str:
     return state + (",SchedulingDisabled" if node.unschedulable else "")
 
 
-def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colour: bool = False) -> None:
-    """Findings grouped by severity, each group a table, then the fixes and one summary line."""
+def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colour: bool = False,
+                    width: int | None = None) -> None:
+    """Findings grouped by severity, each group a table, then the fixes and one summary line.
+
+    With `width` (stdout is a terminal of that many columns) the findings are grouped by object instead,
+    errors first, a check on many objects folded (not with -o wide), and no line is wider than `width`."""
+    if width:
+        from kubectl_win.output.fold import Writer, render_blocks
+
+        render_blocks(report.findings, out, width, wide=wide, fixes=True, colour=colour, title=check_title)
+        if report.findings:
+            out.write("\n")
+        Writer(out, width).text(summary_line(report))
+        return
     for severity, title in SEVERITY_TITLES:
         group = [f for f in report.findings if f.severity == severity]
         if not group:
@@ -120,6 +132,18 @@ def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colo
                     out.write(f"    {f.object.display()}: {f.hint}\n")
         out.write("\n")
     out.write(summary_line(report) + "\n")
+
+
+def check_title(check_id: str) -> str:
+    """The one-line description of a check: doctor's catalogue, or explain's rule for its field checks."""
+    from kubectl_win.doctor.catalog import catalog
+
+    info = catalog().get(check_id)
+    if info:
+        return info.title
+    from kubectl_win.explain.rules import all_rules
+
+    return next((rule.summary for rule in all_rules() if rule.id == check_id), "")
 
 
 def summary_line(report: DoctorReport) -> str:

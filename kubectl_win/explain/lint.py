@@ -72,7 +72,7 @@ def lint_object_detailed(
         seen: set[tuple[str, Path]] = set()
         for rule in _rules_for(k8s_version):
             assert rule.check is not None
-            for path, severity, message, hint in TEMPLATES[rule.check.template](rule, ctx):
+            for path, severity, message, hint, *enforcer in TEMPLATES[rule.check.template](rule, ctx):
                 if (rule.id, path) in seen:
                     continue
                 seen.add((rule.id, path))
@@ -88,6 +88,7 @@ def lint_object_detailed(
                         line=locate(path) if locate else None,
                         since=rule.since,
                         source=rule.source,
+                        enforced_by=enforcer[0] if enforcer else rule.enforced_by,
                         object_ignores=ignores,
                     )
                 )

@@ -37,6 +37,9 @@ def render_report(report: ExplainReport, output: str, env: Env, live: bool = Fal
 
 
 def _render_table(report: ExplainReport, wide: bool, env: Env, live: bool) -> None:
+    if env.stdout_isatty:
+        _render_terminal(report, wide, env)
+        return
     if report.findings:
         headers = (
             ["object", "path", "severity", "message"] if live else ["location", "object", "path", "severity", "message"]
@@ -56,14 +59,40 @@ def _render_table(report: ExplainReport, wide: bool, env: Env, live: bool) -> No
                 "\nRun with -o wide for the fix of each finding, or 'kubectl win explain CHECK-ID' for the rule.",
                 file=env.stdout,
             )
+    print(("\n" if report.findings else "") + _summary(report), file=env.stdout)
+    _note_no_windows(report, env)
+
+
+def _render_terminal(report: ExplainReport, wide: bool, env: Env) -> None:
+    """On a terminal: grouped by object, errors first, repeated checks folded, wrapped to the window."""
+    from kubectl_win.explain.rules import all_rules
+    from kubectl_win.output.fold import Writer, render_blocks, terminal_width
+
+    width = terminal_width()
+    writer = Writer(env.stdout, width)
+    if report.findings:
+        summaries = {rule.id: rule.summary for rule in all_rules()}
+        render_blocks(report.findings, env.stdout, width, wide=wide, colour=env.color, title=summaries.get)
+        writer.blank()
+        if not wide:
+            writer.text("Run with -o wide for the fix of each finding and every finding of a folded check, or "
+                        "'kubectl win explain CHECK-ID' for the rule.")
+            writer.blank()
+    writer.text(_summary(report))
+    _note_no_windows(report, env)
+
+
+def _summary(report: ExplainReport) -> str:
     counts = {"error": 0, "warning": 0, "info": 0}
     for finding in report.findings:
         counts[finding.severity] += 1
-    summary = (
+    return (
         f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info(s) "
         f"in {report.objects} object(s) with a pod spec ({report.windows_objects} targeting Windows)"
     )
-    print(("\n" if report.findings else "") + summary, file=env.stdout)
+
+
+def _note_no_windows(report: ExplainReport, env: Env) -> None:
     if report.objects and not report.windows_objects:
         print(
             "note: no object targets Windows (spec.os.name, nodeSelector, tolerations, windowsOptions or a "
@@ -76,6 +105,11 @@ def render_fields(matches: list[FieldMatch], version: Version, env: Env) -> None
     from kubectl_win.explain.fields import status_line
 
     out = env.stdout
+    limit = 96
+    if env.stdout_isatty:
+        from kubectl_win.output.fold import terminal_width
+
+        limit = min(limit, terminal_width() - len("SOURCES  "))
     for index, match in enumerate(matches):
         rule = match.rule
         if index:
@@ -90,8 +124,8 @@ def render_fields(matches: list[FieldMatch], version: Version, env: Env) -> None
             ("SOURCES", "; ".join(rule.sources)),
         ]
         lines = []
-        for label, text in rows:  # long values wrap at 96 columns, continued under the value
-            wrapped = textwrap.wrap(text, width=96, break_on_hyphens=False) or [""]
+        for label, text in rows:  # long values wrap at 96 columns (or the terminal's), continued under the value
+            wrapped = textwrap.wrap(text, width=limit, break_on_hyphens=False) or [""]
             lines += [(label, wrapped[0]), *(("", line) for line in wrapped[1:])]
         render_rows(lines, out)
 

@@ -32,6 +32,8 @@ TEMPLATES = (
 )
 TRIGGERS = ("present", "true", "non-empty", "equals:", "not-equals:", "key-prefix:")
 SEVERITIES = ("error", "warning", "info")
+# Who acts on a finding; None is advice (nothing stops the pod).
+ENFORCERS = ("api-server", "kubelet", "runtime", None)
 
 
 class RuleError(ValueError):
@@ -68,6 +70,15 @@ class Rule:
     until: str | None
     sources: tuple[str, ...]
     check: Check | None
+    enforced_by: str | None = None
+    enforced_by_node: str | None = None
+    feature_gate: str | None = None
+    gate_default_since: str | None = None
+
+    def gate_on_by_default(self, version: tuple[int, int]) -> bool:
+        if self.feature_gate is None:
+            return True
+        return self.gate_default_since is not None and version >= parse_version(self.gate_default_since)
 
     @property
     def source(self) -> str:
@@ -97,10 +108,15 @@ def _rule(entry: dict[str, Any]) -> Rule:
         status = entry["status"]
         if status not in STATUSES:
             raise RuleError(f"unknown status {status!r}")
-        for key in ("since", "field_since", "until"):
+        for key in ("since", "field_since", "until", "gate_default_since"):
             if entry.get(key) is not None:
                 parse_version(entry[key])
         check = _check(entry["check"]) if entry.get("check") else None
+        if check is not None and "enforced_by" not in entry:
+            raise RuleError("a checked rule says who enforces it (enforced_by)")
+        for key in ("enforced_by", "enforced_by_node"):
+            if entry.get(key) not in ENFORCERS:
+                raise RuleError(f"{key} must be one of api-server, kubelet, runtime or null")
         return Rule(
             id=rule_id,
             fields=tuple(entry["fields"]),
@@ -113,6 +129,10 @@ def _rule(entry: dict[str, Any]) -> Rule:
             until=entry.get("until"),
             sources=tuple(entry["sources"]),
             check=check,
+            enforced_by=entry.get("enforced_by"),
+            enforced_by_node=entry.get("enforced_by_node"),
+            feature_gate=entry.get("feature_gate"),
+            gate_default_since=entry.get("gate_default_since"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RuleError(f"field rule {rule_id}: {exc}") from exc

@@ -1,6 +1,7 @@
 """Check templates: the code behind the rules in field_rules.yaml (templates are code, checks are data).
 
-Each template takes a rule and a PodContext and returns (path, severity, message, hint) tuples.
+Each template takes a rule and a PodContext and returns (path, severity, message, hint) tuples; a
+template whose finding is enforced by someone other than the rule's `enforced_by` appends that enforcer.
 """
 
 from __future__ import annotations
@@ -13,12 +14,13 @@ from kubectl_win.explain.context import MISSING, Hit, PodContext, get
 from kubectl_win.explain.rules import Rule
 from kubectl_win.manifests import Path, format_path, iter_containers
 from kubectl_win.versions import format_version, parse_version
+from kubectl_win.wellknown import OS_LABEL
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import Any
 
-Result = tuple[Path, str, str, str]
+Result = tuple[Path, str, str, str] | tuple[Path, str, str, str, "str | None"]
 Template = Callable[[Rule, PodContext], Iterator[Result]]
 
 SET_OS_HINT = "Set spec.os.name: windows so the API server validates the pod for Windows"
@@ -94,6 +96,7 @@ def forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
                 f"{what} is ignored on Windows nodes ({rule.reason}); the API server rejects it from "
                 f"Kubernetes {rule.since}, not in {format_version(ctx.version)}",
                 rule.instead,
+                rule.enforced_by_node,
             )
         else:
             because = f" (it targets Windows: {ctx.target.because()})" if ctx.target.reasons else ""
@@ -102,6 +105,7 @@ def forbidden(rule: Rule, ctx: PodContext) -> Iterator[Result]:
                 rule.check.inferred,
                 f"{what} is ignored on Windows nodes: {rule.reason}",
                 f"{rule.instead} {SET_OS_HINT}{because}.",
+                rule.enforced_by_node,
             )
 
 
@@ -167,9 +171,9 @@ def pod_os_label(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     if not ctx.windows:
         return
     labels = ctx.metadata.get("labels")
-    value = labels.get("kubernetes.io/os") if isinstance(labels, dict) else None
+    value = labels.get(OS_LABEL) if isinstance(labels, dict) else None
     if value is not None and str(value) != "windows":
-        path = ctx.metadata_path + ("labels", "kubernetes.io/os")
+        path = ctx.metadata_path + ("labels", OS_LABEL)
         yield path, "error", f"pod label kubernetes.io/os={value} on a Windows pod: {rule.reason}", rule.instead
 
 
@@ -275,7 +279,19 @@ def stop_signal(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     if not ctx.windows:
         return
     for hit, path in _fired(rule, ctx):
-        if not ctx.target.explicit:
+        if not rule.gate_on_by_default(ctx.version):
+            # The API server drops the field: harmless for SIGTERM (what a Windows container gets anyway).
+            if hit.value == "SIGTERM" or (ctx.target.explicit and not ctx.explicit_windows):
+                continue
+            yield (
+                path,
+                "warning",
+                f"stopSignal {hit.value} is dropped by the API server unless the {rule.feature_gate} feature gate "
+                f"is enabled (off by default in {format_version(ctx.version)}); where it is: {rule.reason}",
+                rule.instead,
+                None,
+            )
+        elif not ctx.target.explicit:
             yield path, "error", f"stopSignal {hit.value} needs spec.os.name: {rule.reason}", rule.instead
         elif ctx.explicit_windows and hit.value not in ("SIGTERM", "SIGKILL"):
             yield (

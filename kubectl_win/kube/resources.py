@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import quote
 
 from kubectl_win.errors import UsageError
+
+
+def segment(text: str) -> str:
+    """One path segment: a namespace or name cannot add segments, a query or a fragment to an API path
+    (names come from users and from the cluster; `..`, `/`, `?` and `%` are sent escaped)."""
+    escaped = quote(text, safe="")
+    return escaped.replace(".", "%2E") if escaped in (".", "..") else escaped
 
 
 @dataclass(frozen=True)
@@ -23,11 +31,11 @@ class ResourceInfo:
     def collection_path(self, namespace: str | None) -> str:
         base = f"/apis/{self.group}/{self.version}" if self.group else f"/api/{self.version}"
         if self.namespaced and namespace:
-            return f"{base}/namespaces/{namespace}/{self.plural}"
+            return f"{base}/namespaces/{segment(namespace)}/{self.plural}"
         return f"{base}/{self.plural}"
 
     def object_path(self, name: str, namespace: str | None) -> str:
-        return f"{self.collection_path(namespace)}/{name}"
+        return f"{self.collection_path(namespace)}/{segment(name)}"
 
 
 RESOURCES: tuple[ResourceInfo, ...] = (

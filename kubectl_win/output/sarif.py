@@ -31,7 +31,8 @@ def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str,
                 "text": f"{finding.object.display()}: {finding.path}: {finding.message}"
                 + (f" Fix: {finding.hint}" if finding.hint else "")
             },
-            "properties": {"object": finding.object.to_dict(), "path": finding.path},
+            "properties": {"object": finding.object.to_dict(), "path": finding.path,
+                           "enforcedBy": finding.enforced_by},
         }
         location: dict[str, Any] = {
             "logicalLocations": [

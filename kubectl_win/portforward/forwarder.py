@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kubectl_win.errors import ExitStatus, KubectlWinError
+from kubectl_win.kube.resources import segment
 from kubectl_win.portforward import frames, targets
 from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
 from kubectl_win.portforward.mux import Channel, ChannelClosed, MuxSession, MuxUnavailable
@@ -39,6 +40,7 @@ from kubectl_win.portforward.transport import (
     WebsocketTarget,
     exec_query,
     run_exec,
+    target_from_args,
 )
 
 CHUNK = 256 * 1024
@@ -416,11 +418,8 @@ class Forwarder:
             self._warn(f"pod {stale.name} is gone; now forwarding to pod {self._pod.name}")
 
     def _ws_target(self, pod: targets.ResolvedPod, command: list[str]) -> WebsocketTarget:
-        path = f"/api/v1/namespaces/{pod.namespace}/pods/{pod.name}/exec"
-        args = self.cluster.websocket_args(path, exec_query(command, pod.container))
-        sslopt = getattr(args, "sslopt", None) or {}
-        return WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),
-                               sslopt.get("server_hostname"))
+        path = f"/api/v1/namespaces/{segment(pod.namespace)}/pods/{segment(pod.name)}/exec"
+        return target_from_args(self.cluster.websocket_args(path, exec_query(command, pod.container)))
 
     def _runner(self, pod: targets.ResolvedPod):  # noqa: ANN202 - probe.Runner
         def run(command: list[str], stdin: bytes | None) -> tuple[bytes, bytes, ExecStatus]:

@@ -458,10 +458,19 @@ class ApiServer:
         response.enable_chunked_encoding()
         try:
             await response.prepare(request)
-            if not since:
-                for entry in self.store.list(r, t.namespace if r.namespaced else None).entries:
+            initial_events = q.get("sendInitialEvents") in ("true", "1")
+            if not since or initial_events:
+                listed = self.store.list(r, t.namespace if r.namespaced else None)
+                for entry in listed.entries:
                     if wanted(entry):
                         await send("ADDED", entry)
+                if initial_events:
+                    # Watch-list (kubectl 1.35+ `wait`, client-go WatchListClient): the initial state ends
+                    # with a bookmark so annotated, as kube-apiserver sends it.
+                    since = listed.resource_version
+                    bookmark = {"kind": r.kind, "apiVersion": r.group_version, "metadata": {
+                        "resourceVersion": str(since), "annotations": {"k8s.io/initial-events-end": "true"}}}
+                    await response.write(b'{"type":"BOOKMARK","object":%s}\n' % dumps(bookmark))
             deadline = loop.time() + timeout
             while (remaining := deadline - loop.time()) > 0:
                 if request.transport is None or request.transport.is_closing():

@@ -1,0 +1,126 @@
+"""explain and doctor on a real terminal (a pty of a given width) and piped: fitted, grouped, folded."""
+
+from __future__ import annotations
+
+import io
+import os
+import pty
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kubectl_win.output.table import render_table
+from tests.conftest import CORPUS
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
+def run(args: list[str], columns: int | None, cwd: Path = ROOT) -> tuple[int, str]:
+    """kubectl-win with stdout on a pty `columns` wide (None: piped); (exit code, stdout without colour)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("CI", "NO_COLOR")}
+    env["PYTHONPATH"] = str(ROOT)
+    command = [sys.executable, "-m", "kubectl_win", *args]
+    if columns is None:
+        done = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True, timeout=120)
+        return done.returncode, done.stdout
+    env["COLUMNS"] = str(columns)
+    master, slave = pty.openpty()
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=slave, stderr=subprocess.DEVNULL,
+                               stdin=subprocess.DEVNULL)
+    os.close(slave)
+    chunks = []
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the child closed the terminal
+            break
+        if not chunk:
+            break
+        chunks.append(chunk)
+    os.close(master)
+    text = b"".join(chunks).decode().replace("\r\n", "\n")
+    return process.wait(timeout=60), ANSI.sub("", text)
+
+
+def widest(text: str) -> int:
+    return max(len(line) for line in text.splitlines())
+
+
+@pytest.fixture(scope="module")
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip(f"the manifest corpus is not beside the checkout ({CORPUS})")
+    return CORPUS
+
+
+@pytest.mark.parametrize("columns", [80, 120])
+def test_explain_on_a_terminal_fits_groups_and_folds(corpus: Path, columns: int) -> None:
+    code, out = run(["explain", "-f", str(corpus)], columns, cwd=corpus.parent)
+    piped_code, piped = run(["explain", "-f", str(corpus)], None)
+    assert code == piped_code == 1
+    assert widest(out) <= columns
+    assert widest(piped) > 200  # piped output keeps its one-line-per-finding table
+    assert piped.startswith("LOCATION ")
+    folded = re.search(r"^WARNING  windows-memory-limit-missing on (\d+) objects: ", out, re.M)
+    assert folded and int(folded.group(1)) >= 20
+    assert out.count("windows-memory-limit-missing") == 1
+    # file locations relative to the working directory, as the user would type them
+    assert f"{corpus.name}/aws-ebs-csi-driver__examples-windows.yaml" in out and str(corpus) not in out
+    # errors first: no object block with an error comes after one without
+    severities = [line.split()[0] for line in out.splitlines() if re.match(r"^  (ERROR|WARNING|INFO) ", line)]
+    assert severities[0] == "ERROR"
+    assert re.match(r"\d+ error\(s\), \d+ warning\(s\)", out.rstrip().split("\n\n")[-1])  # the summary, last
+
+
+def test_explain_wide_on_a_terminal_unfolds_and_shows_fixes(corpus: Path) -> None:
+    code, out = run(["explain", "-f", str(corpus), "-o", "wide"], 100, cwd=corpus.parent)
+    assert code == 1
+    assert widest(out) <= 100
+    assert " on " not in "".join(line for line in out.splitlines() if line.startswith("WARNING"))
+    assert out.count("windows-memory-limit-missing") >= 20
+    assert "fix: " in out
+
+
+def test_explain_json_is_the_same_on_a_terminal(corpus: Path) -> None:
+    tty_code, tty = run(["explain", "-f", str(corpus), "-o", "json"], 80)
+    piped_code, piped = run(["explain", "-f", str(corpus), "-o", "json"], None)
+    assert (tty_code, tty) == (piped_code, piped)
+
+
+def test_doctor_on_a_narrow_terminal(tmp_path: Path) -> None:
+    code, out = run(["doctor", "--from-dump", str(SAMPLE)], 70)
+    assert code == 1
+    assert widest(out) <= 70
+    blocks = out.split("\n\n")
+    worst = [("ERROR" in b) for b in blocks[:-1]]
+    assert worst == sorted(worst, reverse=True)  # every block with an error comes first
+    assert ("WARNING windows-memory-limit-missing on 3 objects: A Windows workload has no memory limit"
+            in " ".join(out.split()))
+    assert "fix: kubectl taint nodes win22-1 os=windows:NoSchedule" in out
+    assert out.rstrip().splitlines()[-1].startswith("12 errors, 11 warnings, 2 info;")
+    _, piped = run(["doctor", "--from-dump", str(SAMPLE)], None)
+    assert piped.startswith("ERRORS (12)\nID ")
+
+
+def test_doctor_nodes_fit_the_terminal_as_a_table_or_as_records() -> None:
+    _, wide_terminal = run(["doctor", "nodes", "--from-dump", str(SAMPLE)], 130)
+    assert wide_terminal.startswith("NAME      READY   OS-IMAGE ")
+    assert widest(wide_terminal) <= 130
+    _, narrow = run(["doctor", "nodes", "--from-dump", str(SAMPLE)], 60)
+    assert narrow.startswith("NAME         win19-0\nREADY        Ready\nOS-IMAGE     Windows Server 2019 Datacenter\n")
+    assert widest(narrow) <= 60
+
+
+def test_render_table_wraps_the_widest_column_between_words() -> None:
+    out = io.StringIO()
+    render_table(["id", "message"], [["a-check", "word " * 30], ["b", "short"]], out, width=40)
+    lines = out.getvalue().splitlines()
+    assert lines[0] == "ID        MESSAGE"
+    assert lines[1].startswith("a-check   word word") and lines[2].startswith("          word")
+    assert all(len(line) <= 40 for line in lines)
+    assert "b         short" in lines
