@@ -340,7 +340,10 @@ class MuxSession:
             self.lost_reason = reason
             channels = list(self._channels.values())
         for channel in channels:
-            channel.link_lost(f"lost the relay: {reason}")
+            if deliberate:  # the forwarder is stopping: close (FIN), as one exec per connection does
+                channel._end(frames.ABORTED, "the forwarder stopped", drop_queue=True)
+            else:
+                channel.link_lost(f"lost the relay: {reason}")
         if not deliberate:
             self._on_lost(self, reason, len(channels))
 
