@@ -24,11 +24,13 @@ class ObjectRef:
     @classmethod
     def of(cls, obj: dict[str, Any]) -> ObjectRef:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        namespace = meta.get("namespace")
+        name = meta.get("name") or meta.get("generateName")
         return cls(
-            apiVersion=str(obj.get("apiVersion") or ""),
-            kind=str(obj.get("kind") or ""),
-            namespace=meta.get("namespace") or None,
-            name=str(meta.get("name") or meta.get("generateName") or ""),
+            apiVersion=_scalar(obj.get("apiVersion")),
+            kind=_scalar(obj.get("kind")),
+            namespace=_scalar(namespace) or None,
+            name=_scalar(name),
         )
 
     def display(self) -> str:
@@ -70,6 +72,11 @@ class Finding:
             data["since"] = self.since
             data["source"] = self.source
         return data
+
+
+def _scalar(value: Any) -> str:
+    """A name-like field as text; a list or mapping where a name belongs counts as absent."""
+    return str(value) if isinstance(value, str | int | float) and not isinstance(value, bool) else ""
 
 
 def at_or_above(severity: str, threshold: str) -> bool:

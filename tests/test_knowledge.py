@@ -51,19 +51,28 @@ def test_start_up_reads_no_yaml_and_writes_nothing_to_the_cache_dir(tmp_path: Pa
 
 
 def test_start_up_stays_fast_without_a_cache() -> None:
-    """Loading every knowledge file costs less than parsing one of them as YAML (precompiled JSON is read)."""
+    """Loading every knowledge file costs less than parsing one of them as YAML (the compiled JSON is read).
+    Best of several runs each, so a busy machine does not decide the comparison."""
     import time
 
-    knowledge.load.cache_clear()
-    started = time.perf_counter()
-    for name in NAMES:
-        knowledge.load(name)
-    compiled = time.perf_counter() - started
+    def best(action) -> float:  # type: ignore[no-untyped-def]
+        times = []
+        for _ in range(7):
+            started = time.perf_counter()
+            action()
+            times.append(time.perf_counter() - started)
+        return min(times)
+
+    def load_all() -> None:
+        knowledge.load.cache_clear()
+        for name in NAMES:
+            knowledge.load(name)
+
     raw = (ROOT / "kubectl_win" / "knowledge" / "field_rules.yaml").read_bytes()
-    started = time.perf_counter()
-    knowledge.parse(raw)
-    parsed = time.perf_counter() - started
-    assert compiled < parsed
+    try:
+        assert best(load_all) < best(lambda: knowledge.parse(raw))
+    finally:
+        knowledge.load.cache_clear()
 
 
 def test_every_field_rule_cites_a_source_and_a_version() -> None:

@@ -124,3 +124,11 @@ def test_fix_templates_quote_cluster_values() -> None:
                 "symptom-csi-proxy-missing")]["message"], host=hostile)]
     [finding] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-csi-proxy-missing"]
     assert "'win-0;rm -rf /'" in finding.hint
+
+
+def test_a_not_ready_windows_node_is_matched_on_its_ready_message() -> None:
+    [entry] = [e for e in CORPUS if e["where"] == "condition" and "antrea" in e["url"]]
+    win = node("win-0", ready=False)
+    win["status"]["conditions"][0]["message"] = entry["message"]
+    findings = run_checks(snapshot_of(win))
+    assert {(f.id, f.object.display()) for f in findings if f.id == entry["class"]} == {(entry["class"], "Node/win-0")}

@@ -118,7 +118,9 @@ def _describe(resource: str, item: Any) -> str:
         return ""
     if resource == "nodes":
         labels = (item.get("metadata") or {}).get("labels") or {}
-        return " ".join(filter(None, (labels.get("kubernetes.io/os"), labels.get("node.kubernetes.io/windows-build"))))
+        from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
+
+        return " ".join(filter(None, (labels.get(OS_LABEL), labels.get(BUILD_LABEL))))
     if resource == "pods":
         status, spec = item.get("status") or {}, item.get("spec") or {}
         return " ".join(filter(None, (status.get("phase"), f"on {spec['nodeName']}" if spec.get("nodeName") else "")))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import IO, Any
 
 from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, Snapshot, SnapshotBuilder
@@ -46,12 +47,17 @@ def read_dump(path: str, builder: SnapshotBuilder) -> None:
     documents = _read_documents(path)
     items: list[dict[str, Any]] = []
     header: dict[str, Any] | None = None
+    problems: list[str] = []
     for index, doc in enumerate(documents):
         if not isinstance(doc, dict):
             raise InputError(f"{path}: document {index + 1} is a {type(doc).__name__}, not a Kubernetes object or List")
         if isinstance(doc.get(HEADER_KEY), dict):
             header = doc[HEADER_KEY]
-        items.extend(_items_of(doc, path))
+        items.extend(_items_of(doc, path, lambda _resource, problem: problems.append(problem)))
+    if problems and not items:
+        raise InputError(f"{path}: {problems[0].removesuffix('; passed over')}, and no item is an object doctor reads")
+    for problem in problems:
+        builder.skip("dump", problem)
     if header is not None and header.get("format") != DUMP_FORMAT:
         raise InputError(f"{path}: unsupported kubectl-win dump format {header.get('format')!r} "
                          f"(expected {DUMP_FORMAT})")
@@ -104,7 +110,10 @@ def _read_documents(path: str) -> list[Any]:
     return docs
 
 
-def _items_of(doc: dict[str, Any], path: str) -> list[dict[str, Any]]:
+def _items_of(doc: dict[str, Any], path: str,
+              skip: Callable[[str, str], None] | None = None) -> list[dict[str, Any]]:
+    """The List's objects. With `skip`, an item that is no object (or has no kind) is passed over and named
+    there, so one bad item does not cost the rest of the dump; without it, it is an input error."""
     kind = str(doc.get("kind") or "")
     if "items" not in doc:
         if kind in RESOURCE_OF_KIND:
@@ -116,11 +125,16 @@ def _items_of(doc: dict[str, Any], path: str) -> list[dict[str, Any]]:
     item_kind = kind[: -len("List")] if kind.endswith("List") and kind != "List" else None
     out = []
     for index, item in enumerate(items):
-        if not isinstance(item, dict):
-            raise InputError(f"{path}: items[{index}] is a {type(item).__name__}, not an object")
+        problem = (f"items[{index}] is a {type(item).__name__}, not an object" if not isinstance(item, dict)
+                   else f"items[{index}] has no kind" if "kind" not in item and item_kind is None
+                   else f"items[{index}] has a kind that is not a string"
+                   if "kind" in item and not isinstance(item["kind"], str) else None)
+        if problem is not None:
+            if skip is None:
+                raise InputError(f"{path}: {problem}")
+            skip("dump", f"{problem}; passed over")
+            continue
         if "kind" not in item:
-            if item_kind is None:
-                raise InputError(f"{path}: items[{index}] has no kind")
             item = {**item, "kind": item_kind}
         out.append(item)
     return out

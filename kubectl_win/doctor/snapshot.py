@@ -291,13 +291,21 @@ class SnapshotBuilder:
         self._counts.update(counts)
 
     def add(self, obj: dict[str, Any], kind: str | None = None) -> None:
-        kind = kind or str(obj.get("kind") or "")
+        kind = kind or _text(obj.get("kind"))
         handler = _HANDLERS.get(kind)
         if handler is None:
             return
         resource = RESOURCE_OF_KIND[kind]
         self._counts[resource] = self._counts.get(resource, 0) + 1
-        handler(self, obj)
+        try:
+            handler(self, obj)
+        except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as exc:
+            # Any field can have the wrong shape (a dump can come from anyone): the object is passed over
+            # and named, never an internal error. The record builders treat most bad fields as absent first.
+            name = _text(_meta(obj).get("name")) or "(unnamed)"
+            namespace = _text(_meta(obj).get("namespace"))
+            self.skip(f"{resource}/{namespace + '/' if namespace else ''}{name}",
+                      f"a field has the wrong shape ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
 
     def _keep(self, reduced: dict[str, Any]) -> None:
         if self.sink is not None:
@@ -381,7 +389,7 @@ class SnapshotBuilder:
         meta = _meta(obj)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
         status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-        node_name = spec.get("nodeName") or None
+        node_name = _text(spec.get("nodeName")) or None
         node = self._nodes.get(node_name) if node_name else None
         owner = _controller_of(meta)
         if owner is not None and owner.kind == "DaemonSet":
@@ -420,7 +428,7 @@ class SnapshotBuilder:
             target=group.target,
             containers=group.containers,
             host_process=group.host_process,
-            runtime_class=spec.get("runtimeClassName") or None,
+            runtime_class=_text(spec.get("runtimeClassName")) or None,
             states=_container_states(status),
             group=group_index,
             ignores=_ignores(meta),
@@ -489,15 +497,19 @@ class SnapshotBuilder:
         }
 
     def apply_header(self, header: dict[str, Any]) -> None:
-        self.server_version = header.get("serverVersion") or self.server_version
-        self.namespace = header.get("namespace")
-        if header.get("counts"):
-            self._counts = {str(k): int(v) for k, v in header["counts"].items()}
-        self._read = set(header.get("read") or ())
-        self._gmsa_served = bool(header.get("gmsaServed", True))
-        self._agents_seen.update(header.get("agentsSeen") or ())
-        for item in header.get("skipped") or ():
-            self.skip(str(item.get("resource")), str(item.get("reason")))
+        """The dump's header; a field of the wrong shape is ignored, as if the header did not have it."""
+        self.server_version = _text(header.get("serverVersion")) or self.server_version
+        self.namespace = _text(header.get("namespace")) or None
+        counts = header.get("counts")
+        if isinstance(counts, dict) and counts:
+            self._counts = {str(k): v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
+        self._read = {r for r in _list(header.get("read")) if isinstance(r, str)}
+        served = header.get("gmsaServed", True)
+        self._gmsa_served = served if isinstance(served, bool) else True
+        self._agents_seen.update(a for a in _list(header.get("agentsSeen")) if isinstance(a, str))
+        for item in _list(header.get("skipped")):
+            if isinstance(item, dict):
+                self.skip(_text(item.get("resource")), _text(item.get("reason")))
 
 
 RESOURCE_OF_KIND = {
@@ -578,9 +590,9 @@ def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, t
     placement = Placement(
         node_selector=_str_map(spec.get("nodeSelector")),
         required_terms=tuple(terms) if isinstance(terms, list) else None,
-        tolerations=tuple(t for t in spec.get("tolerations") or () if isinstance(t, dict)),
-        node_name=spec.get("nodeName") or None,
-        runtime_class=spec.get("runtimeClassName") or None,
+        tolerations=tuple(t for t in _list(spec.get("tolerations")) if isinstance(t, dict)),
+        node_name=_text(spec.get("nodeName")) or None,
+        runtime_class=_text(spec.get("runtimeClassName")) or None,
     )
     return WorkloadRecord(
         ref=ObjectRef.of(obj),
@@ -669,7 +681,7 @@ _PER_POD_SPEC_FIELDS = frozenset({"nodeName", "hostname", "subdomain"})
 def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
     out = []
     for key in ("initContainerStatuses", "containerStatuses"):
-        for item in status.get(key) or ():
+        for item in _list(status.get(key)):
             if not isinstance(item, dict):
                 continue
             state = item.get("state") if isinstance(item.get("state"), dict) else {}
@@ -692,10 +704,10 @@ def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
 
 
 def _controller_of(meta: dict[str, Any]) -> ObjectRef | None:
-    for owner in meta.get("ownerReferences") or ():
-        if isinstance(owner, dict) and owner.get("controller"):
-            return ObjectRef(str(owner.get("apiVersion") or ""), str(owner.get("kind") or ""),
-                             meta.get("namespace") or None, str(owner.get("name") or ""))
+    for owner in _list(meta.get("ownerReferences")):
+        if isinstance(owner, dict) and owner.get("controller") is True:
+            return ObjectRef(_text(owner.get("apiVersion")), _text(owner.get("kind")),
+                             _text(meta.get("namespace")) or None, _text(owner.get("name")))
     return None
 
 
@@ -733,6 +745,10 @@ def _text(value: Any) -> str:
     if isinstance(value, int | float) and not isinstance(value, bool):
         return str(value)
     return ""
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _count(value: Any) -> int | None:

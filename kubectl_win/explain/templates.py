@@ -14,6 +14,7 @@ from kubectl_win.explain.context import MISSING, Hit, PodContext, get
 from kubectl_win.explain.rules import Rule
 from kubectl_win.manifests import Path, format_path, iter_containers
 from kubectl_win.versions import format_version, parse_version
+from kubectl_win.wellknown import OS_LABEL
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -170,9 +171,9 @@ def pod_os_label(rule: Rule, ctx: PodContext) -> Iterator[Result]:
     if not ctx.windows:
         return
     labels = ctx.metadata.get("labels")
-    value = labels.get("kubernetes.io/os") if isinstance(labels, dict) else None
+    value = labels.get(OS_LABEL) if isinstance(labels, dict) else None
     if value is not None and str(value) != "windows":
-        path = ctx.metadata_path + ("labels", "kubernetes.io/os")
+        path = ctx.metadata_path + ("labels", OS_LABEL)
         yield path, "error", f"pod label kubernetes.io/os={value} on a Windows pod: {rule.reason}", rule.instead
 
 

@@ -167,6 +167,13 @@ def _get(obj: dict[str, Any], *names: str) -> Any:
     return None
 
 
+def _values(value: Any) -> list[Any]:
+    """A list field; one value where a list belongs is that value alone, anything else none."""
+    if isinstance(value, list):
+        return value
+    return [value] if isinstance(value, str | int) and not isinstance(value, bool) else []
+
+
 def _str(value: Any) -> str | None:
     return str(value) if isinstance(value, (str, int)) and str(value) != "" else None
 
@@ -252,13 +259,13 @@ def _load_balancers(raw: dict[str, Any]) -> list[LoadBalancer]:
                                     bool(flags & V2_PORT_LOCAL_ROUTED_VIP), state, 2))
         return out
     # V1 policy list: References name the endpoints, an ELB policy carries the frontend.
-    references = tuple(str(r).rsplit("/", 1)[-1].lower() for r in (_get(raw, "References") or ()) if r)
+    references = tuple(str(r).rsplit("/", 1)[-1].lower() for r in _values(_get(raw, "References")) if r)
     out = []
     for policy in _objects(_get(raw, "Policies")):
         if str(_get(policy, "Type") or "").upper() != "ELB":
             continue
         vips = _get(policy, "VIPs")
-        vips = (vips,) if isinstance(vips, str) else tuple(str(v) for v in (vips or ()) if v)
+        vips = (vips,) if isinstance(vips, str) else tuple(str(v) for v in _values(vips) if v)
         out.append(LoadBalancer(lb_id, vips, _protocol(_get(policy, "Protocol")), _int(_get(policy, "InternalPort")),
                                 _int(_get(policy, "ExternalPort")), references, _str(_get(policy, "SourceVIP")),
                                 _truthy(_get(policy, "IsDSR")),

@@ -269,7 +269,8 @@ def _new_seq() -> Any:
 
 
 def _windows_toleration(toleration: Any) -> bool:
-    return isinstance(toleration, dict) and toleration.get("key") in windows_taint_keys()
+    key = toleration.get("key") if isinstance(toleration, dict) else None
+    return isinstance(key, str) and key in windows_taint_keys()
 
 
 def _covers(existing: Any, wanted: dict[str, str]) -> bool:

@@ -10,6 +10,7 @@ from kubectl_win.doctor.catalog import finding, quoted
 from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
 from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.manifests import spec_path_of
+from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 from kubectl_win.wincodes import decode_exit, describe
 
 EXCERPT = 240
@@ -87,14 +88,14 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
             info = builds.build_of(image_builds[0]) if image_builds else None
             if info is not None:
                 text += ", or pin the workload to the image's build: " + fixes.node_selector(
-                    owner, spec_path, {"node.kubernetes.io/windows-build": info.version})
+                    owner, spec_path, {BUILD_LABEL: info.version})
             return text
         return "compare the image tag with the node's node.kubernetes.io/windows-build label (kubectl get nodes -L " \
                "node.kubernetes.io/windows-build) and use the matching tag"
     if event.check == "symptom-no-matching-platform":
         if node is not None and node.windows and not (pod and pod.target.windows):
             return "this Linux image must not run on Windows: " + fixes.node_selector(
-                owner, spec_path, {"kubernetes.io/os": "linux"})
+                owner, spec_path, {OS_LABEL: "linux"})
         return ("use an image with a windows/amd64 variant for the node's build (docker manifest inspect IMAGE "
                 "lists the platforms)")
     if event.check == "symptom-container-administrator-nonroot":
