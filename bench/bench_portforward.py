@@ -27,6 +27,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
+import signal
 import socket
 import statistics
 import subprocess
@@ -304,22 +305,17 @@ class RigClient:
         self.frame = self._premasked_frame()
 
     def _target(self, command: list[str]):  # noqa: ANN202
-        from kubectl_win.portforward.transport import WebsocketTarget, exec_query
+        from kubectl_win.portforward.transport import exec_query, target_from_args
 
-        args = self.cluster.websocket_args(f"/api/v1/namespaces/default/pods/{self.pod}/exec",
-                                           exec_query(command, "app"))
-        sslopt = getattr(args, "sslopt", None) or {}
-        return WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),
-                               sslopt.get("server_hostname"))
+        return target_from_args(self.cluster.websocket_args(f"/api/v1/namespaces/default/pods/{self.pod}/exec",
+                                                            exec_query(command, "app")))
 
     def _premasked_frame(self) -> bytes:
-        import struct
+        from websockets.frames import Frame, Opcode
 
-        from kubectl_win.portforward.transport import STDIN, mask
+        from kubectl_win.portforward.transport import STDIN
 
-        key = os.urandom(4)
-        payload = bytes((STDIN,)) + BLOCK[: self.FRAME]
-        return struct.pack("!BBQ", 0x82, 0x80 | 127, len(payload)) + key + bytes(mask(key, payload))
+        return Frame(Opcode.BINARY, bytes((STDIN,)) + BLOCK[: self.FRAME]).serialize(mask=True)
 
     def _open(self, port: int):  # noqa: ANN202
         from kubectl_win.portforward.transport import ExecStream
@@ -419,10 +415,13 @@ class KubectlExec:
 def start_forwarder(kubeconfig: Path, pod: str, ports: list, relay: str,
                     mux: str = "auto") -> tuple[subprocess.Popen, list[int]]:
     env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    # SIGINT back to its default: a shell starts background jobs with it ignored, and the bench ends
+    # the forwarder with a Ctrl-C.
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "port-forward", f"pod/{pod}",
                                 *[f":{p}" for p in ports], "--relay", relay, "--mux", mux,
                                 "--kubeconfig", str(kubeconfig)],
-                               stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env)
+                               stdout=subprocess.PIPE, stderr=sys.stderr, text=True, env=env,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     local = []
     for _ in ports:
         line = process.stdout.readline()
@@ -516,7 +515,12 @@ def main() -> int:
         finally:
             for process in (forwarder, per_connection):
                 process.send_signal(2)
-                process.wait(30)
+                try:
+                    process.wait(30)
+                except subprocess.TimeoutExpired:
+                    print("warning: port-forward did not exit within 30 s of Ctrl-C; killed", file=sys.stderr)
+                    process.kill()
+                    process.wait()
     for sock in (sink_sock, source_sock, greet_sock, echo_sock, udp_sock):
         sock.close()
 
@@ -551,11 +555,11 @@ def main() -> int:
     print(f"{'  direct':34} {direct_udp[0]:9.0f} /s   lost {direct_udp[1]}")
     print(f"{'  port-forward (mux)':34} {pf_udp[0]:9.0f} /s   lost {pf_udp[1]}")
 
-    from kubectl_win.portforward.masking import accelerated
+    from kubectl_win.portforward.transport import masking_accelerated
 
     print()
-    print(f"isolating the plugin ({os.cpu_count()} CPUs; masking in "
-          f"{'libcrypto' if accelerated() else 'pure Python'}):")
+    print(f"isolating the plugin ({os.cpu_count()} CPUs; websocket masking in "
+          f"{'C (websockets.speedups)' if masking_accelerated() else 'pure Python'}):")
     print(f"{'':34} {'upload':>12} {'download':>13}")
     if up_cpu.available:
         for name in ("forwarder", "server"):

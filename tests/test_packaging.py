@@ -17,7 +17,7 @@ from kubectl_win import __version__
 from tests.tools import require_kubectl
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "urllib3")
+HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3")
 
 
 @pytest.fixture(scope="module")
@@ -96,6 +96,7 @@ def test_version_flag_and_command_agree():
     (["version", "-o", "json"], HEAVY + ("tabulate",)),
     (["version"], HEAVY),  # prints a table: tabulate may load
     (["explain", "--help"], HEAVY + ("tabulate",)),
+    (["port-forward", "--help"], HEAVY + ("tabulate",)),
 ])
 def test_help_completion_and_version_import_nothing_heavy(argv, heavy):
     code = textwrap.dedent(f"""\

@@ -1,13 +1,11 @@
-"""Pure parts of port-forward: port pairs, hosts, targets, status decoding, masking, relay argv."""
+"""Pure parts of port-forward: port pairs, hosts, targets, status decoding, relay argv."""
 
 from __future__ import annotations
 
 import base64
 import ipaddress
 import json
-import random
 import re
-import sys
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -24,7 +22,7 @@ from kubectl_win.portforward.ports import (
 from kubectl_win.portforward.probe import is_missing
 from kubectl_win.portforward.relays import posix, powershell, windows_native
 from kubectl_win.portforward.targets import Target, TargetError, parse_target, validate_container
-from kubectl_win.portforward.transport import ExecStatus, mask
+from kubectl_win.portforward.transport import ExecStatus
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -116,12 +114,6 @@ def test_status_channel_decoding():
     assert not is_missing(failure)
     plain = ExecStatus.parse(b"some v1 text error")
     assert not plain.success and plain.message == "some v1 text error"
-
-
-@given(st.binary(max_size=300), st.binary(min_size=4, max_size=4))
-def test_mask_is_the_rfc6455_xor(data, key):
-    expected = bytes(b ^ key[i % 4] for i, b in enumerate(data))
-    assert bytes(mask(key, data)) == expected
 
 
 # --- relay command lines never carry unvalidated text ----------------------------------------------
@@ -239,24 +231,3 @@ def test_fuzzed_command_line_flags_never_reach_a_relay_unvalidated(host, port):
         # Port names never reach a relay: they are resolved to numbers against the pod or Service.
         assert (isinstance(pair.remote, int) and 1 <= pair.remote <= 65535) or re.fullmatch(r"[a-z0-9-]{1,15}",
                                                                                             pair.remote)
-
-
-@settings(max_examples=60, deadline=None)
-@given(st.integers(min_value=0, max_value=300_000), st.integers(min_value=0, max_value=17),
-       st.binary(min_size=4, max_size=4))
-def test_fast_masking_matches_the_pure_version(length, start, key):
-    from kubectl_win.portforward.masking import mask_into, mask_into_pure
-
-    data = random.Random(length).randbytes(length + start)
-    fast, pure = bytearray(data), bytearray(data)
-    mask_into(fast, start, key)
-    mask_into_pure(pure, start, key)
-    assert fast == pure
-    assert fast[:start] == data[:start]  # the frame header before `start` is left alone
-
-
-@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the libcrypto masking path is Linux-only")
-def test_masking_runs_in_libcrypto_on_linux():
-    from kubectl_win.portforward import masking
-
-    assert masking.accelerated(), "the fast masking path failed its self-check or found no libcrypto"

@@ -221,13 +221,10 @@ def _wait_running(cluster: Any, options: LiveOptions, name: str) -> None:
 
 
 def _exec(cluster: Any, options: LiveOptions, name: str) -> str:
-    from kubectl_win.portforward.transport import ExecError, WebsocketTarget, exec_query, run_exec
+    from kubectl_win.portforward.transport import ExecError, exec_query, run_exec, target_from_args
 
     path = f"/api/v1/namespaces/{options.namespace}/pods/{name}/exec"
-    args = cluster.websocket_args(path, exec_query(script.command(), "hns", stdin=False))
-    sslopt = getattr(args, "sslopt", None) or {}
-    target = WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),
-                             sslopt.get("server_hostname"))
+    target = target_from_args(cluster.websocket_args(path, exec_query(script.command(), "hns", stdin=False)))
     try:
         stdout, stderr, status = run_exec(target, None, timeout=options.timeout, max_output=256 << 20)
     except ExecError as exc:

@@ -29,6 +29,7 @@ class WebsocketArgs:
     headers: dict[str, str] = field(default_factory=dict)
     sslopt: dict[str, Any] = field(default_factory=dict)  # websocket-client's sslopt
     ssl_context: ssl.SSLContext | None = None  # for asyncio/aiohttp/websockets clients
+    proxy: str | None = None  # kubeconfig proxy-url, else HTTPS_PROXY/HTTP_PROXY for the server
 
     def header_list(self) -> list[str]:
         return [f"{k}: {v}" for k, v in self.headers.items()]
@@ -173,7 +174,7 @@ class Cluster:
                 sslopt["keyfile"] = self.config.key_file
             if self.config.tls_server_name:
                 sslopt["server_hostname"] = self.config.tls_server_name
-        return WebsocketArgs(url, headers, sslopt, context)
+        return WebsocketArgs(url, headers, sslopt, context, self.config.proxy or env_proxy(self.server))
 
     def close(self) -> None:
         if self._pool is not None:

@@ -40,6 +40,7 @@ from kubectl_win.portforward.transport import (
     WebsocketTarget,
     exec_query,
     run_exec,
+    target_from_args,
 )
 
 CHUNK = 256 * 1024
@@ -418,10 +419,7 @@ class Forwarder:
 
     def _ws_target(self, pod: targets.ResolvedPod, command: list[str]) -> WebsocketTarget:
         path = f"/api/v1/namespaces/{segment(pod.namespace)}/pods/{segment(pod.name)}/exec"
-        args = self.cluster.websocket_args(path, exec_query(command, pod.container))
-        sslopt = getattr(args, "sslopt", None) or {}
-        return WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),
-                               sslopt.get("server_hostname"))
+        return target_from_args(self.cluster.websocket_args(path, exec_query(command, pod.container)))
 
     def _runner(self, pod: targets.ResolvedPod):  # noqa: ANN202 - probe.Runner
         def run(command: list[str], stdin: bytes | None) -> tuple[bytes, bytes, ExecStatus]:

@@ -60,7 +60,7 @@ def _listen(address: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in address else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        _claim_exclusively(sock)
         if family == socket.AF_INET6:
             sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
         sock.bind((address, port))
@@ -69,6 +69,16 @@ def _listen(address: str, port: int) -> socket.socket:
         sock.close()
         raise
     return sock
+
+
+def _claim_exclusively(sock: socket.socket) -> None:
+    """No other socket may bind our port while we listen. On Windows SO_REUSEADDR would let any
+    process bind it too (and steal connections), so the listener claims it with SO_EXCLUSIVEADDRUSE.
+    Elsewhere SO_REUSEADDR only allows re-binding a port whose old connections are in TIME_WAIT."""
+    if hasattr(socket, "SO_EXCLUSIVEADDRUSE"):
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_EXCLUSIVEADDRUSE, 1)
+    else:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 
 
 def _bind_udp(address: str, port: int) -> socket.socket:

@@ -1,30 +1,40 @@
-"""The exec websocket: a small RFC 6455 client speaking the Kubernetes channel protocols.
+"""The exec websocket: the Kubernetes channel protocols on the websockets library.
 
 Offers `v5.channel.k8s.io` then `v4.channel.k8s.io`. Each binary message is one channel byte
 plus payload: 0 stdin, 1 stdout, 2 stderr, 3 status (a JSON metav1.Status when the process ends).
 v5 adds the CLOSE signal `[255, channel]`, which is how a local half-close reaches the relay.
 
-Written directly on a socket rather than on websocket-client: that package masks outgoing data
-at about 150 MB/s in pure Python, which would cap throughput. Here masking runs in libcrypto where
-it can (masking.py), frames are built and masked in one buffer, and a large incoming payload is
-read straight from TLS (or the socket) into its own buffer: one copy per byte on the way in.
+The RFC 6455 work is websockets': its Sans-I/O `ClientProtocol` builds and checks the upgrade and
+builds every outgoing frame (masked in its C extension), and its `Frame.parse` reads every
+incoming frame (opcode and control-frame checks, the size cap before any payload is read). What
+is left here is the threading and the plumbing around them:
+
+- websockets' own threaded client holds one lock while a send blocks, so a back-pressured stdin
+  writer would stop every read. Here the protocol object is only touched under a short lock, the
+  bytes it produces queue in order, and whoever holds the write lock sends them. The reader never
+  waits for that lock: a pong or close reply it owes is written by a short-lived thread, or by
+  the writer already sending.
+- Incoming frames are parsed from our own read buffer, and a large payload is read from TLS
+  straight into its own buffer: one copy per byte, where feeding the protocol object costs two
+  more (measured 20-30% more CPU per GB downloaded).
+
+Bytes travel over wire.py (TCP, proxies, TLS).
 """
 
 from __future__ import annotations
 
-import base64
-import hashlib
+import collections
 import json
-import os
+import logging
 import socket
 import ssl
-import struct
 import threading
 import time
+from collections.abc import Generator
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
+from typing import Any, NoReturn
 
-from kubectl_win.portforward.masking import mask_into
+from kubectl_win.portforward.wire import ByteChannel, WireError, format_address, open_channel, os_reason
 
 PROTOCOL_V5 = "v5.channel.k8s.io"
 PROTOCOL_V4 = "v4.channel.k8s.io"
@@ -33,9 +43,18 @@ OFFERED_PROTOCOLS = (PROTOCOL_V5, PROTOCOL_V4)
 STDIN, STDOUT, STDERR, STATUS = 0, 1, 2, 3
 CLOSE_SIGNAL = 255
 
-_OP_CONTINUATION, _OP_TEXT, _OP_BINARY, _OP_CLOSE, _OP_PING, _OP_PONG = 0x0, 0x1, 0x2, 0x8, 0x9, 0xA
-_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
-MAX_HANDSHAKE_BYTES = 64 * 1024
+# The largest message accepted from the API server. kube-apiserver sends stdout in frames of a few
+# tens of KiB; 16 MiB leaves room for any relay and server while a forged 64-bit length fails
+# before anything is allocated for it.
+MAX_MESSAGE_BYTES = 16 << 20
+RECV_BYTES = 256 * 1024
+# stdin goes out in messages of at most this much: websockets builds each frame in fresh buffers,
+# and past 128 KiB every one of those is new memory from the OS (measured 4x slower per byte).
+SEND_MESSAGE_BYTES = 64 * 1024
+MAX_ERROR_BODY = 64 * 1024
+
+_LOG = logging.getLogger("kubectl_win.portforward.websocket")
+_LOG.addHandler(logging.NullHandler())
 
 
 class ExecError(Exception):
@@ -63,6 +82,7 @@ class WebsocketTarget:
     headers: dict[str, str] = field(default_factory=dict)
     ssl_context: ssl.SSLContext | None = None
     server_hostname: str | None = None
+    proxy: str | None = None  # http(s):// CONNECT proxy, as the access layer chose it
 
 
 @dataclass
@@ -103,123 +123,37 @@ def exec_query(command: list[str], container: str, stdin: bool = True) -> list[t
     return query
 
 
-def mask(key: bytes, data: bytes | bytearray | memoryview) -> bytearray:
-    out = bytearray(data)
-    mask_into(out, 0, key)
-    return out
+def target_from_args(args: Any) -> WebsocketTarget:
+    """A WebsocketTarget from the access layer's WebsocketArgs (kube.client.Cluster.websocket_args)."""
+    sslopt = getattr(args, "sslopt", None) or {}
+    return WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),
+                           sslopt.get("server_hostname"), getattr(args, "proxy", None))
 
 
-class _PlainIO:
-    """Bytes over a TCP socket."""
-
-    def __init__(self, sock: socket.socket) -> None:
-        self.sock = sock
-
-    def send(self, data: bytes | bytearray) -> None:
-        self.sock.sendall(data)
-
-    def recv(self, size: int) -> bytes:
-        return self.sock.recv(size)
-
-    def recv_into(self, view: memoryview) -> int:
-        return self.sock.recv_into(view)
-
-
-class _TlsIO:
-    """TLS over memory BIOs, so one thread can read while another writes.
-
-    An ssl.SSLSocket must not be read and written from two threads at once (records get
-    corrupted under load); here the SSL object is only touched under a lock and the blocking
-    socket calls happen outside it.
-    """
-
-    def __init__(self, sock: socket.socket, context: ssl.SSLContext, hostname: str | None) -> None:
-        self.sock = sock
-        self._incoming, self._outgoing = ssl.MemoryBIO(), ssl.MemoryBIO()
-        self._tls = context.wrap_bio(self._incoming, self._outgoing, server_hostname=hostname)
-        self._lock = threading.Lock()  # the SSL object and its BIOs
-        self._raw = bytearray(131072)  # socket reads (only the one reader thread uses it)
-        self._send_lock = threading.Lock()  # keeps records in order on the wire
-        while True:
-            try:
-                self._tls.do_handshake()
-                break
-            except ssl.SSLWantReadError:
-                self._flush()
-                data = sock.recv(65536)
-                if not data:
-                    raise ConnectionResetError("the server closed the connection during the TLS handshake") from None
-                self._incoming.write(data)
-        self._flush()
-
-    def _flush(self) -> None:
-        with self._send_lock:
-            with self._lock:
-                data = self._outgoing.read()
-            if data:
-                self.sock.sendall(data)
-
-    def send(self, data: bytes | bytearray) -> None:
-        with self._send_lock:
-            with self._lock:
-                self._tls.write(data)
-                records = self._outgoing.read()
-            self.sock.sendall(records)
-
-    def recv(self, size: int) -> bytes:
-        view = memoryview(bytearray(size))
-        count = self.recv_into(view)
-        return bytes(view[:count])
-
-    def recv_into(self, view: memoryview) -> int:
-        """Decrypt into `view` all that is already received (several TLS records if there are);
-        0 at the end of the stream."""
-        size = len(view)
-        while True:
-            data = 0
-            with self._lock:
-                try:
-                    while data < size:  # one lock round trip for every record already buffered
-                        count = self._tls.read(size - data, view[data:])
-                        if not count:  # the peer's close_notify: the end of the stream
-                            if not data:
-                                return 0
-                            break
-                        data += count
-                except ssl.SSLWantReadError:
-                    pass
-                except (ssl.SSLZeroReturnError, ssl.SSLEOFError):
-                    if not data:
-                        return 0
-                pending = self._outgoing.pending
-            if pending and self._send_lock.acquire(blocking=False):
-                # TLS answered something (e.g. a key update); a writer busy sending will carry it otherwise.
-                try:
-                    with self._lock:
-                        records = self._outgoing.read()
-                    self.sock.sendall(records)
-                finally:
-                    self._send_lock.release()
-            if data:
-                return data
-            count = self.sock.recv_into(self._raw)
-            with self._lock:
-                if count:
-                    self._incoming.write(memoryview(self._raw)[:count])
-                else:
-                    self._incoming.write_eof()
+def masking_accelerated() -> bool:
+    """True when websockets masks frames in its C extension (for the benchmark's report)."""
+    try:
+        import websockets.speedups  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 class ExecStream:
     """One open exec websocket. One reader thread and any number of writers may use it."""
 
-    def __init__(self, sock: socket.socket, io: _PlainIO | _TlsIO, protocol: str, leftover: bytes) -> None:
+    def __init__(self, sock: socket.socket, channel: ByteChannel, protocol: Any, received: bytearray) -> None:
         self.sock = sock
-        self._io = io
-        self.protocol = protocol
-        self._buffer = bytearray(leftover)  # received, not yet parsed
-        self._scratch = memoryview(bytearray(65536))  # reads for frame headers and small frames
-        self._send_lock = threading.Lock()
+        self._io = channel
+        self._ws = protocol  # websockets.client.ClientProtocol, only touched under _ws_lock
+        self.protocol: str = protocol.subprotocol
+        self._buffer = received  # received, not yet parsed (only the reader thread touches it)
+        self._scratch = memoryview(bytearray(RECV_BYTES))
+        self._failure: str | None = None
+        self._ws_lock = threading.Lock()
+        self._outbox: collections.deque[bytes] = collections.deque()  # frames in protocol order
+        self._send_lock = threading.Lock()  # held by whoever writes the outbox to the wire
+        self._send_error: str | None = None
         self._closed = False
         self.last_heard = time.monotonic()
 
@@ -235,110 +169,161 @@ class ExecStream:
     @classmethod
     def open(cls, target: WebsocketTarget, connect_timeout: float = 30.0,
              read_timeout: float | None = 60.0, protocols: tuple[str, ...] = OFFERED_PROTOCOLS) -> ExecStream:
-        parts = urlsplit(target.url)
-        secure = parts.scheme in ("wss", "https")
-        host = parts.hostname or "localhost"
-        port = parts.port or (443 if secure else 80)
+        from websockets.client import ClientProtocol
+        from websockets.exceptions import InvalidStatus, InvalidURI
+        from websockets.uri import parse_uri
+
         try:
-            sock = socket.create_connection((host, port), timeout=connect_timeout)
-        except OSError as exc:
-            raise ExecError(f"cannot reach the API server at {host}:{port}: {_os_reason(exc)}") from None
+            uri = parse_uri(target.url)
+        except InvalidURI:
+            raise ExecError("the API server address is not a valid websocket URL") from None
         try:
-            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-            if secure:
-                context = target.ssl_context or ssl.create_default_context()
-                io: _PlainIO | _TlsIO = _TlsIO(sock, context, target.server_hostname or host)
-            else:
-                io = _PlainIO(sock)
-            key = base64.b64encode(os.urandom(16)).decode()
-            path = parts.path + (f"?{parts.query}" if parts.query else "")
-            default_port = port == (443 if secure else 80)
-            lines = [
-                f"GET {path} HTTP/1.1",
-                f"Host: {_host_header(host)}{'' if default_port else f':{port}'}",
-                "Upgrade: websocket",
-                "Connection: Upgrade",
-                f"Sec-WebSocket-Key: {key}",
-                "Sec-WebSocket-Version: 13",
-                f"Sec-WebSocket-Protocol: {', '.join(protocols)}",
-            ]
-            lines += [f"{name}: {value}" for name, value in target.headers.items()
-                      if name.lower() not in ("host", "upgrade", "connection", "sec-websocket-protocol")]
-            io.send(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1"))
-            status, headers, rest = _read_response_head(io)
-            if status != 101:
-                sock.settimeout(5)
-                body = _read_body(io, headers, rest)
-                raise _rejection(status, body)
-            accept = base64.b64encode(hashlib.sha1((key + _GUID).encode()).digest()).decode()
-            if headers.get("sec-websocket-accept") != accept:
-                raise ExecError("the API server answered the websocket upgrade with a wrong accept key")
-            protocol = headers.get("sec-websocket-protocol", "")
-            if protocol not in protocols:
-                raise ExecError(f"the API server chose an unsupported exec protocol {protocol!r}")
+            sock, channel = open_channel(target.url, timeout=connect_timeout, ssl_context=target.ssl_context,
+                                         server_hostname=target.server_hostname, proxy=target.proxy)
+        except WireError as exc:
+            raise ExecError(str(exc)) from None
+        where = format_address(uri.host, uri.port)
+        try:
+            protocol = ClientProtocol(uri, subprotocols=list(protocols), max_size=MAX_MESSAGE_BYTES, logger=_LOG)
+            request = protocol.connect()
+            request.headers["User-Agent"] = "kubectl-win"
+            for name, value in target.headers.items():
+                if name.lower() not in ("host", "upgrade", "connection", "user-agent") and \
+                        not name.lower().startswith("sec-websocket-"):
+                    request.headers[name] = value
+            protocol.send_request(request)
+            for data in protocol.data_to_send():
+                channel.send(data)
+            events, leftover = _handshake(protocol, channel)
+            if protocol.handshake_exc is not None:
+                if isinstance(protocol.handshake_exc, InvalidStatus):
+                    response = protocol.handshake_exc.response
+                    raise _rejection(response.status_code, bytes(response.body or b""))
+                raise ExecError(f"the websocket upgrade to {where} failed: {protocol.handshake_exc}")
+            if protocol.subprotocol not in protocols:
+                raise ExecError(f"the API server chose an unsupported exec protocol {protocol.subprotocol!r}")
             sock.settimeout(read_timeout)
-            return cls(sock, io, protocol, rest)
+            return cls(sock, channel, protocol, leftover)
         except ExecError:
             sock.close()
             raise
+        except TimeoutError:
+            sock.close()
+            raise ExecError(f"the API server at {where} did not answer the websocket upgrade within "
+                            f"{connect_timeout:g}s") from None
         except (OSError, ssl.SSLError) as exc:
             sock.close()
-            raise ExecError(f"websocket handshake failed: {_os_reason(exc)}") from None
+            raise ExecError(f"websocket handshake failed: {os_reason(exc)}") from None
 
     # --- sending -------------------------------------------------------------------------------
-    def _send_frame(self, opcode: int, payload: bytes | bytearray | memoryview, channel: int | None = None) -> None:
-        """Send one masked frame; `channel`, when given, is prepended to the payload."""
-        length = len(payload) + (channel is not None)
-        if length < 126:
-            header = struct.pack("!BB", 0x80 | opcode, 0x80 | length)
-        elif length < 65536:
-            header = struct.pack("!BBH", 0x80 | opcode, 0x80 | 126, length)
-        else:
-            header = struct.pack("!BBQ", 0x80 | opcode, 0x80 | 127, length)
-        key = os.urandom(4)
-        # One buffer, one copy of the payload, masked in place (outside the lock, and in libcrypto
-        # without the GIL where available): this path carries every byte sent.
-        start = len(header) + 4
-        frame = bytearray(start + length)
-        frame[:len(header)] = header
-        frame[len(header):start] = key
-        if channel is not None:
-            frame[start] = channel
-            frame[start + 1:] = payload
-        else:
-            frame[start:] = payload
-        mask_into(frame, start, key)
-        with self._send_lock:
+    def _queue(self, make_frames) -> None:  # noqa: ANN001 - a call on the protocol object
+        """Run one protocol call and queue the bytes it produced, both under the protocol lock, so
+        the outbox holds frames in exactly the order the protocol made them."""
+        from websockets.exceptions import InvalidState
+
+        with self._ws_lock:
             if self._closed:
                 raise StreamBroken("the exec stream is closed")
+            if self._send_error is not None:
+                raise StreamBroken(f"the exec stream broke while sending: {self._send_error}")
             try:
-                self._io.send(frame)
-            except (OSError, ssl.SSLError) as exc:
-                raise StreamBroken(f"the exec stream broke while sending: {_os_reason(exc)}") from None
+                make_frames()
+            except InvalidState:
+                raise StreamBroken("the exec stream is closing") from None
+            self._outbox.extend(self._ws.data_to_send())
 
-    def send_stdin(self, data: bytes | memoryview) -> None:
-        self._send_frame(_OP_BINARY, data, channel=STDIN)
+    def _write_outbox(self) -> None:
+        """Write queued frames in order; the caller holds _send_lock."""
+        while True:
+            try:
+                data = self._outbox.popleft()
+            except IndexError:
+                return
+            if not data:  # the protocol's end-of-stream marker: the stream ends with abort()
+                continue
+            try:
+                self._io.send(data)
+            except (OSError, ssl.SSLError) as exc:
+                self._send_error = os_reason(exc)
+                self._outbox.clear()
+                if isinstance(exc, TimeoutError):
+                    raise StreamBroken("the API server accepted no data within the read timeout") from None
+                raise StreamBroken(f"the exec stream broke while sending: {self._send_error}") from None
+
+    def _flush(self) -> None:
+        """Block until everything queued so far is on the wire (or the stream broke)."""
+        while self._outbox:
+            with self._send_lock:
+                self._write_outbox()
+            # Loop: a frame queued while we held the lock by a thread that could not take it.
+
+    def _kick(self) -> None:
+        """Get queued frames written without blocking this thread: by a helper thread when the
+        write lock is free, else by its holder, which looks at the outbox again after releasing it."""
+        if self._outbox and self._send_lock.acquire(blocking=False):
+            threading.Thread(target=self._drain_and_release, name="exec-websocket-control", daemon=True).start()
+
+    def _drain_and_release(self) -> None:
+        try:
+            try:
+                self._write_outbox()
+            finally:
+                self._send_lock.release()
+            self._flush()
+        except ExecError:
+            pass
+
+    def _send(self, make_frames) -> None:  # noqa: ANN001
+        self._queue(make_frames)
+        if self._closed:
+            raise StreamBroken("the exec stream is closed")
+        self._flush()
+
+    def send_stdin(self, data: bytes | bytearray | memoryview) -> None:
+        """Send bytes on stdin. One call's bytes stay together on the wire even when they take
+        several messages: callers that write from several threads (the mux) frame their own data."""
+        view = memoryview(data)
+        messages = []
+        for start in range(0, max(len(view), 1), SEND_MESSAGE_BYTES):
+            piece = view[start:start + SEND_MESSAGE_BYTES]
+            message = bytearray(len(piece) + 1)
+            message[0] = STDIN
+            message[1:] = piece
+            messages.append(message)
+
+        def frame_all() -> None:
+            for message in messages:
+                self._ws.send_binary(message)
+        self._send(frame_all)
 
     def close_stdin(self) -> bool:
         """Half-close stdin; True when the protocol could express it (v5)."""
         if not self.supports_close:
             return False
-        self._send_frame(_OP_BINARY, bytes((CLOSE_SIGNAL, STDIN)))
+        self._send(lambda: self._ws.send_binary(bytes((CLOSE_SIGNAL, STDIN))))
         return True
 
     def ping(self) -> None:
-        self._send_frame(_OP_PING, b"kwin")
+        """Queue a keep-alive ping; never blocks behind bulk data (the pinger serves every stream)."""
+        self._queue(lambda: self._ws.send_ping(b"kwin"))
+        self._kick()
 
     def close(self, code: int = 1000) -> None:
+        """Send a close frame if that can be done within a second, then drop the connection."""
         try:
-            self._send_frame(_OP_CLOSE, struct.pack("!H", code))
+            self._queue(lambda: self._ws.send_close(code))
+            if self._send_lock.acquire(timeout=1.0):
+                try:
+                    self._write_outbox()
+                finally:
+                    self._send_lock.release()
         except ExecError:
             pass
         self.abort()
 
     def abort(self) -> None:
-        with self._send_lock:
-            self._closed = True
+        """Drop the connection now. Takes no lock, so a writer stuck in a send cannot hold it up."""
+        self._closed = True
         try:
             self.sock.shutdown(socket.SHUT_RDWR)
         except OSError:
@@ -346,89 +331,169 @@ class ExecStream:
         self.sock.close()
 
     # --- receiving -----------------------------------------------------------------------------
-    def _fill(self, needed: int) -> None:
-        while len(self._buffer) < needed:
-            try:
-                count = self._io.recv_into(self._scratch)
-            except TimeoutError:
-                raise StreamBroken("no data or pong from the API server within the read timeout") from None
-            except (OSError, ssl.SSLError) as exc:
-                raise StreamBroken(f"the exec stream broke: {_os_reason(exc)}") from None
-            if not count:
-                raise StreamBroken("the API server closed the connection without a close frame")
-            self._buffer += self._scratch[:count]
-            self.last_heard = time.monotonic()
+    def _recv_into(self, view: memoryview) -> int:
+        try:
+            count = self._io.recv_into(view)
+        except TimeoutError:
+            raise StreamBroken("no data or pong from the API server within the read timeout") from None
+        except (OSError, ssl.SSLError) as exc:
+            if self._closed:
+                raise StreamBroken("the exec stream is closed") from None
+            raise StreamBroken(f"the exec stream broke: {os_reason(exc)}") from None
+        if not count:
+            raise StreamBroken("the API server closed the connection without a close frame")
+        self.last_heard = time.monotonic()
+        return count
 
-    def _recv_exact_into(self, view: memoryview) -> None:
-        while view:
-            try:
-                count = self._io.recv_into(view)
-            except TimeoutError:
-                raise StreamBroken("no data or pong from the API server within the read timeout") from None
-            except (OSError, ssl.SSLError) as exc:
-                raise StreamBroken(f"the exec stream broke: {_os_reason(exc)}") from None
-            if not count:
-                raise StreamBroken("the API server closed the connection without a close frame")
-            view = view[count:]
-            self.last_heard = time.monotonic()
-
-    def _read_frame(self) -> tuple[bool, int, bytearray]:
-        self._fill(2)
-        first, second = self._buffer[0], self._buffer[1]
-        length = second & 0x7F
-        offset = 2
-        if length == 126:
-            self._fill(4)
-            length = struct.unpack_from("!H", self._buffer, 2)[0]
-            offset = 4
-        elif length == 127:
-            self._fill(10)
-            length = struct.unpack_from("!Q", self._buffer, 2)[0]
-            offset = 10
-        masked = bool(second & 0x80)
-        if masked:
-            self._fill(offset + 4)
-            key = bytes(self._buffer[offset:offset + 4])
-            offset += 4
-        buffered = len(self._buffer) - offset
-        if buffered >= length:
-            payload = self._buffer[offset:offset + length]
-            del self._buffer[:offset + length]
-        else:
-            # A large payload: what is buffered, then the rest read directly into place.
-            payload = bytearray(length)
-            payload[:buffered] = memoryview(self._buffer)[offset:]
+    def _read_exact(self, size: int) -> Generator[None, None, bytearray]:
+        """`size` bytes for the library's frame parser; blocks rather than suspends. A payload
+        larger than the read buffer is read straight into its own buffer (one copy per byte)."""
+        buffered = len(self._buffer)
+        if buffered >= size:
+            data = self._buffer[:size]
+            del self._buffer[:size]
+            return data
+        if size > len(self._scratch):
+            data = bytearray(size)
+            data[:buffered] = self._buffer
             self._buffer.clear()
-            self._recv_exact_into(memoryview(payload)[buffered:])
-        if masked:
-            mask_into(payload, 0, key)
-        return bool(first & 0x80), first & 0x0F, payload
+            view = memoryview(data)[buffered:]
+            while view:
+                view = view[self._recv_into(view):]
+            return data
+        while len(self._buffer) < size:
+            self._buffer += self._scratch[:self._recv_into(self._scratch)]
+        data = self._buffer[:size]
+        del self._buffer[:size]
+        return data
+        yield  # a generator-based coroutine, as the parser expects; it never suspends
+
+    def _next_frame(self, max_size: int) -> Any:
+        from websockets.exceptions import PayloadTooBig, ProtocolError
+        from websockets.frames import CloseCode, Frame
+
+        if self._failure is not None:
+            raise StreamBroken(self._failure)
+        parser = Frame.parse(self._read_exact, mask=False, max_size=max_size)
+        try:
+            next(parser)
+        except StopIteration as done:
+            return done.value
+        except PayloadTooBig as exc:
+            size = getattr(exc, "size", None)
+            what = f"a {size}-byte message" if size is not None else "a message"
+            self._fail(CloseCode.MESSAGE_TOO_BIG, f"the API server sent {what}, over the "
+                                                  f"{MAX_MESSAGE_BYTES >> 20} MiB limit; closed the stream")
+        except ProtocolError as exc:
+            self._fail(CloseCode.PROTOCOL_ERROR, f"the API server broke the websocket protocol: {exc}")
+        raise AssertionError("the frame parser suspended")  # pragma: no cover - _read_exact never yields
+
+    def _fail(self, code: int, message: str) -> NoReturn:
+        """Tell the server why (a close frame with `code`) and end the stream with `message`."""
+        self._failure = message
+        try:
+            self._queue(lambda: self._ws.fail(code))
+            self._kick()
+        except ExecError:
+            pass
+        raise StreamBroken(message)
 
     def recv_message(self) -> bytes | bytearray | None:
         """The next binary message (channel byte + payload), or None after a clean close."""
-        fragments: list[bytearray] = []
+        from websockets.exceptions import ProtocolError
+        from websockets.frames import Close, CloseCode, Opcode
+
+        fragments: list[bytes | bytearray] = []
+        size = 0
         message_opcode = None
         while True:
-            fin, opcode, payload = self._read_frame()
-            if opcode == _OP_PING:
-                self._send_frame(_OP_PONG, payload)
-                continue
-            if opcode == _OP_PONG:
-                continue
-            if opcode == _OP_CLOSE:
+            frame = self._next_frame(MAX_MESSAGE_BYTES - size)
+            opcode = frame.opcode
+            if opcode is Opcode.PING:
                 try:
-                    self._send_frame(_OP_CLOSE, payload[:2])
+                    self._queue(lambda data=frame.data: self._ws.send_pong(data))
+                    self._kick()  # never wait here for a writer stuck behind a full socket
                 except ExecError:
                     pass
-                self.abort()
+                continue
+            if opcode is Opcode.PONG:
+                continue
+            if opcode is Opcode.CLOSE:
+                try:
+                    close = Close.parse(frame.data)
+                except ProtocolError as exc:
+                    self._fail(CloseCode.PROTOCOL_ERROR, f"the API server sent a malformed close frame: {exc}")
+                try:
+                    if close.code == CloseCode.NO_STATUS_RCVD:
+                        self._queue(lambda: self._ws.send_close())
+                    else:
+                        self._queue(lambda close=close: self._ws.send_close(close.code, close.reason))
+                except ExecError:
+                    pass
+                self.close_after_reply()
                 return None
-            if opcode != _OP_CONTINUATION:
+            if opcode is Opcode.CONT:
+                if message_opcode is None:
+                    self._fail(CloseCode.PROTOCOL_ERROR, "the API server sent an unexpected continuation frame")
+            elif message_opcode is not None:
+                self._fail(CloseCode.PROTOCOL_ERROR, "the API server interrupted a fragmented message")
+            else:
                 message_opcode = opcode
-            fragments.append(payload)
-            if fin:
-                if message_opcode == _OP_TEXT:
-                    raise StreamBroken("the API server sent a text frame on a binary exec protocol")
+            fragments.append(frame.data)
+            size += len(frame.data)
+            if frame.fin:
+                if message_opcode is Opcode.TEXT:
+                    self._fail(CloseCode.UNSUPPORTED_DATA,
+                               "the API server sent a text frame on a binary exec protocol")
                 return fragments[0] if len(fragments) == 1 else b"".join(fragments)
+
+    def close_after_reply(self) -> None:
+        """The server closed: give the queued close reply a moment to leave, then drop the connection."""
+        if self._send_lock.acquire(timeout=1.0):
+            try:
+                self._write_outbox()
+            except ExecError:
+                pass
+            finally:
+                self._send_lock.release()
+        self.abort()
+
+
+def _handshake(protocol: Any, channel: ByteChannel) -> tuple[list[Any], bytearray]:
+    """Give the protocol the server's answer to the upgrade; return its events and the bytes that
+    followed the answer's head (the first frames) when the upgrade succeeded."""
+    buffer = memoryview(bytearray(65536))
+    data = bytearray()
+    while b"\r\n\r\n" not in data:
+        count = channel.recv_into(buffer)
+        if not count:
+            raise ExecError("the API server closed the connection during the websocket handshake")
+        data += buffer[:count]
+        if len(data) > MAX_ERROR_BODY:
+            raise ExecError("the API server sent an oversized answer to the websocket upgrade")
+    end = data.index(b"\r\n\r\n") + 4
+    protocol.receive_data(bytes(data[:end]))
+    events = protocol.events_received()
+    if events or protocol.handshake_exc is not None:
+        return events, data[end:]
+    # Not an upgrade: a body follows (a Status for 403, 404, ...); the protocol reads it.
+    received = len(data)
+    protocol.receive_data(bytes(data[end:]))
+    while True:
+        events = protocol.events_received()
+        if events or protocol.handshake_exc is not None:
+            return events, bytearray()
+        count = channel.recv_into(buffer)
+        received += count
+        if not count:
+            protocol.receive_eof()
+            events = protocol.events_received()
+            if events or protocol.handshake_exc is not None:
+                return events, bytearray()
+            raise ExecError("the API server closed the connection during the websocket handshake")
+        if received > MAX_ERROR_BODY + 16384:
+            raise ExecError("the API server sent an oversized answer to the websocket upgrade")
+        protocol.receive_data(buffer[:count])
 
 
 def run_exec(target: WebsocketTarget, stdin_data: bytes | None = None, timeout: float = 60.0,
@@ -472,51 +537,9 @@ def _send_all_stdin(stream: ExecStream, data: bytes) -> None:
         pass
 
 
-def _host_header(host: str) -> str:
-    return f"[{host}]" if ":" in host else host
-
-
-def _read_response_head(io: _PlainIO | _TlsIO) -> tuple[int, dict[str, str], bytes]:
-    data = b""
-    while b"\r\n\r\n" not in data:
-        chunk = io.recv(4096)
-        if not chunk:
-            raise ExecError("the API server closed the connection during the websocket handshake")
-        data += chunk
-        if len(data) > MAX_HANDSHAKE_BYTES:
-            raise ExecError("the API server sent an oversized handshake response")
-    head, rest = data.split(b"\r\n\r\n", 1)
-    lines = head.decode("latin-1").split("\r\n")
-    try:
-        status = int(lines[0].split()[1])
-    except (IndexError, ValueError):
-        raise ExecError(f"unexpected handshake response {lines[0][:80]!r}") from None
-    headers = {}
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        headers[name.strip().lower()] = value.strip()
-    return status, headers, rest
-
-
-def _read_body(io: _PlainIO | _TlsIO, headers: dict[str, str], rest: bytes) -> bytes:
-    try:
-        length = int(headers.get("content-length", ""))
-    except ValueError:
-        length = MAX_HANDSHAKE_BYTES
-    body = rest
-    try:
-        while len(body) < min(length, MAX_HANDSHAKE_BYTES):
-            chunk = io.recv(4096)
-            if not chunk:
-                break
-            body += chunk
-    except OSError:
-        pass
-    return body
-
-
 def _rejection(status: int, body: bytes) -> ExecRejected:
     reason, message = "", ""
+    body = body[:MAX_ERROR_BODY]
     try:
         document = json.loads(body.decode("utf-8", "replace"))
         if isinstance(document, dict):
@@ -525,7 +548,3 @@ def _rejection(status: int, body: bytes) -> ExecRejected:
     except ValueError:
         message = body.decode("utf-8", "replace").strip().splitlines()[0][:200] if body.strip() else ""
     return ExecRejected(status, reason, message or f"the API server answered HTTP {status}")
-
-
-def _os_reason(exc: BaseException) -> str:
-    return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__

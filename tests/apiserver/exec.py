@@ -83,6 +83,11 @@ class ExecSession:
                 self.transport.abort()
         self.loop.call_soon_threadsafe(stop)
 
+    def send_raw(self, data: bytes) -> None:
+        """Write bytes on the connection past the websocket layer (a forged frame, say)."""
+        if self.transport is not None:
+            self.loop.call_soon_threadsafe(self.transport.write, data)
+
     def freeze(self) -> None:
         """Stop reading and writing (and so answering pings): a hung connection."""
         def stop() -> None:
