@@ -36,6 +36,17 @@ def os_from_labels(labels: dict[str, str]) -> str | None:
     return None
 
 
+def node_os(node: dict) -> str | None:
+    """The OS of a Node object: its labels first, else status.nodeInfo.operatingSystem (None when neither says)."""
+    meta = node.get("metadata") if isinstance(node.get("metadata"), dict) else {}
+    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+    status = node.get("status") if isinstance(node.get("status"), dict) else {}
+    info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
+    found = os_from_labels({k: v for k, v in labels.items() if isinstance(v, str)})
+    operating_system = info.get("operatingSystem")
+    return found or (operating_system.lower() if isinstance(operating_system, str) and operating_system else None)
+
+
 def build_from_labels(labels: dict[str, str]) -> tuple[str, str] | None:
     """(major.minor.build, the label it came from) from the build label or a cloud label."""
     value = labels.get(BUILD_LABEL) or ""

@@ -231,3 +231,20 @@ def test_report_into_a_missing_folder_is_one_error_line(tmp_path: Path) -> None:
     result = run_cli("doctor", "--from-dump", str(SAMPLE), "--report", str(tmp_path / "nope" / "r.html"))
     assert result.exit_code == 2
     assert result.stderr == f"error: --report {tmp_path}/nope/r.html: folder {tmp_path}/nope does not exist\n"
+
+
+def test_live_cluster_report_matches_the_json_report(apiserver, tmp_path: Path) -> None:  # noqa: ANN001
+    for item in json.loads(SAMPLE.read_text())["items"]:
+        apiserver.put(item)
+    target = tmp_path / "live.html"
+    kube = ["--kubeconfig", str(apiserver.kubeconfig)]
+    result = run_cli("doctor", *kube, "-o", "json", "--report", str(target))
+    assert result.exit_code == 1 and result.stderr == ""
+    document = target.read_text(encoding="utf-8")
+    html5lib.HTMLParser(strict=True).parse(document)
+    page = elements(document)
+    assert len([1 for tag, _ in page.tags if tag == "article"]) == len(result.json["findings"])
+    body = "".join(page.text)
+    assert "live cluster" in body and result.json["cluster"]["serverVersion"] in body
+    assert all(node["name"] in body for node in result.json["nodes"])
+    assert {method for method, _ in apiserver.server.requests} == {"GET"}

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import fcntl
 import io
 import json
 import os
 import pty
 import re
 import select
+import struct
 import subprocess
 import sys
+import termios
 from pathlib import Path
 
 import pytest
@@ -26,7 +29,7 @@ def seed_sample(apiserver: ApiServerHandle) -> None:
         apiserver.put(item)
 
 
-def run_doctor(apiserver: ApiServerHandle, *args: str, tty: bool, ci: bool) -> tuple[int, str, str]:
+def run_doctor(apiserver: ApiServerHandle, *args: str, tty: bool, ci: bool, columns: int = 0) -> tuple[int, str, str]:
     """Run the plugin as a user would, stderr on a pseudo-terminal (tty=True) or a pipe; (code, stdout, stderr)."""
     env = {k: v for k, v in os.environ.items() if k != "CI"}
     if ci:
@@ -38,6 +41,8 @@ def run_doctor(apiserver: ApiServerHandle, *args: str, tty: bool, ci: bool) -> t
         done = subprocess.run(command, env=env, capture_output=True, timeout=120)  # bytes: keep the \r
         return done.returncode, done.stdout.decode(), done.stderr.decode()
     master, slave = pty.openpty()
+    if columns:
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, columns, 0, 0))
     process = subprocess.Popen(command, env=env, stdout=subprocess.PIPE, stderr=slave, stdin=subprocess.DEVNULL)
     os.close(slave)
     err = b""
@@ -77,6 +82,15 @@ def test_progress_on_a_terminal_counts_pages_objects_and_time(apiserver: ApiServ
     times = [float(line.rsplit(", ", 1)[1].split("s")[0]) for line in err.split("\r") if line.startswith("reading")]
     assert max(times) >= 1.0  # redrawn while the slow page was on its way
     assert err.endswith("\r\x1b[K")  # the line is erased when the scan ends
+
+
+def test_progress_line_never_wraps_on_a_narrow_terminal(apiserver: ApiServerHandle) -> None:
+    seed_sample(apiserver)
+    code, _, err = run_doctor(apiserver, tty=True, ci=False, columns=40)
+    assert code == 1
+    lines = [line.removesuffix("\x1b[K") for line in err.split("\r") if line.strip("\x1b[K")]
+    assert lines and all(len(line) <= 39 for line in lines)
+    assert any(line.startswith("reading pods: ") for line in lines)
 
 
 @pytest.mark.parametrize("tty, ci, flag", [

@@ -146,7 +146,8 @@ def test_the_frozen_build_reaches_a_cluster(installed, apiserver):
     """Live names go through the kube layer (kubeconfig, TLS, HTTP): all of it must be in the bundle."""
     for name in ("default", "win-apps"):
         apiserver.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": name}})
-    env = {**installed, "KUBECONFIG": str(apiserver.kubeconfig)}
+    # The names must come back, not race the 2 s TAB budget on a busy machine.
+    env = {**installed, "KUBECONFIG": str(apiserver.kubeconfig), "KUBECTL_WIN_COMPLETION_TIMEOUT": "30"}
     helper = Path(installed["KREW_ROOT"]) / "bin" / "kubectl_complete-win"
     if not helper.exists():
         helper.write_text(kubectl(installed, "win", "completion", "kubectl").stdout)

@@ -448,3 +448,6 @@ def test_native_relay_killed_resets_connections_and_restarts(apiserver, windows_
         running.wait_for_error("lost the relay in pod/iis")
         with running.connect() as sock:
             assert exchange(sock, b"back") == b"backEOF after 4\n"
+    # On exit the relay is stopped first, then its upload directory removed.
+    assert "could not remove" not in running.err.text()
+    assert not list((windows_exec.pod_root("default", "iis") / "Windows" / "Temp").glob("kubectl-win-*"))

@@ -124,3 +124,20 @@ def test_render_table_wraps_the_widest_column_between_words() -> None:
     assert lines[1].startswith("a-check   word word") and lines[2].startswith("          word")
     assert all(len(line) <= 40 for line in lines)
     assert "b         short" in lines
+
+
+def test_hns_on_a_narrow_terminal_fits_like_doctor(tmp_path: Path) -> None:
+    import json
+
+    from tests.test_hns import SCENARIOS
+
+    dump, items = dict((s.name, s) for s in SCENARIOS)["missing load balancer"].build()
+    (tmp_path / "hns.json").write_text(json.dumps(dump))
+    (tmp_path / "cluster.json").write_text(json.dumps({"kind": "List", "items": items}))
+    args = ["hns", "--from-file", str(tmp_path / "hns.json"), "--cluster-from-dump", str(tmp_path / "cluster.json")]
+    code, text = run(args, 60)
+    assert code == 1
+    assert widest(text) <= 60, text
+    assert "hns-missing-loadbalancer" in text and "1 errors" in text
+    code, piped = run(args, None)
+    assert code == 1 and "ERRORS (1)" in piped and "  fix:" in piped

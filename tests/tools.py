@@ -18,7 +18,7 @@ def in_ci() -> bool:
 def missing_tool(message: str) -> None:
     """Fail under CI, skip elsewhere (never returns)."""
     if in_ci():
-        pytest.fail(f"{message} (CI=true: .ci/run installs it)", pytrace=False)
+        pytest.fail(f"{message} (CI=true: .ci/run installs or builds it)", pytrace=False)
     pytest.skip(message)
 
 

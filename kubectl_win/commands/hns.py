@@ -88,4 +88,9 @@ def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-de
         return
     from kubectl_win.hns.report import render as render_table
 
-    render_table(report, env.stdout, wide=output == "wide", colour=env.color)
+    width = None
+    if env.stdout_isatty:
+        from kubectl_win.output.fold import terminal_width
+
+        width = terminal_width()
+    render_table(report, env.stdout, wide=output == "wide", colour=env.color, width=width)

@@ -9,6 +9,7 @@ dozen lines of terminal output, so it is written here rather than pulling in a p
 
 from __future__ import annotations
 
+import io
 import os
 import threading
 import time
@@ -67,11 +68,19 @@ class Progress:
 
     def draw(self) -> None:
         try:
-            self._out.write("\r" + self.line() + "\033[K")
+            self._out.write("\r" + self.line()[: self._columns() - 1] + "\033[K")
             self._out.flush()
             self._drawn = True
         except (OSError, ValueError):
             pass
+
+    def _columns(self) -> int:
+        """The terminal's width: a longer line would wrap, and \\r could no longer rewrite it."""
+        try:
+            columns = os.get_terminal_size(self._out.fileno()).columns
+        except (AttributeError, OSError, ValueError, io.UnsupportedOperation):
+            return 1000
+        return columns if columns > 1 else 1000  # a terminal that reports no size
 
     def start(self) -> Progress:
         self.draw()

@@ -8,9 +8,8 @@ from typing import IO, Any
 from kubectl_win.doctor.quantity import format_bytes
 from kubectl_win.doctor.snapshot import NodeRecord, Skipped, Snapshot
 from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
-from kubectl_win.output.table import RESET, SEVERITY_COLOURS, render_table
-
-SEVERITY_TITLES = (("error", "ERRORS"), ("warning", "WARNINGS"), ("info", "INFO"))
+from kubectl_win.output.findings_table import render_by_severity
+from kubectl_win.output.table import render_table
 
 
 @dataclass
@@ -101,37 +100,14 @@ def _ready(node: NodeRecord) -> str:
 
 def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colour: bool = False,
                     width: int | None = None) -> None:
-    """Findings grouped by severity, each group a table, then the fixes and one summary line.
-
-    With `width` (stdout is a terminal of that many columns) the findings are grouped by object instead,
-    errors first, a check on many objects folded (not with -o wide), and no line is wider than `width`."""
+    """The findings (see output.findings_table), then one summary line; with `width`, none wider."""
+    render_by_severity(report.findings, out, wide=wide, colour=colour, width=width, title=check_title)
     if width:
-        from kubectl_win.output.fold import Writer, render_blocks
+        from kubectl_win.output.fold import Writer
 
-        render_blocks(report.findings, out, width, wide=wide, fixes=True, colour=colour, title=check_title)
-        if report.findings:
-            out.write("\n")
         Writer(out, width).text(summary_line(report))
-        return
-    for severity, title in SEVERITY_TITLES:
-        group = [f for f in report.findings if f.severity == severity]
-        if not group:
-            continue
-        heading = f"{title} ({len(group)})"
-        if colour:
-            heading = SEVERITY_COLOURS[severity] + heading + RESET
-        out.write(heading + "\n")
-        if wide:
-            render_table(["id", "object", "path", "message", "fix"],
-                         [[f.id, f.object.display(), f.path or "-", f.message, f.hint] for f in group], out)
-        else:
-            render_table(["id", "object", "message"], [[f.id, f.object.display(), f.message] for f in group], out)
-            out.write("  fix:\n")
-            for f in group:
-                if f.hint:
-                    out.write(f"    {f.object.display()}: {f.hint}\n")
-        out.write("\n")
-    out.write(summary_line(report) + "\n")
+    else:
+        out.write(summary_line(report) + "\n")
 
 
 def check_title(check_id: str) -> str:

@@ -21,7 +21,7 @@ from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
-from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, os_from_labels
+from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
 TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
@@ -541,7 +541,7 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
     info = {k: v for k, v in info.items() if isinstance(v, str) and v}  # a wrong-typed field counts as absent
-    os_name = os_from_labels(labels) or info.get("operatingSystem") or None
+    os_name = node_os(obj)
     labelled = build_from_labels(labels)
     kernel = info.get("kernelVersion") or ""
     conditions_list = status.get("conditions") if isinstance(status.get("conditions"), list) else ()

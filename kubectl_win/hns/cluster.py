@@ -10,6 +10,8 @@ import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_win.wellknown import BUILD_LABEL, node_os
+
 
 @dataclass(frozen=True)
 class ServicePort:
@@ -189,11 +191,9 @@ def _node(obj: dict[str, Any]) -> Node:
     addresses = [a for a in _list(status.get("addresses")) if isinstance(a, dict)]
     internal = next((str(a.get("address")) for a in addresses if a.get("type") == "InternalIP"), None)
     cidrs = [str(c) for c in _list(spec.get("podCIDRs"))] or ([str(spec["podCIDR"])] if spec.get("podCIDR") else [])
-    node_info = _dict(status.get("nodeInfo"))
-    windows = labels.get("kubernetes.io/os") == "windows" or node_info.get("operatingSystem") == "windows"
-    return Node(str(meta.get("name") or ""), windows, internal,
+    return Node(str(meta.get("name") or ""), node_os(obj) == "windows", internal,
                 tuple(str(a.get("address")) for a in addresses if _is_ip(a.get("address"))), tuple(cidrs),
-                labels.get("node.kubernetes.io/windows-build") or None)
+                labels.get(BUILD_LABEL) or None)
 
 
 def _is_ip(value: Any) -> bool:

@@ -7,9 +7,8 @@ from typing import IO, Any
 
 from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
 from kubectl_win.hns.model import HnsState
-from kubectl_win.output.table import RESET, SEVERITY_COLOURS, render_table
-
-SEVERITY_TITLES = (("error", "ERRORS"), ("warning", "WARNINGS"), ("info", "INFO"))
+from kubectl_win.output.findings_table import render_by_severity
+from kubectl_win.output.fold import Writer
 
 
 def hns_section(node: str | None, state: HnsState) -> dict[str, Any]:
@@ -47,25 +46,18 @@ def state_line(node: str | None, state: HnsState) -> str:
             f"{counts['nodePortLoadBalancers']} node port)")
 
 
-def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = False) -> None:
-    out.write(state_line(report.node, report.state) + "\n\n")
-    for severity, title in SEVERITY_TITLES:
-        group = [f for f in report.findings if f.severity == severity]
-        if not group:
-            continue
-        heading = f"{title} ({len(group)})"
-        out.write((SEVERITY_COLOURS[severity] + heading + RESET if colour else heading) + "\n")
-        if wide:
-            render_table(["id", "object", "path", "message", "fix"],
-                         [[f.id, f.object.display(), f.path or "-", f.message, f.hint] for f in group], out)
-        else:
-            render_table(["id", "object", "message"], [[f.id, f.object.display(), f.message] for f in group], out)
-            out.write("  fix:\n")
-            for f in group:
-                out.write(f"    {f.object.display()}: {f.hint}\n")
-        out.write("\n")
+def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = False,
+           width: int | None = None) -> None:
+    """The node's state line, its findings (see output.findings_table) and a summary; with `width`, none wider."""
+    from kubectl_win.hns.catalog import checks
+
+    write = Writer(out, width).text if width else (lambda text: out.write(text + "\n"))
+    write(state_line(report.node, report.state))
+    out.write("\n")
+    render_by_severity(report.findings, out, wide=wide, colour=colour, width=width,
+                       title=lambda check_id: checks()[check_id].title if check_id in checks() else "")
     s = report.summary()
     text = f"{s['errors']} errors, {s['warnings']} warnings, {s['infos']} info"
     text += "; compared with " + ", ".join(report.compared) if report.compared else \
         "; not compared with the cluster (give --cluster-from-dump)"
-    out.write(("No problems found. " if not report.findings else "") + text + "\n")
+    write(("No problems found. " if not report.findings else "") + text)

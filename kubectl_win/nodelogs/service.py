@@ -19,6 +19,7 @@ from kubectl_win.errors import KubectlWinError, UsageError
 from kubectl_win.nodelogs import locations
 from kubectl_win.nodelogs.filtering import filter_lines
 from kubectl_win.nodelogs.locations import Distribution, Location
+from kubectl_win.wellknown import node_os
 
 
 class LogApiError(KubectlWinError):
@@ -54,9 +55,7 @@ def windows_node(cluster: Any, name: str, purpose: str = "logs reads Windows nod
         node = cluster.get_object("nodes", name)
     except NotFound:
         raise UsageError(f'node "{name}" not found') from None
-    labels = (node.get("metadata") or {}).get("labels") or {}
-    os_name = labels.get("kubernetes.io/os") or ((node.get("status") or {}).get("nodeInfo") or {}).get(
-        "operatingSystem")
+    os_name = node_os(node)
     if os_name != "windows":
         hint = f" (for Linux nodes: kubectl get --raw '/api/v1/nodes/{name}/proxy/logs/?query=kubelet')" \
             if linux_hint else ""

@@ -283,9 +283,15 @@ class MuxSession:
     def ping(self) -> None:
         self.stream.ping()
 
-    def close(self) -> None:
-        """Stop the relay: closing its stdin ends it (v5); ending the exec ends it everywhere."""
+    def close(self, wait: float = 2.0) -> None:
+        """Stop the relay: its stdin's end makes it exit (v5), and we wait for that, so an uploaded
+        relay is no longer running when it is removed; then the exec is ended either way."""
         self.alive = False
+        try:
+            if self.stream.close_stdin():
+                self._thread.join(wait)
+        except ExecError:
+            pass
         self.stream.close()
 
     # --- the reader thread ----------------------------------------------------------------------------
@@ -334,7 +340,10 @@ class MuxSession:
             self.lost_reason = reason
             channels = list(self._channels.values())
         for channel in channels:
-            channel.link_lost(f"lost the relay: {reason}")
+            if deliberate:  # the forwarder is stopping: close (FIN), as one exec per connection does
+                channel._end(frames.ABORTED, "the forwarder stopped", drop_queue=True)
+            else:
+                channel.link_lost(f"lost the relay: {reason}")
         if not deliberate:
             self._on_lost(self, reason, len(channels))
 

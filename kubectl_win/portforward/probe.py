@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from kubectl_win.portforward.relays import Relay, posix, powershell, windows_native
-from kubectl_win.portforward.transport import ExecRejected, ExecStatus
+from kubectl_win.portforward.transport import ExecError, ExecRejected, ExecStatus
 
 # Runs a command in the chosen container: (stdout, stderr, status).
 Runner = Callable[[list[str], bytes | None], tuple[bytes, bytes, ExecStatus]]
@@ -22,6 +22,23 @@ RELAY_NAMES = ("native", "powershell", "pwsh", "socat", "python3", "nc", "bash")
 
 class RelayUnavailable(Exception):
     """No relay could run in the container; the message lists what was tried."""
+
+
+class KubeletUnreachable(ExecError):
+    """The API server could not reach the pod's kubelet: no command ran, so no relay was tried."""
+
+
+# What kube-apiserver says when it cannot open the stream to the kubelet. Over websockets (1.30+ translates
+# them to the kubelet) 1.34 and 1.37 say `Internal error occurred: error sending request: Post "https://
+# <node>:10250/exec/...": dial tcp <node>:10250: connect: connection refused`; kubectl's SPDY port-forward
+# gets `error dialing backend: dial tcp ...` for the same node.
+_KUBELET_UNREACHABLE = ("error dialing backend", "error sending request: ", "unable to upgrade connection",
+                        "does not have a host assigned", "no preferred addresses found")
+
+
+def kubelet_unreachable(status: ExecStatus) -> bool:
+    return not status.success and status.exit_code is None and any(
+        words in status.message for words in _KUBELET_UNREACHABLE)
 
 
 def is_missing(status: ExecStatus) -> bool:
@@ -64,6 +81,7 @@ class RelaySelector:
             self._cache.pop(key, None)
 
     def _choose(self, key: tuple[str, str, str], windows: bool | None, runner: Runner) -> Relay:
+        runner = _reaching_the_kubelet(runner)
         tried: list[str] = []
         if self.forced:
             order = [self.forced]
@@ -132,6 +150,17 @@ class RelaySelector:
                                 f"{_why(status, out, err)}")
         self.uploads.clear()
         return failures
+
+
+def _reaching_the_kubelet(runner: Runner) -> Runner:
+    """The runner, raising KubeletUnreachable (with the API server's message) instead of reporting a
+    failed command when the stream never reached the kubelet: that is not a missing relay."""
+    def run(command: list[str], stdin: bytes | None) -> tuple[bytes, bytes, ExecStatus]:
+        out, err, status = runner(command, stdin)
+        if kubelet_unreachable(status):
+            raise KubeletUnreachable(status.message)
+        return out, err, status
+    return run
 
 
 def _why(status: ExecStatus, out: bytes, err: bytes) -> str:

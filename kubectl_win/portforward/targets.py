@@ -13,6 +13,7 @@ from typing import Any, Protocol
 
 from kubectl_win.errors import UsageError
 from kubectl_win.portforward.ports import PortPair
+from kubectl_win.wellknown import OS_LABEL
 
 _KINDS = {
     "pod": "pods", "pods": "pods", "po": "pods",
@@ -87,7 +88,7 @@ def validate_container(name: str | None) -> str | None:
 
 def pod_is_windows(pod: dict) -> bool | None:
     spec = pod.get("spec") or {}
-    os_name = (spec.get("os") or {}).get("name") or (spec.get("nodeSelector") or {}).get("kubernetes.io/os")
+    os_name = (spec.get("os") or {}).get("name") or (spec.get("nodeSelector") or {}).get(OS_LABEL)
     if os_name:
         return os_name == "windows"
     return None

@@ -220,16 +220,20 @@ static DWORD WINAPI stream_reader(LPVOID arg) {
             finish(s, C_RESET, "out of memory");
             break;
         }
-        if (!wait_socket(s, 0)) {
-            break;
-        }
+        /* Read first and wait only when nothing is there: one call per read while data flows. */
         got = recv(s->sock, buffer, size, 0);
         if (s->dead) {
             break;
         }
         if (got == SOCKET_ERROR) {
             int error = WSAGetLastError();
-            if (error == WSAEWOULDBLOCK || (s->udp && (error == WSAECONNRESET || error == WSAEMSGSIZE))) {
+            if (error == WSAEWOULDBLOCK) {
+                if (!wait_socket(s, 0)) {
+                    break;
+                }
+                continue;
+            }
+            if (s->udp && (error == WSAECONNRESET || error == WSAEMSGSIZE)) {
                 continue; /* UDP: an ICMP error for an earlier datagram, or a truncated one */
             }
             finish(s, C_RESET, "connection reset");
