@@ -181,6 +181,26 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\x
          (b"\xfe\xff", "utf-16"))
 
 
+def read_input_text(path: str, what: str) -> str:
+    """A whole file a user named (a dump, say) as text, in any encoding decode_text reads; an InputError
+    naming `what` ("dump", "HNS dump") when it is missing, a directory, unreadable or binary."""
+    from kubectl_win.errors import InputError
+
+    try:
+        with open(path, "rb") as handle:
+            raw = handle.read()
+    except FileNotFoundError:
+        raise InputError(f"{what} not found: {path}") from None
+    except IsADirectoryError:
+        raise InputError(f"{path} is a directory, not a {what} file") from None
+    except OSError as exc:
+        raise InputError(f"cannot read {what} {path}: {' '.join(str(exc).split())}") from None
+    text = decode_text(raw, path)  # also UTF-16, as Windows PowerShell 5.1 writes `... > dump.json`
+    if isinstance(text, Problem):
+        raise InputError(f"cannot read {what} {text}")
+    return text
+
+
 def decode_text(raw: bytes, source: str) -> str | Problem:
     """UTF-8 (with or without BOM), or UTF-16/32 with a BOM; a fatal Problem for binary or other encodings."""
     for bom, encoding in _BOMS:

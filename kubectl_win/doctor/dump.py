@@ -16,7 +16,7 @@ from typing import IO, Any
 from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, Snapshot, SnapshotBuilder
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SCHEMA_VERSION
-from kubectl_win.manifests import Problem, decode_text
+from kubectl_win.manifests import read_input_text
 
 HEADER_KEY = "kubectlWin"
 DUMP_FORMAT = "doctor-dump/v1"
@@ -77,18 +77,7 @@ def read_dump(path: str, builder: SnapshotBuilder) -> None:
 
 
 def _read_documents(path: str) -> list[Any]:
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
-        raise InputError(f"dump not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory, not a dump file") from None
-    except OSError as exc:
-        raise InputError(f"cannot read dump {path}: {' '.join(str(exc).split())}") from None
-    text = decode_text(raw, path)  # also UTF-16, as Windows PowerShell 5.1 writes `kubectl get ... > dump.json`
-    if isinstance(text, Problem):
-        raise InputError(f"cannot read dump {text}")
+    text = read_input_text(path, "dump")
     decoder = json.JSONDecoder()
     docs = []
     position = 0

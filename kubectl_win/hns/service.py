@@ -17,20 +17,9 @@ COMPARED_KINDS = (("Service", "Services"), ("EndpointSlice", "EndpointSlices"), 
 
 def read_hns_dump(path: str) -> dict[str, Any]:
     """The dump a user collected (the README's one-liner) or the in-pod script printed."""
-    from kubectl_win.manifests import Problem, decode_text
+    from kubectl_win.manifests import read_input_text
 
-    try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
-    except FileNotFoundError:
-        raise InputError(f"HNS dump not found: {path}") from None
-    except IsADirectoryError:
-        raise InputError(f"{path} is a directory, not an HNS dump") from None
-    except OSError as exc:
-        raise InputError(f"cannot read HNS dump {path}: {' '.join(str(exc).split())}") from None
-    text = decode_text(raw, path)
-    if isinstance(text, Problem):
-        raise InputError(f"cannot read HNS dump {text}")
+    text = read_input_text(path, "HNS dump")
     return parse_hns_text(text, path)
 
 
