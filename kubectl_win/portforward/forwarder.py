@@ -214,19 +214,24 @@ class Forwarder:
                 stream = ExecStream.open(self._ws_target(pod, command), self.options.connect_timeout,
                                          self.options.read_timeout)
             except ExecRejected as exc:
-                if not _pod_gone(exc):
-                    raise
-                if self.options.target.is_pod:
-                    raise PodGone(f"pod {pod.name} is gone ({exc})") from None
-                if attempt == 2:
-                    raise
-                self._reresolve(pod)
+                self._after_rejection(exc, pod, attempt)
                 continue
             with self._active_lock:
                 if conn_id in self._active:
                     self._active[conn_id] = (conn, stream)
             return stream, relay, remote
         raise AssertionError("unreachable")
+
+    def _after_rejection(self, exc: ExecRejected, pod: targets.ResolvedPod, attempt: int) -> None:
+        """An exec the API server refused: re-raise it unless the pod is gone and, behind a workload,
+        one re-resolution may find its replacement (then return and let the caller retry)."""
+        if not _pod_gone(exc):
+            raise exc
+        if self.options.target.is_pod:
+            raise PodGone(f"pod {pod.name} is gone ({exc})") from None
+        if attempt == 2:
+            raise exc
+        self._reresolve(pod)
 
     # --- the multiplexed path -----------------------------------------------------------------------
     def _mux_session(self) -> MuxSession | None:
@@ -254,13 +259,7 @@ class Forwarder:
                     self._fall_back(key, str(exc))
                     return None
                 except ExecRejected as exc:
-                    if not _pod_gone(exc):
-                        raise
-                    if self.options.target.is_pod:
-                        raise PodGone(f"pod {pod.name} is gone ({exc})") from None
-                    if attempt == 2:
-                        raise
-                    self._reresolve(pod)
+                    self._after_rejection(exc, pod, attempt)
         raise AssertionError("unreachable")
 
     def _fall_back(self, key: tuple[str, str, str], reason: str) -> None:
