@@ -83,8 +83,13 @@ def test_encoder_refuses_what_the_relay_would_reject():
 
 
 # --- the relays under fuzzing ----------------------------------------------------------------------------
+# The honeypot listens on a loopback address of its own: a stray connect from another test's leftover
+# thread to a recycled 127.0.0.1 port cannot reach it, so whatever it accepts came from a relay.
+HONEYPOT_HOST = "127.43.0.9"
+
+
 def _valid_session(port: int) -> bytes:
-    return (frames.encode_open(1, frames.TCP, "127.0.0.1", port) + frames.encode(frames.DATA, 1, b"hello")
+    return (frames.encode_open(1, frames.TCP, HONEYPOT_HOST, port) + frames.encode(frames.DATA, 1, b"hello")
             + frames.encode_window(1, 4096) + frames.encode(frames.EOF, 1) + frames.encode_close(1, frames.ABORTED))
 
 
@@ -133,7 +138,7 @@ class Honeypot:
 
     def __init__(self) -> None:
         self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
+        self.sock.bind((HONEYPOT_HOST, 0))
         self.sock.listen(64)
         self.sock.setblocking(False)
         self.port = self.sock.getsockname()[1]
