@@ -355,6 +355,34 @@ def test_abort_returns_at_once_while_a_writer_is_blocked():
         server.sock.close()
 
 
+@pytest.mark.parametrize("who", ["client", "server"])
+def test_a_close_we_started_is_told_apart_from_the_servers(who):
+    """The server's reply to our close can reach the reader before close() returns; the forwarder
+    must still know the stream ended because we ended it (no "closed without a status" error)."""
+    def script(conn: socket.socket) -> None:
+        if who == "client":
+            assert read_client_frame(conn)[1] == OP_CLOSE
+        conn.sendall(server_frame(OP_CLOSE, struct.pack("!H", 1000)))
+        if who == "server":
+            read_client_frame(conn)  # the close reply
+
+    server = ScriptedServer(script)
+    stream = ExecStream.open(server.target)
+    reader, result = in_thread(stream.recv_message)
+    try:
+        if who == "client":
+            stream.close()
+        reader.join(10)
+        if who == "server":
+            assert result == {"value": None}
+        else:  # the reply or our own abort ends the read, whichever comes first
+            assert result.get("value") is None and isinstance(result.get("error", StreamBroken()), StreamBroken)
+        assert stream.closed_by_us is (who == "client")
+    finally:
+        stream.abort()
+        server.close()
+
+
 def _wait_until_stalled(counter: list[int], quiet: float = 0.5, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     last, since = -1, time.monotonic()

@@ -332,6 +332,8 @@ class Forwarder:
             while True:
                 message = stream.recv_message()
                 if message is None:
+                    # The server's reply to our own close (v4 linger, local client gone) carries no status.
+                    local_gone = local_gone or stream.closed_by_us
                     break
                 if not message:
                     continue
@@ -352,7 +354,7 @@ class Forwarder:
                 elif channel == CLOSE_SIGNAL and message[1:] == bytes((STDOUT,)):
                     _shutdown(conn, socket.SHUT_WR)
         except ExecError as exc:
-            if stream.closed:  # we closed it ourselves (local client gone, v4 linger): not an error
+            if stream.closed or stream.closed_by_us:  # we closed it ourselves (local client gone, v4 linger)
                 local_gone = True
             else:
                 broken = str(exc)

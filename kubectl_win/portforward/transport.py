@@ -155,11 +155,17 @@ class ExecStream:
         self._send_lock = threading.Lock()  # held by whoever writes the outbox to the wire
         self._send_error: str | None = None
         self._closed = False
+        self._closed_by_us = False  # set before our close frame leaves: the server's reply is expected
         self.last_heard = time.monotonic()
 
     @property
     def closed(self) -> bool:
         return self._closed
+
+    @property
+    def closed_by_us(self) -> bool:
+        """True once close() was called here, even if the server's close reply arrived first."""
+        return self._closed_by_us
 
     @property
     def supports_close(self) -> bool:
@@ -310,6 +316,7 @@ class ExecStream:
 
     def close(self, code: int = 1000) -> None:
         """Send a close frame if that can be done within a second, then drop the connection."""
+        self._closed_by_us = True
         try:
             self._queue(lambda: self._ws.send_close(code))
             if self._send_lock.acquire(timeout=1.0):
