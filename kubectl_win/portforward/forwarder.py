@@ -24,7 +24,7 @@ from kubectl_win.errors import ExitStatus, KubectlWinError
 from kubectl_win.kube.resources import segment
 from kubectl_win.portforward import frames, targets
 from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
-from kubectl_win.portforward.mux import Channel, ChannelClosed, MuxSession, MuxUnavailable
+from kubectl_win.portforward.mux import STDIN_PREFIX, Channel, ChannelClosed, MuxSession, MuxUnavailable
 from kubectl_win.portforward.ports import PortPair, format_hostport
 from kubectl_win.portforward.probe import RelaySelector, RelayUnavailable
 from kubectl_win.portforward.relays import Relay
@@ -287,15 +287,11 @@ class Forwarder:
         drain = threading.Thread(target=channel.drain_to, args=(conn,), daemon=True,
                                  name=f"port-forward-{conn_id}-down")
         drain.start()
-        buffer = bytearray(CHUNK)
-        view = memoryview(buffer)
+        buffer = bytearray(STDIN_PREFIX + frames.MAX_PAYLOAD)
         try:
-            while True:
-                count = conn.recv_into(buffer)
-                if count == 0:
-                    channel.send_eof()
-                    break
-                channel.send(view[:count])
+            while channel.forward_from(conn, buffer):
+                pass
+            channel.send_eof()
         except ChannelClosed:
             pass
         except OSError:

@@ -15,7 +15,7 @@ VERSION = b"kwin-mux 1"
 HEADER = struct.Struct("!BII")
 HEADER_SIZE = HEADER.size  # 9
 MAX_PAYLOAD = 256 * 1024
-INITIAL_WINDOW = 1 << 20  # bytes each side may send on a TCP stream before the first WINDOW
+INITIAL_WINDOW = 1 << 22  # bytes each side may send on a TCP stream before the first WINDOW
 MAX_WINDOW = 1 << 30
 MAX_REASON = 256
 
@@ -134,32 +134,37 @@ def check(frame: Frame, from_relay: bool) -> None:
 
 
 class Decoder:
-    """Splits a byte stream into frames (any split of the input is fine); validates each one."""
+    """Splits a byte stream into frames (any split of the input is fine); validates each one.
+
+    Payloads are read-only views into the data fed (no copy on the bulk path), so a caller must
+    not reuse a buffer it fed; the transport hands over a fresh message each time."""
 
     def __init__(self, from_relay: bool = True) -> None:
         self.from_relay = from_relay
-        self._buffer = bytearray()
+        self._buffer = bytearray()  # the start of a frame that a later feed completes
 
     def feed(self, data: bytes | bytearray | memoryview) -> list[Frame]:
-        self._buffer += data
+        if self._buffer:
+            self._buffer += data
+            data, self._buffer = bytes(self._buffer), bytearray()
+        view = memoryview(data).toreadonly()
         frames = []
-        buffer = self._buffer
         offset = 0
-        while len(buffer) - offset >= HEADER_SIZE:
-            kind, stream, length = HEADER.unpack_from(buffer, offset)
+        while len(view) - offset >= HEADER_SIZE:
+            kind, stream, length = HEADER.unpack_from(view, offset)
             if length > MAX_PAYLOAD:
                 raise FrameError(f"frame of {length} bytes exceeds the {MAX_PAYLOAD}-byte limit")
             if kind >= len(NAMES):
                 raise FrameError(f"unknown frame type {kind}")
             end = offset + HEADER_SIZE + length
-            if end > len(buffer):
+            if end > len(view):
                 break
-            frame = Frame(kind, stream, bytes(buffer[offset + HEADER_SIZE:end]))
+            frame = Frame(kind, stream, view[offset + HEADER_SIZE:end])
             check(frame, self.from_relay)
             frames.append(frame)
             offset = end
-        if offset:
-            del buffer[:offset]
+        if offset < len(view):
+            self._buffer += view[offset:]
         return frames
 
     @property

@@ -19,6 +19,7 @@ from kubectl_win.portforward.relays import Relay
 from kubectl_win.portforward.transport import (
     STATUS,
     STDERR,
+    STDIN,
     STDOUT,
     ExecError,
     ExecRejected,
@@ -30,6 +31,7 @@ from kubectl_win.portforward.transport import (
 CHUNK = 256 * 1024  # local reads; one DATA frame each (frames.MAX_PAYLOAD)
 WINDOW_BATCH = 128 * 1024  # return credit once this much was written locally (or the queue ran dry)
 MAX_STDERR = 8 * 1024
+STDIN_PREFIX = 1 + frames.HEADER_SIZE  # the exec channel byte, then the frame header
 _EOF = object()
 
 
@@ -118,6 +120,30 @@ class Channel:
                     self._credit -= size
             self.session.send(frames.header(frames.DATA, self.id, size) + view[:size])
             view = view[size:]
+
+    def forward_from(self, conn: socket.socket, buffer: bytearray) -> int:
+        """Read once from the local socket straight into a stdin message holding one DATA frame and
+        send it (no copy between the socket and the websocket layer); 0 at the local EOF.
+        `buffer` holds at least STDIN_PREFIX + MAX_PAYLOAD bytes; only this stream's local reader
+        calls this, so the credit it waited for is still there after the read."""
+        with self._cv:
+            while self._credit <= 0 and self.close_code is None:
+                self._cv.wait()
+            if self.close_code is not None:
+                raise ChannelClosed(self.close_reason)
+            limit = min(self._credit, frames.MAX_PAYLOAD)
+        view = memoryview(buffer)
+        count = conn.recv_into(view[STDIN_PREFIX:STDIN_PREFIX + limit])
+        if count == 0:
+            return 0
+        with self._cv:
+            if self.close_code is not None:
+                raise ChannelClosed(self.close_reason)
+            self._credit -= count
+        buffer[0] = STDIN
+        frames.HEADER.pack_into(buffer, 1, frames.DATA, self.id, count)
+        self.session.stream.send_message(view[:STDIN_PREFIX + count])
+        return count
 
     def send_eof(self) -> None:
         if not self.closed:

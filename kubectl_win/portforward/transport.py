@@ -302,6 +302,11 @@ class ExecStream:
                 self._ws.send_binary(message)
         self._send(frame_all)
 
+    def send_message(self, message: bytes | bytearray | memoryview) -> None:
+        """Send one binary message whose first byte is already the channel (stdin): callers that
+        build the message in place save a copy per byte on bulk paths. At most MAX_MESSAGE_BYTES."""
+        self._send(lambda: self._ws.send_binary(message))
+
     def close_stdin(self) -> bool:
         """Half-close stdin; True when the protocol could express it (v5)."""
         if not self.supports_close:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 MUX_SCRIPT = r"""
 import collections, os, socket, struct, sys, threading
-H = struct.Struct("!BII"); MAXP = 262144; WIN = 1048576; MAXWIN = 1 << 30
+H = struct.Struct("!BII"); MAXP = 262144; WIN = 4194304; MAXWIN = 1 << 30
 HOSTCHARS = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.:%-")
 olock = threading.Lock(); slock = threading.Lock(); streams = {}
 def fail(why):
@@ -21,11 +21,14 @@ def fail(why):
     finally:
         os._exit(8)
 def emit(kind, sid, payload=b""):
-    data = memoryview(H.pack(kind, sid, len(payload)) + payload)
+    head = H.pack(kind, sid, len(payload))
     with olock:
         try:
-            while data:
-                data = data[os.write(1, data):]
+            done = os.writev(1, (head, payload))
+            if done < 9 + len(payload):
+                rest = memoryview(head + payload)[done:]
+                while rest:
+                    rest = rest[os.write(1, rest):]
         except OSError:
             os._exit(0)
 class S:
@@ -128,7 +131,7 @@ def handle(kind, sid, p):
     if kind == 1:
         if len(p) < 4:
             fail("short OPEN")
-        proto, port = struct.unpack_from("!BH", p); host = p[3:]
+        proto, port = struct.unpack_from("!BH", p); host = bytes(p[3:])
         if proto not in (6, 17) or port == 0 or len(host) > 253 or not host or not HOSTCHARS.issuperset(host):
             fail("invalid OPEN")
         s = S(sid, proto == 17)
@@ -178,23 +181,23 @@ def handle(kind, sid, p):
     else:
         fail("unexpected frame type %d" % kind)
 emit(0, 0, b"kwin-mux 1")
-buf = bytearray()
+buf = b""
 while True:
     chunk = os.read(0, 1048576)
     if not chunk:
         break
-    buf += chunk
+    view = memoryview(buf + chunk if buf else chunk)
     off = 0
-    while len(buf) - off >= 9:
-        kind, sid, n = H.unpack_from(buf, off)
+    while len(view) - off >= 9:
+        kind, sid, n = H.unpack_from(view, off)
         if kind not in (1, 3, 4, 5, 6):
             fail("unexpected frame type %d" % kind)
         if n > MAXP:
             fail("frame too long")
-        if len(buf) - off - 9 < n:
+        if len(view) - off - 9 < n:
             break
-        handle(kind, sid, bytes(buf[off + 9:off + 9 + n])); off += 9 + n
-    del buf[:off]
+        handle(kind, sid, view[off + 9:off + 9 + n]); off += 9 + n
+    buf = bytes(view[off:])
 if buf:
     fail("truncated frame")
 os._exit(0)

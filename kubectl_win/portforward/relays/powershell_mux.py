@@ -17,7 +17,7 @@ Add-Type -TypeDefinition @'
 using System; using System.IO; using System.Net; using System.Net.Sockets; using System.Threading;
 using System.Collections.Generic; using System.Text;
 public static class KwinMux {
-  const int MAXP = 262144, WIN = 1048576, MAXWIN = 1 << 30;
+  const int MAXP = 262144, WIN = 4194304, MAXWIN = 1 << 30;
   static Stream Out; static readonly object OutLock = new object();
   static readonly Dictionary<uint, S> Streams = new Dictionary<uint, S>();
   class S { public uint Id; public bool Udp, Dead, RDone, WDone, Eof; public Socket Sock;
