@@ -53,6 +53,8 @@ typedef struct stream {
 } stream;
 
 static CRITICAL_SECTION out_lock, table_lock;
+#define SMALL_FRAME 16384
+static unsigned char small_frame[HEADER + SMALL_FRAME]; /* under out_lock */
 static HANDLE out_handle;
 static stream *table[MAX_STREAMS];
 static unsigned char input[INPUT_SIZE];
@@ -92,6 +94,80 @@ static void protocol_error(const char *why) {
     ExitProcess(EXIT_PROTOCOL);
 }
 
+/* Stream threads are reused: creating one costs about a millisecond under Wine, as much as the rest
+ * of a new stream's set-up, and a stream needs two. A thread whose work ended waits up to
+ * IDLE_THREAD_MS for the next; only when no thread is idle is a new one created. */
+#define IDLE_THREAD_MS 30000
+typedef struct job {
+    LPTHREAD_START_ROUTINE run;
+    void *arg;
+    struct job *next;
+} job;
+static CRITICAL_SECTION pool_lock;
+static CONDITION_VARIABLE pool_wake;
+static job *jobs_head, *jobs_tail;
+static LONG idle_threads, queued_jobs; /* under pool_lock; idle_threads >= queued_jobs */
+
+static DWORD WINAPI pool_thread(LPVOID first) {
+    job *next = first;
+    for (;;) {
+        LPTHREAD_START_ROUTINE run = next->run;
+        void *arg = next->arg;
+        HeapFree(GetProcessHeap(), 0, next);
+        run(arg);
+        EnterCriticalSection(&pool_lock);
+        idle_threads++;
+        while (jobs_head == NULL) {
+            if (!SleepConditionVariableCS(&pool_wake, &pool_lock, IDLE_THREAD_MS) && jobs_head == NULL) {
+                idle_threads--;
+                LeaveCriticalSection(&pool_lock);
+                return 0;
+            }
+        }
+        next = jobs_head;
+        jobs_head = next->next;
+        if (jobs_head == NULL) {
+            jobs_tail = NULL;
+        }
+        queued_jobs--;
+        idle_threads--;
+        LeaveCriticalSection(&pool_lock);
+    }
+}
+
+/* Run run(arg) on an idle pool thread, or on a new one; 0 when no thread could be had. */
+static int start_thread(LPTHREAD_START_ROUTINE run, void *arg) {
+    HANDLE thread;
+    job *work = HeapAlloc(GetProcessHeap(), 0, sizeof(job));
+    if (work == NULL) {
+        return 0;
+    }
+    work->run = run;
+    work->arg = arg;
+    work->next = NULL;
+    EnterCriticalSection(&pool_lock);
+    if (idle_threads > queued_jobs) {
+        if (jobs_tail != NULL) {
+            jobs_tail->next = work;
+        } else {
+            jobs_head = work;
+        }
+        jobs_tail = work;
+        queued_jobs++;
+        WakeConditionVariable(&pool_wake);
+        LeaveCriticalSection(&pool_lock);
+        return 1;
+    }
+    LeaveCriticalSection(&pool_lock);
+    thread = CreateThread(NULL, THREAD_STACK, pool_thread, work, STACK_SIZE_PARAM_IS_A_RESERVATION, NULL);
+    if (thread == NULL) {
+        HeapFree(GetProcessHeap(), 0, work);
+        return 0;
+    }
+    CloseHandle(thread);
+    return 1;
+}
+
 static void emit(int type, DWORD id, const void *payload, DWORD length) {
     unsigned char header[HEADER];
     int ok;
@@ -99,7 +175,15 @@ static void emit(int type, DWORD id, const void *payload, DWORD length) {
     put32(header + 1, id);
     put32(header + 5, length);
     EnterCriticalSection(&out_lock);
-    ok = write_handle(out_handle, header, HEADER) && (length == 0 || write_handle(out_handle, payload, length));
+    if (length <= SMALL_FRAME) { /* one write: each one is a round trip through the pipe */
+        CopyMemory(small_frame, header, HEADER);
+        if (length > 0) {
+            CopyMemory(small_frame + HEADER, payload, length);
+        }
+        ok = write_handle(out_handle, small_frame, HEADER + length);
+    } else {
+        ok = write_handle(out_handle, header, HEADER) && write_handle(out_handle, payload, length);
+    }
     LeaveCriticalSection(&out_lock);
     if (!ok) {
         ExitProcess(0); /* the forwarder is gone */
@@ -307,7 +391,6 @@ static DWORD WINAPI stream_writer(LPVOID arg) {
     stream *s = arg;
     int code = C_UNREACHABLE;
     const char *why = "connect failed";
-    HANDLE reader;
     SOCKET sock = connect_stream(s, &code, &why);
     if (sock == INVALID_SOCKET) {
         finish(s, code, why);
@@ -325,14 +408,12 @@ static DWORD WINAPI stream_writer(LPVOID arg) {
     LeaveCriticalSection(&s->lock);
     emit(F_OPENED, s->id, NULL, 0);
     InterlockedIncrement(&s->refs);
-    reader = CreateThread(NULL, THREAD_STACK, stream_reader, s, STACK_SIZE_PARAM_IS_A_RESERVATION, NULL);
-    if (reader == NULL) {
+    if (!start_thread(stream_reader, s)) {
         release(s);
         finish(s, C_RESET, "cannot start a thread");
         release(s);
         return 0;
     }
-    CloseHandle(reader);
     for (;;) {
         chunk *c;
         EnterCriticalSection(&s->lock);
@@ -403,7 +484,6 @@ static void open_stream(DWORD id, const unsigned char *p, DWORD n) {
     DWORD port, i, host_length;
     int slot = -1;
     stream *s;
-    HANDLE writer;
     if (n < 4) {
         protocol_error("short OPEN");
     }
@@ -463,13 +543,11 @@ static void open_stream(DWORD id, const unsigned char *p, DWORD n) {
         HeapFree(GetProcessHeap(), 0, s);
         return;
     }
-    writer = CreateThread(NULL, THREAD_STACK, stream_writer, s, STACK_SIZE_PARAM_IS_A_RESERVATION, NULL);
-    if (writer == NULL) {
+    if (!start_thread(stream_writer, s)) {
         finish(s, C_RESET, "cannot start a thread");
         release(s);
         return;
     }
-    CloseHandle(writer);
 }
 
 static void handle_frame(int type, DWORD id, const unsigned char *p, DWORD n) {
@@ -553,6 +631,8 @@ int run_mux(void) {
     DWORD have = 0;
     InitializeCriticalSection(&out_lock);
     InitializeCriticalSection(&table_lock);
+    InitializeCriticalSection(&pool_lock);
+    InitializeConditionVariable(&pool_wake);
     out_handle = GetStdHandle(STD_OUTPUT_HANDLE);
     if (WSAStartup(MAKEWORD(2, 2), &wsa) != 0) {
         HANDLE err = GetStdHandle(STD_ERROR_HANDLE);
