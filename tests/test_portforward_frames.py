@@ -20,7 +20,7 @@ import pytest
 from kubectl_win.portforward import frames
 from kubectl_win.portforward.relays import posix_mux
 from tests.apiserver.exec import wine_binary
-from tests.test_portforward_rig import NATIVE_DIR, wine_prefix  # noqa: F401 - fixture
+from tests.test_portforward_rig import NATIVE_DIR, run_wine, wine_prefix  # noqa: F401 - fixture
 
 
 # --- byte-exact encoding -------------------------------------------------------------------------------
@@ -218,14 +218,14 @@ def test_native_relay_exits_cleanly_on_random_and_truncated_frames(wine_prefix):
     for case in cases:
         if _starts_with_an_open(case):
             continue
-        result = subprocess.run(argv, input=case, capture_output=True, timeout=60, env=env)
+        result = run_wine(argv, input=case, capture_output=True, timeout=60, env=env)
         assert_clean(result, case)
     assert honeypot.accepted() == 0
     listener = Stuck()
     flood = b"".join(frames.encode(frames.DATA, 1, bytes(frames.MAX_PAYLOAD))
                      for _ in range(frames.INITIAL_WINDOW // frames.MAX_PAYLOAD + 1))
-    result = subprocess.run(argv, input=frames.encode_open(1, frames.TCP, "127.0.0.1", listener.port) + flood,
-                            capture_output=True, timeout=60, env=env)
+    result = run_wine(argv, input=frames.encode_open(1, frames.TCP, "127.0.0.1", listener.port) + flood,
+                      capture_output=True, timeout=60, env=env)
     listener.close()
     assert result.returncode == 8 and b"DATA beyond the window" in result.stderr
 

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from tests.apiserver.exec import wine_binary
-from tests.test_portforward_rig import NATIVE_DIR, Upstream, echo_then_report, wine_prefix  # noqa: F401
+from tests.test_portforward_rig import NATIVE_DIR, Upstream, echo_then_report, run_wine, wine_prefix  # noqa: F401
 
 COMPILER = "x86_64-w64-mingw32-gcc"
 SHIPPED = NATIVE_DIR / "kwin-relay.exe"
@@ -40,8 +40,8 @@ def test_shipped_relay_has_no_build_timestamp():
 
 def _wine(prefix: str, *args: str, stdin: bytes = b"", timeout: float = 60) -> subprocess.CompletedProcess:
     env = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all")
-    return subprocess.run([wine_binary(), str(SHIPPED), *args], input=stdin, capture_output=True, env=env,
-                          timeout=timeout)
+    return run_wine([wine_binary(), str(SHIPPED), *args], input=stdin, capture_output=True, env=env,
+                    timeout=timeout)
 
 
 @pytest.mark.parametrize("args", [(), ("127.0.0.1",), ("a;b", "80"), ("127.0.0.1", "0"), ("127.0.0.1", "65536"),

@@ -11,6 +11,7 @@ import hashlib
 import io
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import threading
@@ -229,6 +230,18 @@ def exec_settings(apiserver) -> Iterator[ExecSettings]:  # noqa: ANN001
         settings.sessions[:] = [s for s in settings.sessions if not s.done.is_set()]
     yield settings
     settings.end_all()
+
+
+def run_wine(argv: list[str], **kwargs) -> subprocess.CompletedProcess:  # noqa: ANN003 - subprocess.run's
+    """subprocess.run for a program under Wine. wineserver starts a SIGKILL timer when a process's last
+    Windows thread ends (server/process.c, start_sigkill_timer) and kills a Unix process still there
+    when it fires; on a loaded machine that happens after the program has done its work and chosen
+    its exit code. Such a run is repeated once (every
+    caller's run is repeatable); a second SIGKILL is returned as it is."""
+    result = subprocess.run(argv, **kwargs)
+    if result.returncode == -signal.SIGKILL:
+        result = subprocess.run(argv, **kwargs)
+    return result
 
 
 _WINE_PREFIXES: list[str] = []  # one prefix per test session, even though each module imports the fixture
