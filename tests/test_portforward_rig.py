@@ -248,13 +248,12 @@ _WINE_PREFIXES: list[str] = []  # one prefix per test session, even though each 
 
 
 @pytest.fixture(scope="session")
-def wine_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def wine_prefix(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> str:
     wine = wine_binary()
     if wine is None:
         pytest.skip("wine64 is not installed (CI installs it from Debian)")
     if _WINE_PREFIXES:
-        yield _WINE_PREFIXES[0]
-        return
+        return _WINE_PREFIXES[0]
     prefix = str(tmp_path_factory.mktemp("wineprefix"))
     _WINE_PREFIXES.append(prefix)
     env = dict(os.environ, WINEPREFIX=prefix, WINEDEBUG="-all")
@@ -262,15 +261,21 @@ def wine_prefix(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     quiet = {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     # Creating a prefix takes several seconds, once. Then a persistent wineserver, and Wine's helper
     # processes (services.exe, explorer.exe) started with no pipes attached: otherwise every exec's
-    # stdout stays open until those helpers exit, about 3 s after each run.
+    # stdout stays open until those helpers exit, about 3 s after each run. `wineserver -p` only
+    # takes effect when it starts the server: the one the first run started (not persistent, so it
+    # shut down 3 s after a quiet spell, and each run after that paid the 3 s) is stopped first.
     subprocess.run([wine, relay, "--version"], env=env, timeout=180, check=False, **quiet)
     server = shutil.which("wineserver") or "/usr/lib/wine/wineserver64"
+    subprocess.run([server, "-k"], env=env, timeout=30, check=False, **quiet)
+    subprocess.run([server, "-w"], env=env, timeout=30, check=False, **quiet)
     subprocess.run([server, "-p"], env=env, timeout=30, check=False, **quiet)
     subprocess.run([wine, relay, "--version"], env=env, timeout=60, check=False, **quiet)
     result = subprocess.run([wine, relay, "--version"], env=env, capture_output=True, timeout=60)
     assert result.stdout.strip() == b"kwin-relay 2", result
-    yield prefix
-    subprocess.run([server, "-k"], env=env, timeout=30, check=False, **quiet)
+    # Each module that imports this fixture gets its own instance, torn down with the module; the
+    # wineserver must outlive them all (a later module's runs would each wait ~3 s for the helpers).
+    request.config.add_cleanup(lambda: subprocess.run([server, "-k"], env=env, timeout=30, check=False, **quiet))
+    return prefix
 
 
 @pytest.fixture
