@@ -28,7 +28,6 @@ from kubectl_win.portforward.transport import (
     WebsocketTarget,
 )
 
-CHUNK = 256 * 1024  # local reads; one DATA frame each (frames.MAX_PAYLOAD)
 WINDOW_BATCH = 128 * 1024  # return credit once this much was written locally (or the queue ran dry)
 MAX_STDERR = 8 * 1024
 STDIN_PREFIX = 1 + frames.HEADER_SIZE  # the exec channel byte, then the frame header
