@@ -76,6 +76,8 @@ BY_DEST: dict[str, Hint] = {
         offered=("pod/", "deploy/", "sts/", "rs/", "svc/")),
     "explain:target": FieldPaths(),
     "windows_build": WindowsBuilds(),
+    "images:build": WindowsBuilds(),
+    "images:target_build": WindowsBuilds(),
     "filename": Files(MANIFEST_EXTENSIONS),
     "filenames": Files(MANIFEST_EXTENSIONS),
     "files": Files(MANIFEST_EXTENSIONS),

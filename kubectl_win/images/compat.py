@@ -132,8 +132,10 @@ def hyperv_note() -> str:
     return str(_rule()["hyperv_isolation"]["note"])
 
 
-def decide(platforms: Sequence[Platform], host: HostBuild, architecture: str = "amd64") -> Verdict:
-    """The verdict for one image (its runnable platforms, attestations already left out) on one build."""
+def decide(platforms: Sequence[Platform], host: HostBuild, architecture: str = "amd64",
+           host_process: bool = False) -> Verdict:
+    """The verdict for one image (its runnable platforms, attestations already left out) on one build.
+    `host_process`: the container runs as a HostProcess container, which any Windows build runs."""
     windows = [p for p in platforms if p.os == "windows"]
     mine = [p for p in windows if p.architecture == architecture]
     if not mine:
@@ -143,6 +145,10 @@ def decide(platforms: Sequence[Platform], host: HostBuild, architecture: str = "
         if platforms:
             return Verdict(NO_VARIANT, None, None, f"not a Windows image (only {_names(platforms)})")
         return Verdict(NO_VARIANT, None, None, "the image lists no platforms")
+    if host_process and _rule()["host_process"]["any_build"]:
+        chosen = max(mine, key=lambda p: p.os_version)
+        return Verdict(RUNS, chosen.os_version or None, chosen.digest or None,
+                       f"{chosen.name()} runs as a HostProcess container (the node's build is not matched)")
     matching = [p for p in mine if process_compatible(host, p.os_version)]
     if matching:
         # The runtime's preference order: the greatest os.version string first (stable among equals).
