@@ -104,6 +104,14 @@ def run(args: Any, env: Env) -> int:
         raise UsageError("-f reads manifests and --from-dump a dump; give one of them")
     if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
         raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
+    if args.image:
+        from kubectl_win.registry.reference import BadReference, parse_reference
+
+        for given in args.image:
+            try:
+                parse_reference(given)
+            except BadReference as exc:
+                raise UsageError(str(exc)) from None
     with _client(args, env) as (resolver, finish):
         if args.image:
             if target is not None:

@@ -83,6 +83,7 @@ class RegistryClient:
         self._once: dict[tuple[str, ...], Future[Any]] = {}
         self._challenges: dict[str, Challenge] = {}
         self._tokens: dict[tuple[str, str], str] = {}
+        self._token_generation: dict[tuple[str, str], int] = {}  # bumped when the registry rejects a token
         self._slots: dict[str, threading.BoundedSemaphore] = {}
         self.requests = 0  # HTTP requests sent (tests and the bench read it)
 
@@ -249,8 +250,13 @@ class RegistryClient:
                 if challenge is None:
                     raise Failure(f"unauthorized: {host} refused the request and offers no way to log in")
                 with self._lock:
-                    self._challenges[host] = challenge
-                    self._tokens.pop((host, scope), None)
+                    if self._challenges.get(host) != challenge:
+                        self._challenges[host] = challenge
+                    # Only a token the registry just refused is dropped: requests that went out anonymously
+                    # before another thread fetched the token must not make every thread fetch its own.
+                    if auth and auth.startswith("Bearer ") and self._tokens.get((host, scope)) == auth[7:]:
+                        del self._tokens[(host, scope)]
+                        self._token_generation[(host, scope)] = self._token_generation.get((host, scope), 0) + 1
                 if challenge.scheme == "bearer" and challenge.scope:
                     scope = challenge.scope if ref.repository in challenge.scope else scope
                 authorised_once = True
@@ -295,7 +301,9 @@ class RegistryClient:
             token = self._tokens.get((host, scope))
         if token is not None:
             return token
-        token = self._single(("token", host, scope, str(id(challenge))),
+        with self._lock:
+            generation = self._token_generation.get((host, scope), 0)
+        token = self._single(("token", host, scope, challenge.realm, challenge.service, str(generation)),
                              lambda: self._fetch_token(host, ref, challenge, scope))
         with self._lock:
             self._tokens[(host, scope)] = token

@@ -59,8 +59,9 @@ class CredentialStore:
     """Looks credentials up per registry host, once per host per run."""
 
     def __init__(self, config: Mapping[str, Any] | None = None, extra_auths: Mapping[str, Any] | None = None,
-                 source: str = "config.json") -> None:
+                 source: str = "config.json", environ: Mapping[str, str] | None = None) -> None:
         self._config = dict(config or {})
+        self._environ = dict(os.environ if environ is None else environ)
         self._extra = {normalise_host(k): v for k, v in (extra_auths or {}).items()}
         self._source = source
         self._cache: dict[str, Credential | None] = {}
@@ -72,7 +73,7 @@ class CredentialStore:
         try:
             raw = path.read_text(encoding="utf-8")
         except FileNotFoundError:
-            return cls({}, extra_auths, str(path))
+            return cls({}, extra_auths, str(path), environ)
         except OSError as exc:
             raise CredentialError(f"cannot read {path}: {exc.strerror or exc}") from None
         try:
@@ -81,7 +82,7 @@ class CredentialStore:
             raise CredentialError(f"{path} is not valid JSON") from None
         if not isinstance(config, dict):
             raise CredentialError(f"{path} is not a JSON object")
-        return cls(config, extra_auths, str(path))
+        return cls(config, extra_auths, str(path), environ)
 
     def lookup(self, registry: str) -> Credential | None:
         host = normalise_host(registry)
@@ -95,11 +96,11 @@ class CredentialStore:
         helpers = self._config.get("credHelpers") or {}
         helper = next((name for key, name in helpers.items() if normalise_host(key) == host), None)
         if helper:
-            return run_helper(str(helper), _helper_key(host))
+            return run_helper(str(helper), _helper_key(host), self._environ)
         auths = {normalise_host(k): v for k, v in (self._config.get("auths") or {}).items()}
         store = self._config.get("credsStore")
         if store:
-            found = run_helper(str(store), _helper_key(host))
+            found = run_helper(str(store), _helper_key(host), self._environ)
             if found is not None:
                 return found
         if host in auths:
@@ -130,16 +131,17 @@ def _from_auth_entry(entry: Any, source: str) -> Credential | None:
     return None
 
 
-def run_helper(name: str, server: str) -> Credential | None:
+def run_helper(name: str, server: str, environ: Mapping[str, str] | None = None) -> Credential | None:
     """`docker-credential-NAME get` with the server on stdin; None when it has nothing for the server."""
     import shutil
     import subprocess
 
-    program = shutil.which(f"docker-credential-{name}")
+    env = dict(os.environ if environ is None else environ)
+    program = shutil.which(f"docker-credential-{name}", path=env.get("PATH"))
     if program is None:
         raise CredentialError(f"credential helper docker-credential-{name} is not on PATH")
     try:
-        result = subprocess.run([program, "get"], input=server, capture_output=True, text=True,
+        result = subprocess.run([program, "get"], input=server, capture_output=True, text=True, env=env,
                                 timeout=HELPER_TIMEOUT, check=False)
     except subprocess.TimeoutExpired:
         raise CredentialError(f"docker-credential-{name} did not answer within {HELPER_TIMEOUT:.0f}s") from None

@@ -37,6 +37,7 @@ OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json"
 DOCKER_CONFIG = "application/vnd.docker.container.image.v1+json"
 OCI_CONFIG = "application/vnd.oci.image.config.v1+json"
 FOREIGN_LAYER = "application/vnd.docker.image.rootfs.foreign.diff.tar.gzip"
+OCI_FOREIGN_LAYER = "application/vnd.oci.image.layer.nondistributable.v1.tar+gzip"
 
 
 class StartError(RuntimeError):
@@ -85,7 +86,7 @@ class RegistryServer:
         if self.tls:
             from tests.realcluster.pki import ClusterPki
 
-            pki = ClusterPki(self.workdir / "pki")
+            pki = self._pki = ClusterPki(self.workdir / "pki")
             self.ca_cert = pki.ca_cert
             config["http"]["tls"] = {"certificate": str(pki.serving_cert), "key": str(pki.serving_key)}
         if self.auth == "htpasswd":
@@ -97,11 +98,8 @@ class RegistryServer:
             config["auth"] = {"htpasswd": {"realm": "kubectl-win-test", "path": str(self.workdir / "htpasswd")}}
         elif self.auth == "token":
             assert self.tls, "the token service runs on TLS"
-            from tests.realcluster.pki import ClusterPki
-
-            pki = ClusterPki(self.workdir / "pki-tokens")
-            self.tokens = TokenService(pki.serving_cert, pki.serving_key)
-            self.token_ca = pki.ca_cert
+            # The same CA and serving certificate (localhost) as the registry's: one CA to trust.
+            self.tokens = TokenService(self._pki.serving_cert, self._pki.serving_key)
             jwks = self.workdir / "jwks.json"
             jwks.write_text(json.dumps(self.tokens.signer.jwks()))
             config["auth"] = {"token": {"realm": self.tokens.realm, "service": SERVICE, "issuer": ISSUER,
@@ -211,7 +209,7 @@ class RegistryServer:
         if foreign_layer:
             # A Windows base layer: not in the registry, fetched from its URL by the node.
             fake = digest_of(f"foreign {os_version}".encode())
-            layers.append({"mediaType": FOREIGN_LAYER, "size": 123456789, "digest": fake,
+            layers.append({"mediaType": OCI_FOREIGN_LAYER if oci else FOREIGN_LAYER, "size": 123456789, "digest": fake,
                            "urls": [f"https://mcr.microsoft.com/v2/windows/servercore/blobs/{fake}"]})
         layer_digest = self.push_blob(repository, layer)
         config["rootfs"]["diff_ids"] = [item["digest"] for item in layers] + [layer_digest]
