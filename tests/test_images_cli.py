@@ -209,3 +209,18 @@ def test_help_and_completion_do_not_import_the_registry_client(tmp_path) -> None
     for argv in (["images", "--help"], ["completion", "__complete", "images", "--b"], ["--help"]):
         subprocess.run([sys.executable, str(script), *argv], cwd=root, capture_output=True, text=True, timeout=60)
         assert Path(f"{script}.out").read_text() == "LOADED []", argv
+
+
+def test_a_live_cluster_is_only_read(plain_registry, clean_env, apiserver) -> None:
+    from kubectl_win.manifests import read_objects
+
+    manifests = clean_env / "deploy.yaml"
+    manifests.write_text(WORKLOADS.format(host=plain_registry.host))
+    apiserver.put(_node("win-2019", "10.0.17763"), _node("win-2025", "10.0.26100"),
+                  *[o.obj for o in read_objects([str(manifests)])])
+    result = run_cli("images", "--kubeconfig", str(apiserver.kubeconfig), "-A", "--target-build", "ltsc2022",
+                     "--insecure-registry", plain_registry.host, "-o", "json")
+    assert result.exit_code == 1, result.stderr  # the 2025-only image cannot run on 2022
+    targets = {w["name"]: [i["target"]["verdict"] for i in w["images"]] for w in result.json["workloads"]}
+    assert targets == {"web": ["runs", "hyperv-only"], "api": ["no-variant"]}
+    assert {method for method, _ in apiserver.server.requests} == {"GET"}
