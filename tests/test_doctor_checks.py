@@ -130,6 +130,16 @@ CASES = [
          lambda: base(*deploy("web", windows_spec("mcr.microsoft.com/windows/servercore:ltsc2022"))),
          ("built for Windows Server 2019 (build 17763)", "runs build 20348",
           '"node.kubernetes.io/windows-build":"10.0.17763"')),
+    Case("image-no-variant-for-node",
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),
+         ("registry.example.com/web:2 in container app", "node win-0 (build 10.0.20348)",
+          "only newer Windows builds (10.0.26100.1742)", "rebuild registry.example.com/web:2 for 10.0.20348"),
+         kw={"images": {"registry.example.com/web:2": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.26100.1742", "digest": "sha256:2"}]}}},
+         quiet_kw={"images": {"registry.example.com/web:2": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.26100.1742", "digest": "sha256:2"},
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.2582", "digest": "sha256:3"}]}}}),
     Case("image-build-selector-missing",
          lambda: base(*TWO_BUILDS, *deploy("web", windows_spec("registry.example.com/web:1.0-ltsc2022"), None)),
          lambda: base(*TWO_BUILDS, *deploy("web", windows_spec(

@@ -224,3 +224,52 @@ def test_a_live_cluster_is_only_read(plain_registry, clean_env, apiserver) -> No
     targets = {w["name"]: [i["target"]["verdict"] for i in w["images"]] for w in result.json["workloads"]}
     assert targets == {"web": ["runs", "hyperv-only"], "api": ["no-variant"]}
     assert {method for method, _ in apiserver.server.requests} == {"GET"}
+
+
+LEGACY = """\
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: legacy, namespace: shop}}
+spec:
+  selector: {{matchLabels: {{app: legacy}}}}
+  template:
+    metadata: {{labels: {{app: legacy}}}}
+    spec:
+      nodeSelector: {{kubernetes.io/os: windows}}
+      tolerations: [{{operator: Exists}}]
+      containers:
+      - {{name: legacy, image: "{host}/lib/single:ltsc2025", resources: {{limits: {{memory: 1Gi}}}}}}
+"""
+
+
+def test_doctor_check_images_and_a_saved_dump_reproduce_offline(plain_registry, clean_env) -> None:
+    from kubectl_win.manifests import read_objects
+
+    manifests = clean_env / "deploy.yaml"
+    manifests.write_text(WORKLOADS.format(host=plain_registry.host) + LEGACY.format(host=plain_registry.host))
+    items = [_node("win-2019", "10.0.17763"), _node("win-2025", "10.0.26100")]
+    items += [o.obj for o in read_objects([str(manifests)])]
+    dump = clean_env / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+
+    offline = run_cli("doctor", "workloads", "--from-dump", str(dump), "-o", "json")
+    assert "image-no-variant-for-node" not in {f["id"] for f in offline.json["findings"]}
+
+    saved = clean_env / "saved.json"
+    checked = run_cli("doctor", "workloads", "--from-dump", str(dump), "--check-images", "--insecure-registry",
+                      plain_registry.host, "--save-dump", str(saved), "-o", "json")
+    found = [f for f in checked.json["findings"] if f["id"] == "image-no-variant-for-node"]
+    assert [(f["object"]["name"], f["severity"]) for f in found] == [("legacy", "error")], checked.stdout
+    assert "node win-2019 (build 10.0.17763)" in found[0]["message"]
+    assert "only newer Windows builds (10.0.26100.1742)" in found[0]["message"]
+    assert '"node.kubernetes.io/windows-build":"10.0.26100"' in found[0]["hint"]
+
+    header = next(d for d in [json.loads(saved.read_text())] if "kubectlWin" in d)["kubectlWin"]
+    assert set(header["images"]) == {f"{plain_registry.host}/lib/{n}" for n in
+                                     ("single:ltsc2019", "multi:docker", "single:ltsc2025")}
+    replay = run_cli("doctor", "workloads", "--from-dump", str(saved), "-o", "json")
+    assert [f for f in replay.json["findings"] if f["id"] == "image-no-variant-for-node"] == found
+    # images --from-dump answers from the recorded platforms without reading a registry.
+    plan = run_cli("images", "--from-dump", str(saved), "--target-build", "ltsc2025", "-o", "json")
+    assert plan.exit_code == 0 and plan.json["summary"]["namespaces"]["shop"]["unknown"] == 0

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Integer, Seconds, kube_options, output_option, shared
+from kubectl_win.commands.flags import kube_options, output_option, registry_options, shared
 from kubectl_win.env import Env
 
 DESCRIPTION = (
@@ -37,7 +37,7 @@ exit status: 0 every image can run, 1 some image has no variant for a build it m
 FORMATS = ("table", "wide", "json", "yaml")
 
 
-@shared(output_option(FORMATS, "table"), kube_options())
+@shared(output_option(FORMATS, "table"), registry_options(), kube_options())
 def images(
     image: Annotated[list[str] | None, typer.Argument(
         metavar="IMAGE...", show_default=False,
@@ -61,22 +61,6 @@ def images(
     arch: Annotated[str, typer.Option(
         "--arch", metavar="ARCH", help="node architecture for images on the command line (default amd64)")
     ] = "amd64",
-    registry_ca: Annotated[list[str] | None, typer.Option(
-        "--registry-ca", metavar="FILE",
-        help="also trust this CA bundle for registries (besides the system store and SSL_CERT_FILE; repeatable)")
-    ] = None,
-    insecure_registry: Annotated[list[str] | None, typer.Option(
-        "--insecure-registry", metavar="HOST",
-        help="speak plain HTTP to this registry host[:port] (repeatable)")] = None,
-    registry_mirror: Annotated[list[str] | None, typer.Option(
-        "--registry-mirror", metavar="REGISTRY=MIRROR",
-        help="read REGISTRY's images from MIRROR first, e.g. docker.io=mirror.local:5000 (repeatable)")] = None,
-    registry_timeout: Annotated[float, typer.Option(
-        "--registry-timeout", metavar="SECONDS", click_type=Seconds(),
-        help="time budget for all registry reads; what is left unread is unknown (default 60)")] = 60.0,
-    concurrency: Annotated[int, typer.Option(
-        "--concurrency", metavar="N", click_type=Integer(),
-        help="concurrent requests per registry (default 8)")] = 8,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())
@@ -87,12 +71,11 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 
 
 def run(args: Any, env: Env) -> int:
+    from kubectl_win.commands.registry_session import registry_session
     from kubectl_win.errors import UsageError
     from kubectl_win.images.compat import parse_host
     from kubectl_win.images.service import exit_status
 
-    if args.concurrency < 1:
-        raise UsageError("--concurrency must be 1 or more")
     try:
         builds = [parse_host(b) for b in args.build or ()]
         target = parse_host(args.target_build) if args.target_build else None
@@ -112,7 +95,7 @@ def run(args: Any, env: Env) -> int:
                 parse_reference(given)
             except BadReference as exc:
                 raise UsageError(str(exc)) from None
-    with _client(args, env) as (resolver, finish):
+    with registry_session(args, env) as (resolver, finish):
         if args.image:
             if target is not None:
                 builds.append(target)
@@ -137,6 +120,10 @@ def _workload_report(args: Any, builds: list, target: Any, resolver: Any):  # ty
         raise UsageError("-f checks manifests without a cluster: name the node builds with --build "
                          "or --target-build")
     snapshot, labels = _snapshot(args)
+    if snapshot.images:  # a dump with resolved platforms: those are used, the registry only for the rest
+        from kubectl_win.images.service import recorded_resolver
+
+        resolver = recorded_resolver(snapshot.images, resolver)
     workloads = windows_workloads(snapshot, builds)
     namespace = None if args.all_namespaces else args.namespace
     if namespace:
@@ -197,68 +184,6 @@ def _select(workloads: list, labels: dict, selector: str) -> list:  # type: igno
     except ValueError as exc:
         raise UsageError(f"-l {selector!r}: {exc}") from None
     return [w for w in workloads if matches(requirements, labels.get((w.namespace, w.kind, w.name), {}))]
-
-
-class _client:  # noqa: N801 - used as a context manager, named like one
-    """The registry client for this run (imported only now: offline commands never load it), with progress
-    on a terminal."""
-
-    def __init__(self, args: Any, env: Env) -> None:
-        self.args, self.env = args, env
-
-    def __enter__(self):  # type: ignore[no-untyped-def]
-        from kubectl_win.errors import UsageError
-        from kubectl_win.images.service import registry_resolver
-        from kubectl_win.registry.client import RegistryClient, RegistryOptions, parse_mirrors
-        from kubectl_win.registry.credentials import CredentialError, CredentialStore
-        from kubectl_win.registry.transport import WireError
-
-        args = self.args
-        try:
-            mirrors = parse_mirrors(args.registry_mirror or ())
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        for path in args.registry_ca or ():
-            import os
-
-            if not os.path.isfile(path):
-                raise UsageError(f"--registry-ca {path}: no such file")
-        try:
-            credentials = CredentialStore.from_environment()
-        except CredentialError as exc:
-            raise UsageError(str(exc)) from None
-        options = RegistryOptions(ca_files=tuple(args.registry_ca or ()), insecure=tuple(args.insecure_registry or ()),
-                                  mirrors=mirrors, per_registry=args.concurrency, budget=args.registry_timeout)
-        try:
-            self.client = RegistryClient(options, credentials)
-        except WireError as exc:
-            raise UsageError(str(exc)) from None
-        self.progress = _Progress(self.env) if self.env.stderr_isatty else None
-        return registry_resolver(self.client, self.progress), self._finish
-
-    def _finish(self) -> None:
-        if self.progress is not None:
-            self.progress.done()
-
-    def __exit__(self, *exc: object) -> None:
-        self._finish()
-        self.client.close()
-
-
-class _Progress:
-    def __init__(self, env: Env) -> None:
-        self.env, self.shown = env, False
-
-    def __call__(self, done: int, total: int) -> None:
-        self.env.stderr.write(f"\rreading registries: {done}/{total} images")
-        self.env.stderr.flush()
-        self.shown = True
-
-    def done(self) -> None:
-        if self.shown:
-            self.env.stderr.write("\r\033[K")
-            self.env.stderr.flush()
-            self.shown = False
 
 
 def _render(report: Any, output: str, env: Env) -> None:

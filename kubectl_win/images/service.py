@@ -36,8 +36,47 @@ class Resolved:
     def to_dict(self) -> dict[str, Any]:
         return {"image": self.image, "digest": self.digest, "platforms": [p.to_dict() for p in self.platforms]}
 
+    def to_record(self) -> dict[str, Any]:
+        """What a dump keeps (no credentials: references, digests and platforms only)."""
+        if self.error is not None:
+            return {"error": self.error}
+        return {"digest": self.digest, "platforms": [
+            {"os": p.os, "architecture": p.architecture, "osVersion": p.os_version, "variant": p.variant,
+             "digest": p.digest} for p in self.platforms]}
+
+    @classmethod
+    def from_record(cls, image: str, record: dict[str, Any]) -> Resolved:
+        if record.get("error"):
+            return cls(image, error=str(record["error"]))
+        platforms = tuple(Platform(str(p.get("os") or ""), str(p.get("architecture") or ""),
+                                   str(p.get("osVersion") or ""), str(p.get("variant") or ""),
+                                   str(p.get("digest") or ""))
+                          for p in record.get("platforms") or [] if isinstance(p, dict))
+        return cls(image, record.get("digest"), platforms)
+
 
 Resolver = Callable[[Sequence[str]], dict[str, Resolved]]
+
+
+def recorded_resolver(records: dict[str, Any], fallback: Resolver | None = None) -> Resolver:
+    """Answers from resolutions a dump recorded; the rest from `fallback` (the registry), or unknown."""
+
+    def resolve(images: Sequence[str]) -> dict[str, Resolved]:
+        out = {image: Resolved.from_record(image, records[image]) for image in images
+               if isinstance(records.get(image), dict) and not records[image].get("error")}
+        rest = [image for image in dict.fromkeys(images) if image not in out]
+        if rest and fallback is not None:
+            out.update(fallback(rest))
+        for image in rest:
+            out.setdefault(image, Resolved(image, error="not recorded in the dump, and registries were not read"))
+        return out
+
+    return resolve
+
+
+def windows_images(snapshot: Snapshot) -> list[str]:
+    """Every image of the snapshot's Windows workloads and Windows pods, once each."""
+    return list(dict.fromkeys(use.image for w in windows_workloads(snapshot) for use in w.images))
 
 
 def registry_resolver(client: RegistryClient, progress: Callable[[int, int], None] | None = None) -> Resolver:
@@ -112,6 +151,10 @@ class WorkloadImages:
     image_targets: dict[str, Verdict] = field(factory=dict)
     note: str = ""
     host_process: bool = False
+    ref: Any = None  # the findings.ObjectRef of the workload (or bare pod)
+    spec_path: str = "spec"  # where its pod spec is (for a fix's patch)
+    ignores: frozenset[str] = frozenset()
+    runtime_class: str | None = None
 
     @property
     def owner(self) -> str:
@@ -126,10 +169,13 @@ class WorkloadReport:
     skipped: list[str] = field(factory=list)
 
     def verdicts(self) -> Iterable[Verdict]:
+        """What the exit status reads: the verdicts on the target when planning a move, else on the nodes."""
         for workload in self.workloads:
+            if self.target is not None:
+                yield from workload.image_targets.values()
+                continue
             for pairs in workload.verdicts.values():
                 yield from (v for _, v in pairs)
-            yield from workload.image_targets.values()
 
     def summary(self) -> dict[str, Any]:
         """Counts of images by verdict on the target (or on the nodes), per namespace and per owner."""
@@ -196,7 +242,8 @@ def windows_workloads(snapshot: Snapshot, builds: Sequence[HostBuild] = (),
         if builds:
             out.append(WorkloadImages(ref.namespace or "", ref.kind, ref.name, [],
                                       [(b.given, []) for b in builds], "amd64", uses,
-                                      host_process=workload.host_process))
+                                      host_process=workload.host_process, ref=ref, spec_path=workload.spec_path,
+                                      ignores=workload.ignores, runtime_class=workload.placement.runtime_class))
             continue
         placement = effective(workload.placement, snapshot.runtime_classes)
         nodes = [n for n in snapshot.windows_nodes if fits(placement, n)]
@@ -206,7 +253,8 @@ def windows_workloads(snapshot: Snapshot, builds: Sequence[HostBuild] = (),
             nodes = list(snapshot.windows_nodes)
         out.append(WorkloadImages(ref.namespace or "", ref.kind, ref.name, [n.name for n in nodes],
                                   _builds_of(nodes), _architecture(nodes), uses, note=note,
-                                  host_process=workload.host_process))
+                                  host_process=workload.host_process, ref=ref, spec_path=workload.spec_path,
+                                  ignores=workload.ignores, runtime_class=workload.placement.runtime_class))
     for pod in snapshot.pods:  # bare pods already placed on a Windows node
         node = snapshot.node(pod.node)
         if pod.controller is not None or node is None or not node.windows:
@@ -217,7 +265,8 @@ def windows_workloads(snapshot: Snapshot, builds: Sequence[HostBuild] = (),
         seen.add(key)
         uses = [ImageUse(c.name, c.path, c.image) for c in pod.containers if c.image]
         out.append(WorkloadImages(pod.namespace, "Pod", pod.name, [node.name], _builds_of([node]),
-                                  _architecture([node]), uses, host_process=pod.host_process))
+                                  _architecture([node]), uses, host_process=pod.host_process, ref=pod.ref,
+                                  ignores=pod.ignores, runtime_class=pod.runtime_class))
     return out
 
 
