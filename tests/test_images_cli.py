@@ -273,3 +273,24 @@ def test_doctor_check_images_and_a_saved_dump_reproduce_offline(plain_registry, 
     # images --from-dump answers from the recorded platforms without reading a registry.
     plan = run_cli("images", "--from-dump", str(saved), "--target-build", "ltsc2025", "-o", "json")
     assert plan.exit_code == 0 and plan.json["summary"]["namespaces"]["shop"]["unknown"] == 0
+
+
+def test_explain_check_images_reports_with_file_and_line_in_sarif(plain_registry, clean_env) -> None:
+    manifests = clean_env / "deploy"
+    manifests.mkdir()
+    (manifests / "apps.yaml").write_text(WORKLOADS.format(host=plain_registry.host))
+    result = run_cli("explain", "-f", str(manifests), "--check-images", "--build", "ltsc2022",
+                     "--insecure-registry", plain_registry.host, "-o", "json")
+    assert result.exit_code == 1, result.stderr
+    found = [(f["id"], f["object"]["name"], f["line"]) for f in result.json["findings"] if f["id"].startswith("image-")]
+    assert found == [("image-hyperv-only-for-build", "web", 11), ("image-no-variant-for-build", "api", 25)]
+    pinned = run_cli("explain", "-f", str(manifests), "--check-images", "--insecure-registry", plain_registry.host,
+                     "-o", "json")  # only api pins a build (10.0.26100), and its image has it
+    assert [f for f in pinned.json["findings"] if f["id"].startswith("image-")] == []
+    sarif = json.loads(run_cli("explain", "-f", str(manifests), "--check-images", "--build", "ltsc2019",
+                               "--insecure-registry", plain_registry.host, "-o", "sarif").stdout)
+    results = [r for r in sarif["runs"][0]["results"] if r["ruleId"] == "image-no-variant-for-build"]
+    assert [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results] == [25]
+    assert "image-no-variant-for-build" in {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
+    bad = run_cli("explain", "--check-images", "spec.containers")
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: --check-images and --build go with -f PATH")

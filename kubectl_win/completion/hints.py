@@ -78,6 +78,7 @@ BY_DEST: dict[str, Hint] = {
     "windows_build": WindowsBuilds(),
     "images:build": WindowsBuilds(),
     "images:target_build": WindowsBuilds(),
+    "explain:build": WindowsBuilds(),
     "filename": Files(MANIFEST_EXTENSIONS),
     "filenames": Files(MANIFEST_EXTENSIONS),
     "files": Files(MANIFEST_EXTENSIONS),
