@@ -294,3 +294,28 @@ def test_explain_check_images_reports_with_file_and_line_in_sarif(plain_registry
     assert "image-no-variant-for-build" in {r["id"] for r in sarif["runs"][0]["tool"]["driver"]["rules"]}
     bad = run_cli("explain", "--check-images", "spec.containers")
     assert bad.exit_code == 2 and bad.stderr.startswith("error: --check-images and --build go with -f PATH")
+
+
+def test_scaffold_check_image_picks_the_tag_that_has_the_build(plain_registry, clean_env) -> None:
+    host = plain_registry.host
+    for tag, build in (("1.0-windowsservercore-ltsc2019", WINDOWS_BUILDS[0]),
+                       ("1.0-windowsservercore-ltsc2022", WINDOWS_BUILDS[1]),
+                       ("2.0-nanoserver-ltsc2022", WINDOWS_BUILDS[1])):
+        plain_registry.push_image("lib/app", tag, "windows", "amd64", build)
+    given = f"{host}/lib/app:1.0-windowsservercore-ltsc2019"
+    result = run_cli("scaffold", "deployment", "web", "--image", given, "--windows-build", "ltsc2022",
+                     "--check-image", "--insecure-registry", host)
+    assert result.exit_code == 0, result.stderr
+    assert f"image: {host}/lib/app:1.0-windowsservercore-ltsc2022" in result.stdout
+    assert f"picked {host}/lib/app:1.0-windowsservercore-ltsc2022: its manifest has {WINDOWS_BUILDS[1]}" \
+        in result.stderr
+    kept = run_cli("scaffold", "deployment", "web", "--image", given, "--windows-build", "ltsc2019",
+                   "--check-image", "--insecure-registry", host)
+    assert f"image: {given}" in kept.stdout and "picked" not in kept.stderr
+    newer = run_cli("scaffold", "deployment", "web", "--image", given, "--windows-build", "ltsc2025",
+                    "--check-image", "--insecure-registry", host)  # a 2025 node runs 2022 images
+    assert f"image: {host}/lib/app:1.0-windowsservercore-ltsc2022" in newer.stdout
+    missing = run_cli("scaffold", "deployment", "web", "--image", f"{host}/lib/app:nope", "--windows-build",
+                      "ltsc2022", "--check-image", "--insecure-registry", host)
+    assert missing.exit_code == 0 and f"image: {host}/lib/app:nope" in missing.stdout
+    assert "not found: manifest lib/app:nope" in missing.stderr

@@ -122,6 +122,24 @@ class RegistryClient:
         with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="registry") as pool:
             return list(pool.map(one, refs))
 
+    def list_tags(self, reference: Reference, limit: int = 5000) -> list[str]:
+        """The repository's tags (following the Link header's pages); Failure when they cannot be read."""
+        host = reference.api_host
+        path: str | None = f"/v2/{reference.repository}/tags/list?n=1000"
+        tags: list[str] = []
+        while path and len(tags) < limit:
+            response = self._get(host, reference, path, {"Accept": "application/json"}, 4 << 20)
+            try:
+                tags.extend(str(t) for t in json.loads(response.body).get("tags") or [])
+            except (ValueError, AttributeError):
+                raise Failure(f"{host} answered the tag list with something that is not JSON") from None
+            link = response.header("link")
+            path = None
+            if link.startswith("<") and 'rel="next"' in link:
+                target = link[1:link.index(">")]
+                path = urllib.parse.urlsplit(target)._replace(scheme="", netloc="").geturl() or None
+        return tags
+
     def close(self) -> None:
         self._transport.close()
 
