@@ -40,10 +40,11 @@ class Transport:
     def __init__(self, ca_files: tuple[str, ...] = (), insecure_hosts: tuple[str, ...] = (),
                  environ: Mapping[str, str] | None = None, user_agent: str = "kubectl-win") -> None:
         self._environ = dict(os.environ if environ is None else environ)
+        # The system store; OpenSSL's default paths already honour the process's SSL_CERT_FILE (on Windows too).
         self._context = ssl.create_default_context()
         cert_file = self._environ.get("SSL_CERT_FILE")
-        if cert_file and os.path.isfile(cert_file):
-            self._context.load_verify_locations(cafile=cert_file)  # explicit, so it counts on Windows too
+        if cert_file and cert_file != os.environ.get("SSL_CERT_FILE") and os.path.isfile(cert_file):
+            self._context.load_verify_locations(cafile=cert_file)  # an environment other than the process's
         for path in ca_files:
             try:
                 self._context.load_verify_locations(cafile=path)
