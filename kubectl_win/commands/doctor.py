@@ -185,11 +185,11 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
     if output in ("json", "yaml"):
         from kubectl_win.output.structured import render_json, render_yaml
 
-        (render_json if output == "json" else render_yaml)(report.to_dict(), out)
+        (render_json if output == "json" else render_yaml)(report.to_dict(env.shell), out)
     elif output == "junit":
         from kubectl_win.output.junit import render_junit
 
-        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor")
+        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor", shell=env.shell)
     elif output == "sarif":
         from kubectl_win.output.sarif import render_sarif
 
@@ -199,13 +199,13 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
 
             rules.update(hns_catalog.sarif_rules())
         for finding in report.findings:
-            rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
+            rules.setdefault(finding.id, {"description": finding.id, "help": finding.fix.text(env.shell),
                                           "source": finding.source or ""})
-        render_sarif(report.findings, rules, out)
+        render_sarif(report.findings, rules, out, shell=env.shell)
     elif output == "html":
         from kubectl_win.doctor.html_report import render_html
 
-        out.write(render_html(report, source))
+        out.write(render_html(report, source, shell=env.shell))
     else:
         wide = output == "wide"
         width = None
@@ -216,4 +216,4 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
         if report.scope == "nodes":
             render_nodes(report, out, wide, width)
             out.write("\n")
-        render_findings(report, out, wide, env.color, width)
+        render_findings(report, out, wide, env.color, width, env.shell)
