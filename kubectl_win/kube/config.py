@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_win.kube.errors import CredentialPluginError, KubeconfigError, NoKubeconfig
+from kubectl_win.redact import redact as _redact
+from kubectl_win.redact import remember
 
 INCLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _OVERRIDE_CONTEXT = "kubectl-win-override"
@@ -96,8 +98,12 @@ class ClientConfig:
             if value:
                 prefix = cfg.api_key_prefix.get(key)
                 value = f"{prefix} {value}" if prefix else value
-                scheme, _, rest = value.partition(" ")
-                return f"Bearer {rest}" if scheme.lower() == "bearer" else value
+                scheme, _, rest = value.strip().partition(" ")
+                # client-go trims a token file's whitespace (`echo $T > file` adds a newline, CRLF on
+                # Windows); the loader here keeps it, which would make the header invalid.
+                rest = rest.strip()
+                remember(rest)
+                return f"Bearer {rest}" if scheme.lower() == "bearer" else f"{scheme} {rest}".strip()
         return None
 
 
@@ -222,6 +228,11 @@ def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, wh
         if not server:
             raise KubeconfigError(f'cluster "{context["cluster"]}" in {where} has no server')
     user = loader._user  # the loader's view of the user entry (None when the context names none)
+    if user is not None:
+        for key in ("token", "password"):
+            remember(user.safe_get(key) if hasattr(user, "safe_get") else None)
+    for value in cfg.api_key.values():
+        remember(str(value).partition(" ")[2] or str(value))
     reload = None
     if user is not None and "exec" in user and loader_errors and not _has_credentials(cfg):
         # The loader logs a failed credential plugin and carries on without credentials; say why.
@@ -278,10 +289,3 @@ def load_incluster(flags: KubeFlags) -> ClientConfig:
         except OSError:
             namespace = ""
     return ClientConfig(cfg.host.rstrip("/"), namespace or "default", None, cfg, None, "in-cluster config")
-
-
-def _redact(text: str) -> str:
-    """Loader messages can quote kubeconfig values; never let a token through."""
-    import re
-
-    return re.sub(r"(?i)(bearer\s+|token['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9._\-~+/=]+", r"\1<redacted>", text)
