@@ -9,9 +9,8 @@ reading it back gives the same snapshot and therefore the same findings.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, Snapshot, SnapshotBuilder
 from kubectl_win.errors import InputError
@@ -130,15 +129,14 @@ def _items_of(doc: dict[str, Any], path: str,
 
 
 class DumpWriter:
-    """Streams reduced objects into a List file as they are read, then writes the header."""
+    """Streams reduced objects into a List file as they are read, then writes the header; the file
+    appears (0600, atomically) only when the run succeeds."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, force: bool = False) -> None:
+        from kubectl_win.sharefile import SharedFile
+
         self.path = path
-        self._tmp = f"{path}.tmp{os.getpid()}"
-        try:
-            self._out: IO[str] = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish/abort
-        except OSError as exc:
-            raise InputError(f"cannot write dump {path}: {' '.join(str(exc).split())}") from None
+        self._out = SharedFile(path, force=force, what="dump")
         self._out.write('{"apiVersion": "v1", "kind": "List", "items": [\n')
         self._first = True
 
@@ -151,12 +149,7 @@ class DumpWriter:
     def finish(self, header: dict[str, Any]) -> None:
         header = {"format": DUMP_FORMAT, "schemaVersion": SCHEMA_VERSION, **header}
         self._out.write(f'\n], "{HEADER_KEY}": ' + json.dumps(header, ensure_ascii=False) + "}\n")
-        self._out.close()
-        os.replace(self._tmp, self.path)
+        self._out.commit()
 
     def abort(self) -> None:
-        self._out.close()
-        try:
-            os.unlink(self._tmp)
-        except OSError:
-            pass
+        self._out.abort()
