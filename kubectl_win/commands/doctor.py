@@ -44,6 +44,9 @@ def doctor(
              "instead of the cluster")] = None,
     save_dump: Annotated[str | None, typer.Option(
         "--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")] = None,
+    no_redact: Annotated[bool, typer.Option(
+        "--no-redact", help="--save-dump keeps env values, commands, arguments, every annotation and inline gMSA "
+                            "specs (by default it keeps only what the checks read, to be shared)")] = False,
     deep: Annotated[bool, typer.Option(
         "--deep", help="also look inside each Windows node: HNS through a short-lived HostProcess pod "
                        "(kubectl win hns) and the last hour of kubelet, containerd and kube-proxy logs")] = False,
@@ -93,6 +96,7 @@ def run(args: Any, env: Env) -> int:
         namespace = _context_namespace(args)
     progress = _progress(args, env)
     options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump, force=args.force,
+                            redact=not args.no_redact,
                             kube_flags=None if args.from_dump else _kube_flags(args), namespace=namespace,
                             config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None)
     try:
@@ -117,6 +121,8 @@ def _check_output_paths(args: Any) -> None:
     from kubectl_win.errors import UsageError
     from kubectl_win.sharefile import check_target
 
+    if args.no_redact and not args.save_dump:
+        raise UsageError("--no-redact only applies to --save-dump PATH")
     if args.force and not (args.report or args.save_dump):
         raise UsageError("--force only applies to --report PATH and --save-dump PATH")
     inputs = [("--from-dump", args.from_dump), ("--config", args.config)]

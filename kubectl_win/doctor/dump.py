@@ -18,6 +18,7 @@ from kubectl_win.findings import SCHEMA_VERSION
 from kubectl_win.manifests import read_input_text
 
 HEADER_KEY = "kubectlWin"
+NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (kubectl_win/doctor/share.py)
 DUMP_FORMAT = "doctor-dump/v1"
 _ORDER = {kind: index for index, kind in enumerate(KIND_ORDER)}
 
@@ -132,22 +133,28 @@ class DumpWriter:
     """Streams reduced objects into a List file as they are read, then writes the header; the file
     appears (0600, atomically) only when the run succeeds."""
 
-    def __init__(self, path: str, force: bool = False) -> None:
+    def __init__(self, path: str, force: bool = False, redact: bool = True) -> None:
+        from kubectl_win.doctor import share
         from kubectl_win.sharefile import SharedFile
 
         self.path = path
+        self._redact = share.for_sharing if redact else None
         self._out = SharedFile(path, force=force, what="dump")
-        self._out.write('{"apiVersion": "v1", "kind": "List", "items": [\n')
+        note = share.NOTE if redact else share.NOTE_UNREDACTED
+        self._out.write(f'{{"apiVersion": "v1", "kind": "List", "{NOTE_KEY}": {json.dumps(note)}, "items": [\n')
         self._first = True
 
     def write(self, obj: dict[str, Any]) -> None:
         if not self._first:
             self._out.write(",\n")
         self._first = False
+        if self._redact is not None:
+            obj = self._redact(obj)
         self._out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
 
     def finish(self, header: dict[str, Any]) -> None:
-        header = {"format": DUMP_FORMAT, "schemaVersion": SCHEMA_VERSION, **header}
+        header = {"format": DUMP_FORMAT, "schemaVersion": SCHEMA_VERSION,
+                  "redacted": self._redact is not None, **header}
         self._out.write(f'\n], "{HEADER_KEY}": ' + json.dumps(header, ensure_ascii=False) + "}\n")
         self._out.commit()
 
