@@ -20,6 +20,7 @@ from kubectl_win.manifests import read_input_text
 HEADER_KEY = "kubectlWin"
 NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (kubectl_win/doctor/share.py)
 DUMP_FORMAT = "doctor-dump/v1"
+MAX_DUMP_BYTES = 1024 ** 3  # a saved dump of a 150,000-pod cluster is a few hundred MiB
 _ORDER = {kind: index for index, kind in enumerate(KIND_ORDER)}
 
 
@@ -77,7 +78,11 @@ def read_dump(path: str, builder: SnapshotBuilder) -> None:
 
 
 def _read_documents(path: str) -> list[Any]:
-    text = read_input_text(path, "dump")
+    """The JSON documents of a dump (one after another, as `kubectl get -o json` runs append them), or
+    its YAML documents (`kubectl get -o yaml`, as explain -f reads)."""
+    text = read_input_text(path, "dump", MAX_DUMP_BYTES)
+    if text.lstrip()[:1] not in ("{", "[") and text.strip():
+        return _read_yaml_documents(text, path)
     decoder = json.JSONDecoder()
     docs = []
     position = 0
@@ -89,11 +94,35 @@ def _read_documents(path: str) -> list[Any]:
             break
         try:
             doc, position = decoder.raw_decode(text, position)
+        except RecursionError:
+            raise InputError(f"{path}: nested too deeply to be a dump of Kubernetes objects") from None
         except json.JSONDecodeError as exc:
             what = "truncated" if exc.pos >= len(text.rstrip()) or "Unterminated" in exc.msg else "malformed"
             raise InputError(f"{path}: {what} JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
                              f"(expected the output of kubectl get ... -o json or --save-dump)") from None
         docs.append(doc)
+    if not docs:
+        raise InputError(f"{path}: empty dump (expected the output of kubectl get ... -o json or --save-dump)")
+    return docs
+
+
+def _read_yaml_documents(text: str, path: str) -> list[Any]:
+    import yaml
+
+    from kubectl_win.manifests import NestingError, yaml_load_all
+
+    try:
+        docs = [doc for doc in yaml_load_all(text) if doc is not None]
+    except NestingError:
+        raise InputError(f"{path}: nested too deeply to be a dump of Kubernetes objects") from None
+    except (ValueError, TypeError) as exc:  # an alias bomb, unhashable keys, a bad timestamp
+        raise InputError(f"{path}: {' '.join(str(exc).split())}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise InputError(f"{path}: neither JSON nor valid YAML{where}: {problem} "
+                         "(expected the output of kubectl get ... -o json|yaml or --save-dump)") from None
     if not docs:
         raise InputError(f"{path}: empty dump (expected the output of kubectl get ... -o json or --save-dump)")
     return docs

@@ -117,13 +117,24 @@ def kubeconfig_paths(flags: KubeFlags) -> list[Path]:
     return [path for path in paths if path.exists()]
 
 
+MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
+
+
 def _read_yaml(path: Path) -> dict:
     import yaml
 
+    from kubectl_win.manifests import TooLarge, read_capped, yaml_load
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml_load(read_capped(str(path), MAX_KUBECONFIG_BYTES).decode("utf-8"))
+    except TooLarge as exc:
+        raise KubeconfigError(f"cannot read kubeconfig {path}: {exc}") from None
     except OSError as exc:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise KubeconfigError(f"kubeconfig {path} is not UTF-8 text") from None
+    except ValueError as exc:  # nesting or an alias bomb
+        raise KubeconfigError(f"kubeconfig {path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
