@@ -123,16 +123,17 @@ MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
 def _read_yaml(path: Path) -> dict:
     import yaml
 
-    from kubectl_win.manifests import TooLarge, read_capped, yaml_load
+    from kubectl_win.manifests import Problem, TooLarge, decode_text, read_capped, yaml_load
 
     try:
-        data = yaml_load(read_capped(str(path), MAX_KUBECONFIG_BYTES).decode("utf-8"))
+        text = decode_text(read_capped(str(path), MAX_KUBECONFIG_BYTES), str(path))
+        if isinstance(text, Problem):
+            raise KubeconfigError(f"kubeconfig {path}: {text.message}")
+        data = yaml_load(text)
     except TooLarge as exc:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {exc}") from None
     except OSError as exc:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
-    except UnicodeDecodeError:
-        raise KubeconfigError(f"kubeconfig {path} is not UTF-8 text") from None
     except ValueError as exc:  # nesting or an alias bomb
         raise KubeconfigError(f"kubeconfig {path}: {exc}") from None
     except yaml.YAMLError as exc:
