@@ -189,7 +189,7 @@ def test_save_dump_round_trip_gives_the_same_report(capsys: pytest.CaptureFixtur
     assert json.loads(first) == json.loads(second)
     assert json.loads(saved.read_text())["kubectlWin"]["format"] == "doctor-dump/v1"
     code, _, err = doctor(capsys, "--from-dump", str(saved), "--save-dump", str(saved))
-    assert code == 2 and "another file" in err
+    assert code == 2 and "is the same file as --from-dump" in err
 
 
 def test_kubectl_list_dump_reports_what_it_lacks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -225,8 +225,8 @@ def test_report_never_overwrites_without_force(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--force"], "--force only applies to --report PATH"),
-    (["--report", str(SAMPLE)], "--report must name another file than --from-dump/--save-dump"),
+    (["--force"], "--force only applies to --report PATH and --save-dump PATH"),
+    (["--report", str(SAMPLE)], f"--report {SAMPLE} is the same file as --from-dump {SAMPLE}; name another file"),
 ])
 def test_report_flag_usage_errors(args: list[str], message: str) -> None:
     result = run_cli("doctor", "--from-dump", str(SAMPLE), *args)
