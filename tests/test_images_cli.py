@@ -263,7 +263,8 @@ def test_doctor_check_images_and_a_saved_dump_reproduce_offline(plain_registry, 
     assert [(f["object"]["name"], f["severity"]) for f in found] == [("legacy", "error")], checked.stdout
     assert "node win-2019 (build 10.0.17763)" in found[0]["message"]
     assert "only newer Windows builds (10.0.26100.1742)" in found[0]["message"]
-    assert '"node.kubernetes.io/windows-build":"10.0.26100"' in found[0]["hint"]
+    fix = json.dumps(found[0]["fix"])
+    assert "node.kubernetes.io/windows-build" in fix and "10.0.26100" in fix
 
     header = next(d for d in [json.loads(saved.read_text())] if "kubectlWin" in d)["kubectlWin"]
     assert set(header["images"]) == {f"{plain_registry.host}/lib/{n}" for n in

@@ -21,6 +21,7 @@ from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
+from kubectl_win.redact import redact
 from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
@@ -375,7 +376,7 @@ class SnapshotBuilder:
         count = _count(obj.get("count")) or _count(series.get("count")) or 1
         key = (found.check, ref)
         previous = self._events.get(key)
-        record = EventRecord(found.check, ref, reason, " ".join(message.split()), host,
+        record = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
                              count + (previous.count if previous else 0), codes=found.codes)
         self._events[key] = record
         self._keep(reduce.event(obj))
@@ -450,7 +451,8 @@ class SnapshotBuilder:
                 ref = controller or record.ref
                 key = (found.check, ref)
                 if key not in self._events:
-                    self._events[key] = EventRecord(found.check, ref, reason, message, node_name, 1, record.name,
+                    self._events[key] = EventRecord(found.check, ref, reason, redact(message), node_name, 1,
+                                                    record.name,
                                                     codes=found.codes)
         self._keep(reduced)
 

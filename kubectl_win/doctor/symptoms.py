@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, find_codes
@@ -39,14 +40,14 @@ class Symptom:
     pattern: re.Pattern[str] | None
     codes: frozenset[int]
     cause: str
-    fix: str
+    fix: Any  # a fix template (findings.fix_from_template): a note, or {commands, note}; "" when built by the check
 
 
 @dataclass(frozen=True)
 class Match:
     check: str
     cause: str
-    fix: str  # a template ({node}, {namespace}, {pod}, {object}); "" when the check builds its own
+    fix: Any  # a fix template ({node}, {namespace}, {pod}, {object}); "" when the check builds its own
     codes: tuple[Decoded, ...]
     generic: bool = False
 
@@ -60,7 +61,7 @@ def catalogue() -> tuple[Symptom, ...]:
         out.append(Symptom(entry["check"], frozenset(entry.get("where") or WHERE),
                            frozenset(entry.get("reasons") or ()), pattern,
                            frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
-                           " ".join(str(entry.get("cause") or "").split()), str(entry.get("fix") or "")))
+                           " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or ""))
     return tuple(out)
 
 

@@ -12,7 +12,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import Finding, Fix, ObjectRef
 from kubectl_win.images.compat import HYPERV_ONLY, NO_VARIANT, UNKNOWN, HostBuild, parse_host_version
 from kubectl_win.wellknown import BUILD_LABEL
 
@@ -90,14 +90,14 @@ def _finding(ref: ObjectRef, use: Any, host: HostBuild, verdict: Any, file: str 
         check, severity = "image-no-variant-for-build", "error"
         message = (f"{use.image} in container {use.container} has no variant a Windows {host.given} node can "
                    f"run: {verdict.reason}")
-        hint = f"build and push {use.image} for {host.version}, or pin the workload to a build the image has"
+        hint = f"Build and push {use.image} for {host.version}, or pin the workload to a build the image has."
     elif verdict.verdict == HYPERV_ONLY:
         check, severity = "image-hyperv-only-for-build", "warning"
         message = f"{use.image} in container {use.container} on Windows {host.given}: {verdict.reason}"
-        hint = f"build and push {use.image} for {host.version}"
+        hint = f"Build and push {use.image} for {host.version}."
     else:
         check, severity = "image-not-checked", "warning"
         message = f"{use.image} in container {use.container} could not be checked: {verdict.reason}"
-        hint = "check the reference, the registry's reachability and the credentials in DOCKER_CONFIG"
-    return Finding(check, severity, ref, use.path + ".image", message, hint, file=file, line=line,
+        hint = "Check the reference, the registry's reachability and the credentials in DOCKER_CONFIG."
+    return Finding(check, severity, ref, use.path + ".image", message, Fix(note=hint), file=file, line=line,
                    source=SOURCE, enforced_by="runtime")
