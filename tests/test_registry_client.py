@@ -192,15 +192,29 @@ def test_a_mirror_answers_for_docker_hub(plain_registry, tmp_path) -> None:
 
 
 def test_proxies_from_the_environment_and_no_proxy(plain_registry, tmp_path) -> None:
-    ref = parse_reference(f"{plain_registry.host}/lib/linux")
-    proxy = f"http://{dead_host()}"
-    with client_for(plain_registry, tmp_path, env=env_for(tmp_path, HTTP_PROXY=proxy),
-                    insecure=(plain_registry.host,)) as client:
-        via_proxy = client.resolve(ref)
-    assert via_proxy.error.startswith("connection refused") and "through proxy" in via_proxy.error
-    with client_for(plain_registry, tmp_path, env=env_for(tmp_path, HTTP_PROXY=proxy, NO_PROXY="example.org,localhost"),
-                    insecure=(plain_registry.host,)) as client:
-        assert client.resolve(ref).error is None
+    """Through HTTP_PROXY for a non-loopback name (kubectl never proxies loopback), directly with NO_PROXY."""
+    from tests.registry.faults import ForwardProxy
+
+    port = plain_registry.port
+    name = f"registry.kubectl-win.test:{port}"
+    ref = parse_reference(f"{name}/lib/linux")
+    proxy = ForwardProxy(f"127.0.0.1:{port}")
+    try:
+        with client_for(plain_registry, tmp_path, env=env_for(tmp_path, HTTP_PROXY=proxy.url),
+                        insecure=(name,)) as client:
+            via_proxy = client.resolve(ref)
+        assert via_proxy.error is None and via_proxy.digest == plain_registry.seeded["lib"]["linux-only"]
+        assert proxy.hits == [f"http://{name}/v2/lib/linux/manifests/latest"]
+        dead = f"http://{dead_host()}"
+        with client_for(plain_registry, tmp_path, env=env_for(tmp_path, HTTP_PROXY=dead), insecure=(name,)) as c:
+            refused = c.resolve(ref)
+        assert refused.error == f"connection refused by {name} (through proxy {dead})"
+        with client_for(plain_registry, tmp_path, env=env_for(tmp_path, HTTP_PROXY=dead, NO_PROXY="kubectl-win.test"),
+                        insecure=(name,)) as client:
+            direct = client.resolve(ref)
+        assert direct.error == "cannot resolve registry.kubectl-win.test"  # tried directly, not through the proxy
+    finally:
+        proxy.close()
 
 
 def test_retry_after_is_honoured_and_a_long_one_gives_up(tmp_path) -> None:

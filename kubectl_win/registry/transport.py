@@ -1,7 +1,8 @@
 """HTTP for the registry client: kept-alive connections per host, TLS verified against the system store,
 `SSL_CERT_FILE` and `--registry-ca` files, plain HTTP only for hosts named insecure, proxies from the
-environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`), redirects (blob storage often answers from another
-host; the Authorization header is not sent there), and one-line errors for what went wrong on the wire.
+environment (`HTTPS_PROXY`, `HTTP_PROXY`, `NO_PROXY`, read by kubectl_win.proxies as kubectl reads them),
+redirects (blob storage often answers from another host; the Authorization header is not sent there), and
+one-line errors for what went wrong on the wire.
 """
 
 from __future__ import annotations
@@ -51,7 +52,9 @@ class Transport:
             except (OSError, ssl.SSLError) as exc:
                 raise WireError(f"cannot load --registry-ca {path}: {getattr(exc, 'strerror', None) or exc}") from None
         self._insecure = {h.strip().lower() for h in insecure_hosts if h.strip()}
-        self._proxies = self._proxy_settings()
+        from kubectl_win.proxies import ProxyEnvironment
+
+        self._proxies = ProxyEnvironment.from_environment(self._environ)
         self._idle: dict[tuple[str, str, int], list[http.client.HTTPConnection]] = {}
         self._lock = threading.Lock()
         self.user_agent = user_agent
@@ -61,26 +64,9 @@ class Transport:
         bare = _split_host(host, 0)[0].lower()
         return "http" if host.lower() in self._insecure or bare in self._insecure else "https"
 
-    def _proxy_settings(self) -> dict[str, str]:
-        """scheme -> proxy URL, and "no" -> NO_PROXY, as urllib reads them (lower-case names win)."""
-        proxies: dict[str, str] = {}
-        for upper_first in (True, False):
-            for name, value in self._environ.items():
-                if value and name.lower().endswith("_proxy") and name.isupper() == upper_first:
-                    proxies[name.lower()[:-6]] = value
-        return proxies
-
     def proxy_for(self, scheme: str, host: str) -> str | None:
-        import urllib.request
-
-        proxy = self._proxies.get(scheme)
-        if not proxy:
-            return None
-        bare = _split_host(host, 0)[0]
-        if urllib.request.proxy_bypass_environment(bare, self._proxies) or urllib.request.proxy_bypass_environment(
-                host, self._proxies):
-            return None
-        return proxy
+        """The proxy for a request to host, as kubectl chooses it (kubectl_win.proxies, Go's rules)."""
+        return self._proxies.proxy_for(f"{scheme}://{host}/")
 
     def request(self, method: str, url: str, headers: Mapping[str, str], timeout: float,
                 max_body: int = 8 << 20, data: bytes | None = None) -> Response:

@@ -95,3 +95,48 @@ def dead_host() -> str:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return f"127.0.0.1:{sock.getsockname()[1]}"
+
+
+class ForwardProxy:
+    """A plain-HTTP forward proxy: requests with an absolute URL are sent to `upstream` (host:port) whatever
+    host the URL names, so a test can use a non-loopback name (loopback is never proxied)."""
+
+    def __init__(self, upstream: str) -> None:
+        import http.client
+
+        self.hits: list[str] = []
+        owner = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, *args: object) -> None:
+                pass
+
+            def do_GET(self) -> None:  # noqa: N802 - the stdlib's name
+                from urllib.parse import urlsplit
+
+                parts = urlsplit(self.path)
+                owner.hits.append(self.path)
+                connection = http.client.HTTPConnection(*upstream.rsplit(":", 1), timeout=30)
+                target = parts.path + (f"?{parts.query}" if parts.query else "")
+                connection.request("GET", target, headers={k: v for k, v in self.headers.items() if k != "Host"})
+                response = connection.getresponse()
+                body = response.read()
+                self.send_response(response.status)
+                for key, value in response.getheaders():
+                    if key.lower() not in ("content-length", "connection", "transfer-encoding"):
+                        self.send_header(key, value)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+                connection.close()
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self._server.server_address[1]}"
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
