@@ -320,3 +320,33 @@ def test_scaffold_check_image_picks_the_tag_that_has_the_build(plain_registry, c
                       "ltsc2022", "--check-image", "--insecure-registry", host)
     assert missing.exit_code == 0 and f"image: {host}/lib/app:nope" in missing.stdout
     assert "not found: manifest lib/app:nope" in missing.stderr
+
+
+def test_pull_secrets_are_used_only_with_the_flag_and_never_shown(token_registry, clean_env, apiserver) -> None:
+    import base64
+
+    from tests.registry.tokens import USERS
+
+    host = token_registry.host
+    auth = base64.b64encode(f"reader:{USERS['reader']}".encode()).decode()
+    config = json.dumps({"auths": {host: {"auth": auth}}}).encode()
+    secret = {"apiVersion": "v1", "kind": "Secret", "type": "kubernetes.io/dockerconfigjson",
+              "metadata": {"name": "regcred", "namespace": "shop"},
+              "data": {".dockerconfigjson": base64.b64encode(config).decode()}}
+    deployment = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "private", "namespace": "shop"},
+                  "spec": {"selector": {"matchLabels": {"app": "p"}}, "template": {
+                      "metadata": {"labels": {"app": "p"}},
+                      "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                               "imagePullSecrets": [{"name": "regcred"}],
+                               "containers": [{"name": "p", "image": f"{host}/private/single:ltsc2019"}]}}}}
+    apiserver.put(_node("win-2019", "10.0.17763"), secret, deployment)
+    argv = ["images", "--kubeconfig", str(apiserver.kubeconfig), "-n", "shop", "--registry-ca",
+            str(token_registry.ca_cert), "-o", "json"]
+    without = run_cli(*argv)
+    verdict = without.json["workloads"][0]["images"][0]["verdicts"][0]
+    assert verdict["verdict"] == "unknown" and verdict["reason"].startswith("unauthorized")
+    with_secrets = run_cli(*argv, "--pull-secrets")
+    assert with_secrets.json["workloads"][0]["images"][0]["verdicts"][0]["verdict"] == "runs", with_secrets.stderr
+    assert USERS["reader"] not in with_secrets.stdout + with_secrets.stderr and auth not in with_secrets.stdout
+    bad = run_cli("images", "app:1", "--build", "ltsc2022", "--pull-secrets")
+    assert bad.exit_code == 2 and bad.stderr.startswith("error: --pull-secrets reads Secrets from the live cluster")

@@ -97,6 +97,8 @@ def test_version_flag_and_command_agree():
     (["version"], HEAVY),  # prints a table: tabulate may load
     (["explain", "--help"], HEAVY + ("tabulate",)),
     (["port-forward", "--help"], HEAVY + ("tabulate",)),
+    (["images", "--help"], HEAVY + ("tabulate", "ssl")),
+    (["completion", "__complete", "images", "--build", ""], HEAVY + ("tabulate", "typer", "click", "ssl")),
 ])
 def test_help_completion_and_version_import_nothing_heavy(argv, heavy):
     code = textwrap.dedent(f"""\

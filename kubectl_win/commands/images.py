@@ -46,6 +46,9 @@ def images(
         "--build", metavar="BUILD",
         help="a Windows node build: ltsc2019|ltsc2022|ltsc2025, 10.0.20348 or 10.0.20348.2700 (repeatable)")
     ] = None,
+    pull_secrets: Annotated[bool, typer.Option(
+        "--pull-secrets", help="live cluster only: also use the credentials of the workloads' imagePullSecrets "
+                               "(reads those Secrets; their contents are never printed or written)")] = False,
     target_build: Annotated[str | None, typer.Option(
         "--target-build", metavar="BUILD",
         help="plan a move: check every Windows workload's images against this build, with a summary "
@@ -95,7 +98,10 @@ def run(args: Any, env: Env) -> int:
                 parse_reference(given)
             except BadReference as exc:
                 raise UsageError(str(exc)) from None
-    with registry_session(args, env) as (resolver, finish):
+    if args.pull_secrets and (args.image or args.filename or args.from_dump):
+        raise UsageError("--pull-secrets reads Secrets from the live cluster: not with IMAGE, -f or --from-dump")
+    session = registry_session(args, env)
+    with session as (resolver, finish):
         if args.image:
             if target is not None:
                 builds.append(target)
@@ -105,13 +111,13 @@ def run(args: Any, env: Env) -> int:
 
             report: Any = check_images(args.image, builds, resolver, args.arch)
         else:
-            report = _workload_report(args, builds, target, resolver)
+            report = _workload_report(args, builds, target, resolver, session)
         finish()
     _render(report, args.output, env)
     return exit_status(report.verdicts())
 
 
-def _workload_report(args: Any, builds: list, target: Any, resolver: Any):  # type: ignore[no-untyped-def]
+def _workload_report(args: Any, builds: list, target: Any, resolver: Any, session: Any):  # type: ignore[no-untyped-def]
     from kubectl_win.images.service import check_workloads, windows_workloads
 
     if args.filename and not builds and target is None:
@@ -119,7 +125,9 @@ def _workload_report(args: Any, builds: list, target: Any, resolver: Any):  # ty
 
         raise UsageError("-f checks manifests without a cluster: name the node builds with --build "
                          "or --target-build")
-    snapshot, labels = _snapshot(args)
+    snapshot, labels, secrets = _snapshot(args)
+    if args.pull_secrets and secrets:
+        session.credentials.add_auths(_pull_secret_auths(args, secrets))
     if snapshot.images:  # a dump with resolved platforms: those are used, the registry only for the rest
         from kubectl_win.images.service import recorded_resolver
 
@@ -136,11 +144,17 @@ def _workload_report(args: Any, builds: list, target: Any, resolver: Any):  # ty
 def _snapshot(args: Any):  # type: ignore[no-untyped-def]
     """The snapshot to check (manifests, a dump or the live cluster) and each workload's labels, for -l."""
     from kubectl_win.doctor.snapshot import SnapshotBuilder
+    from kubectl_win.manifests import pod_templates
 
     labels: dict[tuple[str, str, str], dict[str, str]] = {}
+    secrets: set[tuple[str, str]] = set()  # (namespace, name) of imagePullSecrets
 
     def keep(obj: dict[str, Any]) -> None:
         meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        for template in pod_templates(obj):
+            for entry in template.spec.get("imagePullSecrets") or []:
+                if isinstance(entry, dict) and entry.get("name"):
+                    secrets.add((str(meta.get("namespace") or ""), str(entry["name"])))
         found = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
         labels[(str(meta.get("namespace") or ""), str(obj.get("kind") or ""), str(meta.get("name") or ""))] = {
             str(k): str(v) for k, v in found.items()}
@@ -160,7 +174,7 @@ def _snapshot(args: Any):  # type: ignore[no-untyped-def]
         snapshot = builder.build()
         if problems and not snapshot.workloads:
             raise InputError(problems[0])
-        return snapshot, labels
+        return snapshot, labels, secrets
     if args.from_dump:
         from kubectl_win.doctor.dump import read_dump
 
@@ -171,7 +185,37 @@ def _snapshot(args: Any):  # type: ignore[no-untyped-def]
 
         namespace = None if args.all_namespaces else args.namespace
         _read_live(DoctorOptions(kube_flags=KubeFlags.from_args(args), namespace=namespace), builder)
-    return builder.build(), labels
+    return builder.build(), labels, secrets
+
+
+def _pull_secret_auths(args: Any, secrets: set[tuple[str, str]]) -> dict[str, Any]:
+    """The `auths` of the workloads' pull secrets (kubernetes.io/dockerconfigjson or dockercfg); a Secret that
+    cannot be read is passed over (its images are then read with the other credentials)."""
+    import base64
+    import json
+
+    from kubectl_win.kube import ApiError, KubeFlags, connect
+    from kubectl_win.registry.credentials import auths_from_pull_secret
+
+    out: dict[str, Any] = {}
+    with connect(KubeFlags.from_args(args)) as cluster:
+        for namespace, name in sorted(secrets):
+            try:
+                secret = cluster.get_object("secrets", name, namespace or None)
+            except ApiError:
+                continue
+            data = secret.get("data") if isinstance(secret.get("data"), dict) else {}
+            raw = data.get(".dockerconfigjson") or data.get(".dockercfg")
+            if not raw:
+                continue
+            try:
+                decoded = json.loads(base64.b64decode(raw))
+            except (ValueError, TypeError):
+                continue
+            if isinstance(decoded, dict):
+                for host, entry in auths_from_pull_secret(decoded).items():
+                    out.setdefault(host, entry)
+    return out
 
 
 def _select(workloads: list, labels: dict, selector: str) -> list:  # type: ignore[type-arg]

@@ -38,6 +38,7 @@ class registry_session:  # noqa: N801 - used as a context manager, named like on
             credentials = CredentialStore.from_environment()
         except CredentialError as exc:
             raise UsageError(str(exc)) from None
+        self.credentials = credentials
         options = RegistryOptions(ca_files=tuple(args.registry_ca or ()), insecure=tuple(args.insecure_registry or ()),
                                   mirrors=mirrors, per_registry=args.concurrency, budget=args.registry_timeout)
         try:

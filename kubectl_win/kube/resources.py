@@ -46,6 +46,7 @@ RESOURCES: tuple[ResourceInfo, ...] = (
     ResourceInfo("", "v1", "services", "Service", True, ("svc",)),
     ResourceInfo("", "v1", "endpoints", "Endpoints", True, ("ep",)),
     ResourceInfo("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
+    ResourceInfo("", "v1", "secrets", "Secret", True),
     ResourceInfo("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
     ResourceInfo("", "v1", "replicationcontrollers", "ReplicationController", True, ("rc",)),
     ResourceInfo("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, ()),

@@ -84,6 +84,12 @@ class CredentialStore:
             raise CredentialError(f"{path} is not a JSON object")
         return cls(config, extra_auths, str(path), environ)
 
+    def add_auths(self, auths: Mapping[str, Any]) -> None:
+        """More `auths` entries (a pull secret's), consulted before config.json; the first one per host wins."""
+        for key, value in auths.items():
+            self._extra.setdefault(normalise_host(key), value)
+        self._cache.clear()
+
     def lookup(self, registry: str) -> Credential | None:
         host = normalise_host(registry)
         if host not in self._cache:

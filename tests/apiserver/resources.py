@@ -52,6 +52,7 @@ RESOURCES: tuple[Resource, ...] = (
     Resource("", "v1", "services", "service", "Service", True, ("svc",), ("all",)),
     Resource("", "v1", "endpoints", "endpoints", "Endpoints", True, ("ep",)),
     Resource("", "v1", "configmaps", "configmap", "ConfigMap", True, ("cm",)),
+    Resource("", "v1", "secrets", "secret", "Secret", True),
     Resource("", "v1", "serviceaccounts", "serviceaccount", "ServiceAccount", True, ("sa",)),
     Resource("", "v1", "replicationcontrollers", "replicationcontroller", "ReplicationController", True,
              ("rc",), ("all",), field_labels=("status.replicas",)),
