@@ -155,6 +155,17 @@ def test_plain_http_only_for_insecure_registries(plain_registry, tmp_path) -> No
     assert result.error is None and result.digest == plain_registry.seeded["lib"]["multi-docker"]
 
 
+def test_an_ipv6_literal_registry(tmp_path) -> None:
+    from tests.registry.server import RegistryServer
+
+    with RegistryServer(tmp_path / "v6", tls=False, ipv6=True) as registry:
+        digest = registry.push_image("lib/app", "1", "windows", "amd64", WINDOWS_BUILDS[1])
+        with client_for(registry, tmp_path, insecure=(registry.host,)) as client:
+            result = client.resolve(parse_reference(f"{registry.host}/lib/app:1"))
+    assert registry.host.startswith("[::1]:")
+    assert result.error is None and result.digest == digest and result.platforms[0].os_version == WINDOWS_BUILDS[1]
+
+
 def test_one_fetch_per_digest_per_run(plain_registry, tmp_path) -> None:
     digest = plain_registry.seeded["lib"]["multi-oci"]
     refs = [f"{plain_registry.host}/lib/multi:oci", f"{plain_registry.host}/lib/multi:oci",

@@ -59,9 +59,9 @@ def digest_of(data: bytes) -> str:
 
 
 class RegistryServer:
-    def __init__(self, workdir: Path, auth: str = "none", tls: bool = True) -> None:
+    def __init__(self, workdir: Path, auth: str = "none", tls: bool = True, ipv6: bool = False) -> None:
         self.workdir = Path(workdir)
-        self.auth, self.tls = auth, tls
+        self.auth, self.tls, self.ipv6 = auth, tls, ipv6
         self.port = 0
         self.host = ""
         self.ca_cert: Path | None = None
@@ -74,12 +74,13 @@ class RegistryServer:
         binary = builder.build("registry")["registry"]
         self.workdir.mkdir(parents=True, exist_ok=True)
         self.port = _free_port()
-        self.host = f"localhost:{self.port}"
+        self.host = f"[::1]:{self.port}" if self.ipv6 else f"localhost:{self.port}"
         config: dict[str, Any] = {
             "version": 0.1,
             "log": {"level": "warn", "accesslog": {"disabled": True}},
             "storage": {"filesystem": {"rootdirectory": str(self.workdir / "data")}, "delete": {"enabled": True}},
-            "http": {"addr": f"127.0.0.1:{self.port}", "secret": "kubectl-win-test"},
+            "http": {"addr": f"[::1]:{self.port}" if self.ipv6 else f"127.0.0.1:{self.port}",
+                     "secret": "kubectl-win-test"},
             "validation": {"manifests": {"indexes": {"platforms": "none"},
                                          "urls": {"allow": [r"^https://mcr\.microsoft\.com/"]}}},
         }
@@ -149,7 +150,7 @@ class RegistryServer:
         if self.tls:
             context = ssl.create_default_context(cafile=str(self.ca_cert))
             return http.client.HTTPSConnection("localhost", self.port, context=context, timeout=30)
-        return http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
+        return http.client.HTTPConnection("::1" if self.ipv6 else "127.0.0.1", self.port, timeout=30)
 
     def _auth_header(self, repository: str) -> dict[str, str]:
         if self.auth == "htpasswd":
