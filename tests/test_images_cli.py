@@ -49,8 +49,10 @@ def test_single_manifests_and_hyperv(plain_registry, clean_env) -> None:
     assert result.exit_code == 0
     verdicts = result.json["images"][0]["verdicts"]
     assert verdicts[0]["verdict"] == "hyperv-only" and "runhcs-wcow-hypervisor" in verdicts[0]["reason"]
+    digest = plain_registry.seeded["lib"]["ltsc2019-only"]
     assert verdicts[1] == {"build": "ltsc2019", "verdict": "runs", "variant": WINDOWS_BUILDS[0],
-                           "reason": f"windows/amd64 {WINDOWS_BUILDS[0]} runs under process isolation on 10.0.17763"}
+                           "reason": f"windows/amd64 {WINDOWS_BUILDS[0]} ({digest[:19]}) runs under process "
+                                     "isolation on 10.0.17763"}
 
 
 def test_the_table_names_the_chosen_variant(plain_registry, clean_env) -> None:

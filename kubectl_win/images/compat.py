@@ -34,6 +34,10 @@ class Platform:
         text = f"{self.os}/{self.architecture}" + (f"/{self.variant}" if self.variant else "")
         return f"{text} {self.os_version}" if self.os_version else text
 
+    def entry(self) -> str:
+        """The name and the short digest: the entry a node would pull."""
+        return f"{self.name()} ({self.digest[:19]})" if self.digest else self.name()
+
     def to_dict(self) -> dict[str, str | None]:
         return {"os": self.os, "architecture": self.architecture, "osVersion": self.os_version or None}
 
@@ -148,12 +152,12 @@ def decide(platforms: Sequence[Platform], host: HostBuild, architecture: str = "
     if host_process and _rule()["host_process"]["any_build"]:
         chosen = max(mine, key=lambda p: p.os_version)
         return Verdict(RUNS, chosen.os_version or None, chosen.digest or None,
-                       f"{chosen.name()} runs as a HostProcess container (the node's build is not matched)")
+                       f"{chosen.entry()} runs as a HostProcess container (the node's build is not matched)")
     matching = [p for p in mine if process_compatible(host, p.os_version)]
     if matching:
         # The runtime's preference order: the greatest os.version string first (stable among equals).
         chosen = max(matching, key=lambda p: p.os_version)
-        reason = f"{chosen.name()} runs under process isolation on {host.version}"
+        reason = f"{chosen.entry()} runs under process isolation on {host.version}"
         rule = _rule()["process_isolation"]
         if (chosen.os_version and host.revision is not None and host.build < int(rule["revision_must_match_below"])
                 and (_image_version(chosen.os_version) or (0, 0, 0, None))[3] != host.revision):
