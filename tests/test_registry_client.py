@@ -242,6 +242,18 @@ def test_retry_after_is_honoured_and_a_long_one_gives_up(tmp_path) -> None:
     assert broken.error.startswith(f"{faults.host} answered 500; gave up after 3 retries")
 
 
+def test_wrong_shapes_from_a_registry_are_reasons_not_tracebacks(tmp_path) -> None:
+    with FaultRegistry() as faults:
+        with client_for(None, tmp_path, insecure=(faults.host,)) as client:
+            results = {name: client.resolve(parse_reference(f"{faults.host}/{name}/app:1"))
+                       for name in ("garbage", "list", "weird", "schema1")}
+    assert results["garbage"].error == f"{faults.host} answered the manifest request with something that is not JSON"
+    assert results["list"].error == "the registry answered with something that is not a manifest"
+    assert results["weird"].error == "a platform's os.version is not a string (list)"
+    assert results["schema1"].error == ("unsupported manifest media type "
+                                        "'application/vnd.docker.distribution.manifest.v1+prettyjws'")
+
+
 def test_a_basic_realm_is_a_label_not_a_url(tmp_path) -> None:
     with FaultRegistry() as faults:
         config = {"auths": {faults.host: {"auth": base64.b64encode(b"u:p").decode()}}}

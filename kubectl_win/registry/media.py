@@ -49,7 +49,7 @@ def is_ignored_entry(entry: dict[str, Any]) -> bool:
     annotations = entry.get("annotations") or {}
     if any(annotations.get(key) == value for key, value in rule["annotations"].items()):
         return True
-    platform = entry.get("platform") or {}
+    platform = entry.get("platform") if isinstance(entry.get("platform"), dict) else {}
     return f"{platform.get('os', '')}/{platform.get('architecture', '')}" in rule["platforms"]
 
 
@@ -84,5 +84,11 @@ def config_platform(config: Any, manifest_digest: str) -> Platform:
 
 
 def _platform(data: dict[str, Any], digest: str) -> Platform:
-    return Platform(str(data.get("os") or ""), str(data.get("architecture") or ""),
-                    str(data.get("os.version") or ""), str(data.get("variant") or ""), digest)
+    values = []
+    for key in ("os", "architecture", "os.version", "variant"):
+        value = data.get(key)
+        if value is not None and not isinstance(value, str):
+            # A runtime cannot decode such a manifest either: say so rather than guess.
+            raise ManifestError(f"a platform's {key} is not a string ({type(value).__name__})")
+        values.append(value or "")
+    return Platform(*values, digest)

@@ -53,6 +53,18 @@ class FaultRegistry:
                     self._send(429, b'{"errors":[{"code":"TOOMANYREQUESTS"}]}', headers={"Retry-After": "3600"})
                 elif repo == "broken":
                     self._send(500, b"oops")
+                elif repo == "garbage":
+                    self._send(200, b"\x00not json at all", INDEX["mediaType"])
+                elif repo == "list":
+                    self._send(200, b'[1, 2, 3]', "application/json")
+                elif repo == "weird":
+                    weird = {"schemaVersion": 2, "mediaType": INDEX["mediaType"],
+                             "manifests": [1, None, {"platform": "x"}, {"digest": "sha256:1", "platform": {
+                                 "os": "windows", "architecture": "amd64", "os.version": ["no"]}}]}
+                    self._send(200, json.dumps(weird).encode(), INDEX["mediaType"])
+                elif repo == "schema1":
+                    self._send(200, b'{"schemaVersion": 1, "name": "x"}',
+                               "application/vnd.docker.distribution.manifest.v1+prettyjws")
                 elif repo == "basic" and self.headers.get("Authorization") != "Basic dTpw":
                     self._send(401, b'{"errors":[{"code":"UNAUTHORIZED"}]}',
                                headers={"WWW-Authenticate": 'Basic realm="Registry Realm"'})
