@@ -277,6 +277,9 @@ class RegistryClient:
                         self._token_generation[(host, scope)] = self._token_generation.get((host, scope), 0) + 1
                 if challenge.scheme == "bearer" and challenge.scope:
                     scope = challenge.scope if ref.repository in challenge.scope else scope
+                if challenge.scheme == "basic" and self._credential(ref, host) is None:
+                    raise Failure(f"unauthorized: {host} wants a username and password for {ref.repository} "
+                                  f"and none is configured (docker login {host}, or DOCKER_CONFIG)")
                 authorised_once = True
                 continue
             if response.status in (429, 503) or 500 <= response.status < 600:
