@@ -23,8 +23,8 @@ IDS = [f"{i:02d}-{e['class']}" for i, e in enumerate(CORPUS)]
 
 
 def test_the_corpus_is_big_and_varied_and_every_entry_has_a_source() -> None:
-    assert len(CORPUS) >= 60
-    assert len({e["class"] for e in CORPUS}) >= 25
+    assert len(CORPUS) >= 135
+    assert len({e["class"] for e in CORPUS}) >= 45
     for entry in CORPUS:
         assert entry["url"].startswith("https://github.com/"), entry
         assert entry["message"] and entry["where"] in WHERE, entry
