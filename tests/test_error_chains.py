@@ -126,3 +126,22 @@ def test_the_rules_refer_to_known_checks_operations_and_components() -> None:
         assert set(rule.get("operations") or ()) <= operations, rule
         assert set(rule.get("components") or ()) <= components, rule
         assert rule.get("operations") or rule.get("components") or rule.get("codes"), rule
+
+
+def test_doctor_deep_reads_node_logs_through_the_structural_matcher() -> None:
+    from kubectl_win.doctor.deep import scan_lines
+
+    lines = ["I0423 06:10:13.641898    7636 kubelet.go:1] starting",
+             "E0423 06:10:14.109208    7636 perfcounter_nodestats.go:171] Unable to get cpu perf counter data; err: "
+             "unable to collect data from counter. Error code is 800007d6",
+             "E0423 06:10:19.030905    7636 perfcounter_nodestats.go:171] Unable to get cpu perf counter data; err: "
+             "unable to collect data from counter. Error code is 800007d6",
+             'E0930 20:21:31.218007 5020 handler.go:321] HTTP InternalServerError serving /stats/summary: Internal '
+             'Error: failed to list pod stats: failed to list all container stats: rpc error: code = Unknown desc = '
+             'hcsshim::OpenComputeSystem 46527a: A virtual machine or container with the specified identifier does '
+             'not exist.']
+    found = {f.id: f for f in scan_lines("win-0", "kubelet", lines)}
+    assert set(found) == {"symptom-kubelet-perf-counters", "symptom-kubelet-stats"}
+    assert "2x in the last hour" in found["symptom-kubelet-perf-counters"].message
+    assert "0x800007D6 = PDH_NO_DATA" in found["symptom-kubelet-perf-counters"].message
+    assert "lodctr /R" in found["symptom-kubelet-perf-counters"].hint

@@ -23,6 +23,8 @@ from kubectl_win.wincodes import Decoded, find_codes
 
 GENERIC_RUNTIME = "windows-runtime-error"
 GENERIC_CODE = "windows-error-code"
+UNRECOGNISED = "windows-warning-unrecognised"
+GENERIC = frozenset({GENERIC_RUNTIME, GENERIC_CODE, UNRECOGNISED})  # fallbacks: they never recognise a message
 WHERE = ("events", "waiting", "terminated", "condition", "log")
 
 # Text only the Windows container stack produces: hcsshim/HCS, HNS/HCN, Win32 system-call failures
@@ -130,6 +132,13 @@ def match(message: str, reason: str = "", where: str = "events") -> Match | None
     if codes:
         return Match(GENERIC_CODE, "the message carries a Windows error code", "", codes, generic=True)
     return None
+
+
+def unrecognised(message: str) -> Match:
+    """The fallback for a Windows warning nothing claims: reported (info) with every code the message carries,
+    also the ones it names only by their text, so nothing Windows-related is silently dropped."""
+    return Match(UNRECOGNISED, "no catalogue entry or error-chain rule recognises this Windows warning", "",
+                 structure.parse(message).codes if message else (), generic=True)
 
 
 def cause(check: str) -> str:
