@@ -187,6 +187,7 @@ class PodGroup:
     target: Target = field(default_factory=lambda: Target(None, False))
     containers: tuple[Container, ...] = ()
     host_process: bool = False
+    lint: tuple[Any, tuple[Any, ...]] | None = None  # (Kubernetes version, explain's findings), linted early
 
 
 @dataclass(frozen=True, slots=True)
@@ -414,6 +415,11 @@ class SnapshotBuilder:
             group_index = len(self._groups)
             group = PodGroup(reduced, on_windows, target=target, containers=containers_of(spec, "spec"),
                              host_process=is_host_process(spec))
+            if self.server_version is not None:
+                from kubectl_win.doctor.checks.pods import lint_group, version_of
+
+                version = version_of(self.server_version)
+                group.lint = (version, tuple(lint_group(reduced, on_windows, version)))
             self._groups.append(group)
             if group_key is not None:
                 self._group_index[group_key] = group_index
