@@ -27,7 +27,11 @@ from kubectl_win.collect import redact, script
 from kubectl_win.errors import KubectlWinError, UsageError
 
 APP = "kubectl-win-collect"
-STREAM_GRACE = 30.0  # past the node's budget: tar and the transfer itself
+STREAM_GRACE = 30.0  # past the node's budget: tar and the transfer itself (less for a short budget)
+
+
+def grace(budget: float) -> float:
+    return min(STREAM_GRACE, max(2.0, budget))
 
 
 @dataclass
@@ -224,7 +228,7 @@ def collect_node(cluster: Any, node: dict[str, Any], options: CollectOptions, po
     name = str((node.get("metadata") or {}).get("name"))
     started = time.monotonic()
     result = NodeResult(name)
-    deadline = int(options.timeout + options.budget + STREAM_GRACE + 60)
+    deadline = int(options.timeout + options.budget + grace(options.budget) + 60)
     live = LiveOptions(node=name, namespace=options.namespace, image=options.image, timeout=options.timeout,
                        poll_interval=options.poll_interval, app=APP, purpose="collect", deadline=deadline)
     try:
@@ -278,7 +282,7 @@ def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
         target_from_args,
     )
 
-    params = script.stdin_line(script.parameters(options.log_bytes, options.cap_bytes, options.budget))
+    params = script.stdin(script.parameters(options.log_bytes, options.cap_bytes, options.budget))
     path = f"/api/v1/namespaces/{options.namespace}/pods/{pod}/exec"
     target = target_from_args(cluster.websocket_args(path, exec_query(script.command(), "collect", stdin=True)))
     limit = options.cap_bytes + (16 << 20)  # the archive of at most cap bytes, plus tar's overhead
@@ -292,7 +296,7 @@ def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
         timed_out.set()
         stream.abort()
 
-    watchdog = threading.Timer(options.budget + STREAM_GRACE, expire)
+    watchdog = threading.Timer(options.budget + grace(options.budget), expire)
     watchdog.daemon = True
     watchdog.start()
     stdout, stderr = bytearray(), bytearray()
@@ -323,14 +327,14 @@ def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
     except ExecError as exc:
         if timed_out.is_set():
             raise CollectError(f"the collection on {node} did not finish within its time budget "
-                               f"({options.budget:g}s + {STREAM_GRACE:g}s); raise --budget") from None
+                               f"({options.budget:g}s + {grace(options.budget):g}s); raise --budget") from None
         raise CollectError(f"the collection on {node} was cut off: {exc}") from None
     finally:
         watchdog.cancel()
         stream.abort()
     if timed_out.is_set():
         raise CollectError(f"the collection on {node} did not finish within its time budget "
-                           f"({options.budget:g}s + {STREAM_GRACE:g}s); raise --budget")
+                           f"({options.budget:g}s + {grace(options.budget):g}s); raise --budget")
     error_text = " ".join(stderr.decode("utf-8", "replace").split())[:300]
     if not status.success:
         raise CollectError(f"the collection script on {node} failed: {error_text or status.message or status.reason}")

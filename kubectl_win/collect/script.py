@@ -1,10 +1,12 @@
 # ruff: noqa: E501 - the PowerShell keeps one statement per line
 """The PowerShell `kubectl win collect` runs in a HostProcess pod on each node: one fixed script, no user text.
 
-The script is a constant, sent as -EncodedCommand (so no quoting rules apply). What it needs to know (the
-log size, the node's size cap and time budget, and the lists of knowledge/collect.yaml: log files, event
-logs, config files, what is never collected, the redaction patterns) reaches it as one JSON line on stdin,
-which it reads as data: values are only ever compared, opened or tested, never run or spliced into code.
+The script is a constant. The command line carries a fixed loader (-EncodedCommand, so no quoting rules
+apply) that pins the script's SHA-256; stdin carries, line 1, what the script needs to know (the log size,
+the node's size cap and time budget, and the lists of knowledge/collect.yaml: log files, event logs, config
+files, what is never collected, the redaction patterns) as JSON, read as data: values are only ever
+compared, opened or tested, never run or spliced into code; line 2, the script itself, which the loader
+runs only if its hash matches.
 
 It writes nothing to stdout but one tar.gz stream (tar.exe, inbox since Windows Server 2019) of a folder:
 `manifest.json` (every item: its command, outcome, seconds, bytes; what was left out and why), `hns.json`
@@ -28,11 +30,11 @@ FORMAT = "kubectl-win-node/1"
 MARKER = "# kubectl-win collect script, " + FORMAT
 
 SCRIPT = MARKER + r"""
-# Parameters arrive as one JSON line on stdin; stdout carries only the tar.gz of what was collected.
+# The loader read the parameters (one JSON line on stdin); stdout carries only the tar.gz of what was collected.
 $ErrorActionPreference = 'Stop'
 $ProgressPreference = 'SilentlyContinue'
 $started = Get-Date
-$p = [Console]::In.ReadLine() | ConvertFrom-Json
+$p = $kwinParameters | ConvertFrom-Json
 $utf8 = New-Object System.Text.UTF8Encoding $false
 $temp = [System.IO.Path]::GetTempPath()
 Get-ChildItem -Path $temp -Filter 'kubectl-win-collect-*' -ErrorAction SilentlyContinue |
@@ -292,24 +294,29 @@ def stdin_line(params: dict[str, Any]) -> bytes:
     return json.dumps(params, ensure_ascii=True, separators=(",", ":")).encode("ascii") + b"\n"
 
 
-# The script is longer than a Windows command line can carry encoded (32767 characters), so the command line
-# holds this fixed loader and the script gzip-compressed in it (deterministic: no name, no time stamp).
-LOADER = MARKER + """ (loader): the script, gzip-compressed, run in this scope.
-$z = [Convert]::FromBase64String('__PAYLOAD__')
-$g = New-Object System.IO.Compression.GZipStream((New-Object System.IO.MemoryStream(, $z)), [System.IO.Compression.CompressionMode]::Decompress)
-$r = New-Object System.IO.StreamReader($g, (New-Object System.Text.UTF8Encoding $false))
-. ([scriptblock]::Create($r.ReadToEnd()))
+# The script is too long for a command line (32767 characters on Windows, less through proxies in front of
+# API servers), so the command line holds this fixed loader: it reads the parameters (stdin line 1) and the
+# script (line 2, base64 of UTF-8), and runs the script only if its SHA-256 is the one written into the loader.
+LOADER = MARKER + """ (loader): runs the script on stdin line 2 only if its SHA-256 is __SHA256__
+$ErrorActionPreference = 'Stop'
+$kwinParameters = [Console]::In.ReadLine()
+$kwinScript = [Convert]::FromBase64String([Console]::In.ReadLine())
+$kwinHash = [BitConverter]::ToString([Security.Cryptography.SHA256]::Create().ComputeHash($kwinScript)).Replace('-', '')
+if ($kwinHash -ne '__SHA256__') {
+    [Console]::Error.WriteLine('kubectl-win collect: the script received is not the one the command pins'); exit 9
+}
+. ([scriptblock]::Create((New-Object System.Text.UTF8Encoding $false).GetString($kwinScript)))
 """
 
 
-def payload() -> str:
-    import gzip
+def sha256() -> str:
+    import hashlib
 
-    return base64.b64encode(gzip.compress(SCRIPT.encode("utf-8"), compresslevel=9, mtime=0)).decode("ascii")
+    return hashlib.sha256(SCRIPT.encode("utf-8")).hexdigest().upper()
 
 
 def loader() -> str:
-    return LOADER.replace("__PAYLOAD__", payload())
+    return LOADER.replace("__SHA256__", sha256())
 
 
 def command() -> list[str]:
@@ -319,12 +326,17 @@ def command() -> list[str]:
             "-InputFormat", "None", "-EncodedCommand", encoded]
 
 
+def stdin(params: dict[str, Any]) -> bytes:
+    """Line 1 the parameters (JSON), line 2 the script (base64 of its UTF-8)."""
+    return stdin_line(params) + base64.b64encode(SCRIPT.encode("utf-8")) + b"\n"
+
+
 def show(params: dict[str, Any]) -> str:
     """--show-script: the script as it runs, how it travels, and the stdin line it reads."""
     head = ("# What `kubectl win collect` runs on each node, as NT AUTHORITY\\SYSTEM in a HostProcess pod.\n"
             "# It travels as: powershell.exe -NoLogo -NoProfile -NonInteractive -ExecutionPolicy Bypass -InputFormat None\n"
             "#   -EncodedCommand <this loader, UTF-16LE base64>:\n"
-            + "".join(f"#     {line}\n" for line in LOADER.replace("__PAYLOAD__", "<the script below, gzip, base64>")
-                      .splitlines()) + "\n")
-    return head + SCRIPT + "\n# stdin (one JSON line, read as data by the script above):\n# " + \
-        stdin_line(params).decode("ascii")
+            + "".join(f"#     {line}\n" for line in loader().splitlines())
+            + "# stdin line 2 is the script below, base64 of its UTF-8; stdin line 1 its parameters, read as data:\n"
+            + "#     " + stdin_line(params).decode("ascii") + "\n")
+    return head + SCRIPT
