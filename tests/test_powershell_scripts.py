@@ -6,11 +6,15 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
+import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from kubectl_win.collect import script as collect_script
+from kubectl_win.commands.port_forward import show_script as port_forward_show
 from kubectl_win.completion.scripts import script as completion_script
 from kubectl_win.hns import script as hns_script
 from kubectl_win.portforward.relays import powershell as relays
@@ -38,6 +42,9 @@ SENT = {
     "relay [fe80::1%12]:443": lambda: decoded(relays.PWSH.command("fe80::1%12", 443)),
     "relay web.shop.svc:80": lambda: decoded(relays.PWSH_FULL_PATH.command("web.shop.svc.cluster.local", 80)),
     **{f"mux relay {r.argv_template[0]}": (lambda r=r: decoded(r.mux_argv)) for r in RELAYS},
+    "port-forward --show-script": lambda: port_forward_show(SimpleNamespace(relay="powershell", mux="auto")),
+    "port-forward --show-script --mux off": lambda: port_forward_show(SimpleNamespace(
+        relay="pwsh", mux="off", remote_host="::1", ports=["8080:80", "9443:443/tcp"])),
     "completion powershell": lambda: completion_script("powershell"),
     "completion powershell (Windows)": lambda: completion_script("powershell", windows=True),
     "completions/kubectl-win.ps1": lambda: (ROOT / "completions" / "kubectl-win.ps1").read_text(encoding="utf-8"),
@@ -98,3 +105,15 @@ def test_the_collect_command_holds_no_user_text() -> None:
 
 def test_the_collect_script_embeds_the_hns_script_unchanged() -> None:
     assert hns_script.SCRIPT.strip("\n") in collect_script.SCRIPT
+
+
+def test_port_forward_shows_the_relay_it_would_send_without_a_cluster(tmp_path: Path) -> None:
+    result = subprocess.run([sys.executable, "-m", "kubectl_win", "port-forward", "--relay", "powershell", "--mux",
+                             "off", "--show-script", "pod/web", "8080:80", "--kubeconfig", str(tmp_path / "none")],
+                            cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert relays.relay_script("127.0.0.1", 80).rstrip() in result.stdout
+    assert relays.PROBE_SCRIPT in result.stdout
+    wrong = subprocess.run([sys.executable, "-m", "kubectl_win", "port-forward", "--relay", "bash", "--show-script"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert wrong.returncode == 2 and "add --relay powershell or --relay pwsh" in wrong.stderr
