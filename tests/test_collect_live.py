@@ -137,6 +137,19 @@ def test_partial_failures_and_a_node_past_its_budget(cluster, tmp_path: Path) ->
     assert kubelet.ours() == []
 
 
+def test_stray_console_output_before_the_archive_is_dropped(cluster, tmp_path: Path) -> None:  # noqa: ANN001
+    apiserver, settings, kubelet = cluster
+    stray = tmp_path / "stray.tar.gz"
+    stray.write_bytes(b"WARNING: The names of some imported commands include unapproved verbs.\r\n" +
+                      Path(settings.collect_archives["win-a"][0]).read_bytes())
+    settings.collect_archives["win-a"] = (str(stray), 0.0, 0)
+    out = tmp_path / "bundle.tar.gz"
+    result = collect(apiserver, "win-a", "-o", str(out))
+    assert result.returncode == 0, result.stderr
+    entry = json.loads(members(out)["bundle.json"])["nodes"]["win-a"]
+    assert "hns.json" in entry["collected"] and "72 bytes before the archive on stdout were dropped" in entry["stderr"]
+
+
 def test_an_existing_bundle_stays_unless_forced(cluster, tmp_path: Path) -> None:  # noqa: ANN001
     apiserver, _, kubelet = cluster
     out = tmp_path / "bundle.tar.gz"

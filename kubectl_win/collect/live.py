@@ -27,6 +27,7 @@ from kubectl_win.collect import redact, script
 from kubectl_win.errors import KubectlWinError, UsageError
 
 APP = "kubectl-win-collect"
+GZIP_MAGIC = b"\x1f\x8b\x08"
 STREAM_GRACE = 30.0  # past the node's budget: tar and the transfer itself (less for a short budget)
 
 
@@ -335,6 +336,10 @@ def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
     if timed_out.is_set():
         raise CollectError(f"the collection on {node} did not finish within its time budget "
                            f"({options.budget:g}s + {grace(options.budget):g}s); raise --budget")
+    start = stdout.find(GZIP_MAGIC, 0, 1 << 16)
+    if start > 0 and _is_text(stdout[:start]):  # a stray line a cmdlet wrote to the console before the archive
+        stderr += b" (%d bytes before the archive on stdout were dropped)" % start
+        del stdout[:start]
     error_text = " ".join(stderr.decode("utf-8", "replace").split())[:300]
     if not status.success:
         raise CollectError(f"the collection script on {node} failed: {error_text or status.message or status.reason}")
@@ -430,3 +435,11 @@ def _as_list(value: Any) -> list[Any]:
     if value is None:
         return []
     return value if isinstance(value, list) else [value]
+
+
+def _is_text(data: bytes | bytearray) -> bool:
+    try:
+        return bytes(data).decode("utf-8").isprintable() or all(c.isprintable() or c in "\r\n\t" for c in
+                                                                 bytes(data).decode("utf-8"))
+    except UnicodeDecodeError:
+        return False

@@ -32,7 +32,11 @@ MARKER = "# kubectl-win collect script, " + FORMAT
 SCRIPT = MARKER + r"""
 # The loader read the parameters (one JSON line on stdin); stdout carries only the tar.gz of what was collected.
 $ErrorActionPreference = 'Stop'
+# Nothing but the archive may reach stdout: the console host writes these streams there.
 $ProgressPreference = 'SilentlyContinue'
+$WarningPreference = 'SilentlyContinue'
+$VerbosePreference = 'SilentlyContinue'
+$InformationPreference = 'SilentlyContinue'
 $started = Get-Date
 $p = $kwinParameters | ConvertFrom-Json
 $utf8 = New-Object System.Text.UTF8Encoding $false
@@ -94,7 +98,8 @@ function Save-Item([string]$Name, [string]$File, [scriptblock]$Block, [string]$K
     if ($Source) { $entry.source = $Source }
     try {
         $ErrorActionPreference = 'Continue'
-        $text = (& $Block 2>&1 | ForEach-Object { "$_" }) -join "`r`n"
+        $global:LASTEXITCODE = 0
+        $text = (& $Block *>&1 | ForEach-Object { "$_" }) -join "`r`n"
         $entry.exitCode = $LASTEXITCODE
         $written = Write-Part $File $text $Kind
         $entry.outcome = 'ok'
@@ -143,7 +148,9 @@ function Save-File([string]$Name, [string]$File, [string]$Path, [string]$Kind) {
     try {
         $text = Read-Tail $Path ([long]$p.logBytes)
         $why = $null
-        foreach ($pattern in $p.neverContent) { if ($text -match $pattern) { $why = 'credential content' } }
+        if ($Kind -eq 'config') {
+            foreach ($pattern in $p.neverContent) { if ($text -match $pattern) { $why = 'credential content' } }
+        }
         if ($why) {
             $entry.outcome = 'left out'
             $null = $leftOut.Add([ordered]@{ path = $Path; reason = $why })
