@@ -150,6 +150,33 @@ def test_stray_console_output_before_the_archive_is_dropped(cluster, tmp_path: P
     assert "hns.json" in entry["collected"] and "72 bytes before the archive on stdout were dropped" in entry["stderr"]
 
 
+def test_a_node_sending_more_than_its_cap_is_cut_off(cluster, tmp_path: Path) -> None:  # noqa: ANN001
+    apiserver, settings, kubelet = cluster
+    flood = tmp_path / "flood.tar.gz"
+    flood.write_bytes(b"\x1f\x8b\x08" + os.urandom(3 << 20))
+    settings.collect_archives["win-b"] = (str(flood), 0.0, 0)
+    out = tmp_path / "bundle.tar.gz"
+    result = collect(apiserver, "win-a", "win-b", "-o", str(out), "--size-cap", "1")
+    assert result.returncode == 1, result.stderr
+    nodes = json.loads(members(out)["bundle.json"])["nodes"]
+    assert nodes["win-b"]["errors"] == ["the collection on win-b sent more than its size cap (1 MiB); stopped"]
+    assert nodes["win-a"]["collected"] and kubelet.ours() == []
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    ((), "error: name the bundle to write: -o bundle.tar.gz\n"),
+    (("-o", "."), "error: -o .: is a folder; name the bundle file (bundle.tar.gz)\n"),
+    (("-o", "/nonexistent/b.tar.gz"), "error: -o /nonexistent/b.tar.gz: folder /nonexistent does not exist\n"),
+    (("-o", "b.tar.gz", "--parallel", "0"), None),
+])
+def test_bad_arguments_are_one_line(cluster, args: tuple[str, ...], message: str | None) -> None:  # noqa: ANN001
+    apiserver, _, kubelet = cluster
+    result = collect(apiserver, "win-a", *args)
+    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert message is None or result.stderr == message
+    assert kubelet.seen == []
+
+
 def test_an_existing_bundle_stays_unless_forced(cluster, tmp_path: Path) -> None:  # noqa: ANN001
     apiserver, _, kubelet = cluster
     out = tmp_path / "bundle.tar.gz"
@@ -162,7 +189,7 @@ def test_an_existing_bundle_stays_unless_forced(cluster, tmp_path: Path) -> None
     assert "bundle.json" in members(out) and stat.S_IMODE(out.stat().st_mode) == 0o600
 
 
-@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM, signal.SIGHUP])  # SIGHUP: the console closed
 def test_interrupted_mid_run_deletes_every_pod_and_writes_nothing(cluster, tmp_path: Path, signum: int) -> None:  # noqa: ANN001
     apiserver, settings, kubelet = cluster
     for node in NODES:

@@ -31,6 +31,11 @@ GZIP_MAGIC = b"\x1f\x8b\x08"
 STREAM_GRACE = 30.0  # past the node's budget: tar and the transfer itself (less for a short budget)
 
 
+def archive_limit(cap_bytes: int) -> int:
+    """What a node may send: its files (at most the cap; gzip only shrinks them) plus tar's headers."""
+    return cap_bytes + max(1 << 20, cap_bytes // 16)
+
+
 def grace(budget: float) -> float:
     return min(STREAM_GRACE, max(2.0, budget))
 
@@ -286,7 +291,7 @@ def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
     params = script.stdin(script.parameters(options.log_bytes, options.cap_bytes, options.budget))
     path = f"/api/v1/namespaces/{options.namespace}/pods/{pod}/exec"
     target = target_from_args(cluster.websocket_args(path, exec_query(script.command(), "collect", stdin=True)))
-    limit = options.cap_bytes + (16 << 20)  # the archive of at most cap bytes, plus tar's overhead
+    limit = archive_limit(options.cap_bytes)
     timed_out = threading.Event()
     try:
         stream = ExecStream.open(target, connect_timeout=options.timeout, read_timeout=None)
@@ -380,7 +385,7 @@ def _add_node(writer: bundles.BundleWriter, result: NodeResult, options: Collect
         return entry
     try:
         node = bundles.read_tar(result.archive, f"the archive from {result.node}",
-                                max_total=options.cap_bytes + (16 << 20))
+                                max_total=archive_limit(options.cap_bytes))
     except KubectlWinError as exc:
         entry["errors"].append(str(exc))
         return entry
