@@ -115,6 +115,27 @@ def test_node_facts_the_api_does_not_show(tmp_path: Path, cluster_dump: bytes) -
     assert disks == [("win-a", "error"), ("win-b", "warning")]
 
 
+MIRRORS = """
+[plugins."io.containerd.grpc.v1.cri".registry.mirrors."docker.io"]
+  endpoint = ["https://mirror.registry.local"]
+"""
+
+
+def test_registry_mirrors_in_the_deprecated_settings(tmp_path: Path, cluster_dump: bytes) -> None:
+    deprecated, conflicting = node_files("win-a"), node_files("win-b")
+    deprecated["config/containerd/config.toml"] = CONTAINERD_CONFIG + MIRRORS
+    conflicting["config/containerd/config.toml"] = CONTAINERD_CONFIG.replace(
+        '[plugins."io.containerd.grpc.v1.cri".registry.configs', '[plugins."io.containerd.grpc.v1.cri".registry]\n'
+        '  config_path = "C:\\\\Program Files\\\\containerd\\\\certs.d"\n'
+        '[plugins."io.containerd.grpc.v1.cri".registry.configs') + MIRRORS
+    report = doctor_json(make_bundle(tmp_path, cluster_dump, {"win-a": deprecated, "win-b": conflicting}))
+    found = {f["object"]["name"]: f for f in by_id(report, "bundle-registry-mirrors")}
+    assert found["win-a"]["severity"] == "info" and found["win-b"]["severity"] == "error"
+    assert "docker.io -> https://mirror.registry.local" in found["win-a"]["message"]
+    assert "config_path is set too" in found["win-b"]["message"]
+    assert found["win-a"]["line"] == 7 and found["win-a"]["file"] == "nodes/win-a/config/containerd/config.toml"
+
+
 def test_a_healthy_bundle_adds_nothing_to_the_cluster_checks(tmp_path: Path, cluster_dump: bytes) -> None:
     healthy = {"win-a": node_files("win-a"), "win-b": node_files("win-b")}
     for files in healthy.values():

@@ -130,4 +130,6 @@ def render(result: Any, env: Env) -> None:
     line = f"wrote {result.path}: {len(result.nodes) - len(failed)} of {len(result.nodes)} nodes collected"
     if failed:
         line += f" (failed: {', '.join(failed)}; bundle.json says why)"
-    env.stdout.write(line + f"; read it with kubectl win doctor --from-bundle {result.path}\n")
+    import shlex
+
+    env.stdout.write(line + f"; read it with kubectl win doctor --from-bundle {shlex.quote(result.path)}\n")

@@ -3,8 +3,9 @@
 The cluster checks run on cluster.json (a --save-dump); per node, hns's checks on hns.json against the
 cluster; every line of the node's logs and event logs goes through the symptom matcher (klog, logfmt and
 event text made readable by collect.loglines), attributed to the node or to the pod the line names; and
-the node facts the API does not show: containerd's sandbox image against the node's build, excluded port
-ranges against what its load balancers need, free disk, and what could not be collected. Every finding
+the node facts the API does not show: containerd's sandbox image against the node's build, its registry
+mirrors, excluded port ranges against what its load balancers need, free disk, and what could not be
+collected. Every finding
 from a node's files says which file (and line) it came from: in the message as "(bundle: FILE:LINE)", and
 in Finding.file/line.
 """
@@ -146,6 +147,7 @@ def _node(bundle: Bundle, node: str, entry: dict[str, Any], view: Any, build: in
     for member in bundle.under(f"{folder}/logs") + bundle.under(f"{folder}/events"):
         result.findings.extend(scan_file(node, member, bundle.text(member)))
     result.findings.extend(sandbox_image(bundle, node, folder, build))
+    result.findings.extend(registry_mirrors(bundle, node, folder))
     result.findings.extend(excluded_ports(bundle, node, folder, state))
     result.findings.extend(free_disk(bundle, node, folder))
 
@@ -251,6 +253,43 @@ def sandbox_image(bundle: Bundle, node: str, folder: str, build: int | None) -> 
                 image_build=f"{named.name} ({built_for})" if named else f"build {built_for}",
                 node_build=f"{running.name} ({build})" if running else f"build {build}"))
     return out
+
+
+def registry_mirrors(bundle: Bundle, node: str, folder: str) -> list[Finding]:
+    """Mirrors in the CRI plugin's registry table: deprecated, and fatal next to config_path."""
+    import tomllib
+
+    out = []
+    for member in bundle.under(f"{folder}/config/containerd"):
+        text = bundle.text(member)
+        try:
+            doc = tomllib.loads(text)
+        except (tomllib.TOMLDecodeError, ValueError):
+            continue
+        for registry in _registry_tables(doc):
+            mirrors = registry.get("mirrors")
+            if not isinstance(mirrors, dict) or not mirrors:
+                continue
+            listed = ", ".join(f"{name} -> {' '.join(map(str, (m or {}).get('endpoint') or ())) or '?'}"
+                               for name, m in sorted(mirrors.items()) if isinstance(m, dict))
+            both = bool(registry.get("config_path"))
+            conflict = ("; config_path is set too, so the CRI plugin refuses the configuration and containerd runs "
+                        "without it" if both else "; they are deprecated in favour of config_path and hosts.toml")
+            line = next((n for n, row in enumerate(text.splitlines(), 1) if ".mirrors" in row), None)
+            out.append(bundle_finding("bundle-registry-mirrors", ObjectRef("v1", "Node", None, node),
+                                      "containerd.registry.mirrors", member, line,
+                                      severity="error" if both else None, node=node, mirrors=listed or "?",
+                                      conflict=conflict))
+    return out
+
+
+def _registry_tables(doc: Any) -> list[dict[str, Any]]:
+    """Every `registry` table under a CRI plugin (io.containerd.grpc.v1.cri, io.containerd.cri.v1.images)."""
+    plugins = doc.get("plugins") if isinstance(doc, dict) else None
+    if not isinstance(plugins, dict):
+        return []
+    return [p["registry"] for name, p in plugins.items()
+            if "cri" in str(name) and isinstance(p, dict) and isinstance(p.get("registry"), dict)]
 
 
 def _os_build(bundle: Bundle, folder: str) -> int | None:
