@@ -147,9 +147,11 @@ def _check_report_path(args: Any) -> None:
         if args.force:
             raise UsageError("--force only applies to --report PATH")
         return
-    for other in (args.from_dump, args.save_dump, args.from_bundle):
+    for other in (args.from_dump, args.save_dump):
         if other and os.path.abspath(other) == os.path.abspath(args.report):
-            raise UsageError("--report must name another file than --from-dump/--save-dump/--from-bundle")
+            raise UsageError("--report must name another file than --from-dump/--save-dump")
+    if args.from_bundle and os.path.abspath(args.from_bundle) == os.path.abspath(args.report):
+        raise UsageError("--report must name another file than --from-bundle")
     if os.path.isdir(args.report):
         raise UsageError(f"--report {args.report}: is a directory")
     folder = os.path.dirname(os.path.abspath(args.report))
