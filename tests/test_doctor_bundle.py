@@ -8,7 +8,6 @@ import io
 import json
 import os
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from typing import Any
@@ -19,14 +18,15 @@ from kubectl_win.collect.bundle import BUNDLE_FORMAT, read_folder, read_tar
 from kubectl_win.collect.live import CollectOptions, NodeResult, write_bundle
 from kubectl_win.errors import InputError
 from tests.bundle_fixtures import CONTAINERD_CONFIG, node_archive, node_files
+from tests.clirun import CliResult, run_cli
 from tests.hns_scenarios import FIXTURES, SCENARIOS
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def kwin(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "kubectl_win", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+def kwin(*args: str) -> CliResult:
+    """The real entry point, in-process (the same parsing, output and exit status as the command)."""
+    return run_cli(*args)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +53,7 @@ def make_bundle(folder: Path, cluster_dump: bytes, nodes: dict[str, dict[str, An
 
 def doctor_json(bundle: Path, *args: str) -> dict[str, Any]:
     result = kwin("doctor", "--from-bundle", str(bundle), "-o", "json", "--fail-on", "never", *args)
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     return json.loads(result.stdout)
 
 
@@ -167,7 +167,7 @@ def test_a_folder_bundle_and_the_html_report(tmp_path: Path, cluster_dump: bytes
     assert doctor_json(folder)["findings"] == doctor_json(bundle)["findings"]
     page = tmp_path / "report.html"
     result = kwin("doctor", "--from-bundle", str(bundle), "--report", str(page), "--fail-on", "never")
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     html = page.read_text()
     assert "bundle b.tar.gz" in html and "symptom-os-build-mismatch" in html
     assert "nodes/win-a/logs/kubelet.log:3" in html
@@ -177,19 +177,19 @@ def test_a_folder_bundle_and_the_html_report(tmp_path: Path, cluster_dump: bytes
                                              ("--kubeconfig", "k"), ("--save-dump", "y.json")])
 def test_from_bundle_does_not_mix_with_other_sources(tmp_path: Path, flag: str, value: str | None) -> None:
     result = kwin("doctor", "--from-bundle", str(tmp_path / "b.tar.gz"), flag, *([value] if value else []))
-    assert result.returncode == 2 and result.stderr.count("\n") == 1 and flag in result.stderr, result.stderr
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and flag in result.stderr, result.stderr
 
 
 def test_not_a_bundle_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "junk.tar.gz").write_bytes(b"not a tar")
     junk = kwin("doctor", "--from-bundle", str(tmp_path / "junk.tar.gz"))
-    assert junk.returncode == 2 and junk.stderr.startswith(f"error: {tmp_path / 'junk.tar.gz'}: not a tar archive")
+    assert junk.exit_code == 2 and junk.stderr.startswith(f"error: {tmp_path / 'junk.tar.gz'}: not a tar archive")
     (tmp_path / "other").mkdir()
     (tmp_path / "other" / "bundle.json").write_text('{"format": "someone-else/2"}')
     other = kwin("doctor", "--from-bundle", str(tmp_path / "other"))
-    assert other.returncode == 2 and "unsupported bundle format 'someone-else/2'" in other.stderr
+    assert other.exit_code == 2 and "unsupported bundle format 'someone-else/2'" in other.stderr
     missing = kwin("doctor", "--from-bundle", str(tmp_path / "nope.tar.gz"))
-    assert missing.returncode == 2 and "no such file or folder" in missing.stderr
+    assert missing.exit_code == 2 and "no such file or folder" in missing.stderr
 
 
 # -- reading hostile bundles ----------------------------------------------------------------------------------
