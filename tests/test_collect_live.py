@@ -23,6 +23,7 @@ from kubectl_win.collect.live import APP
 from kubectl_win.hns.live import APP_LABEL
 from tests.apiserver.exec import settings_for
 from tests.bundle_fixtures import node_archive, node_files
+from tests.clirun import CliResult, run_cli
 from tests.hns_scenarios import cluster_items
 from tests.powershell_grammar import parse_errors
 from tests.test_hns_live import FakeKubelet
@@ -70,9 +71,9 @@ def archive(folder: Path, node: str, **kw) -> str:  # noqa: ANN003
     return str(path)
 
 
-def collect(apiserver, *args: str, **kw) -> subprocess.CompletedProcess[str]:  # noqa: ANN001, ANN003
-    return subprocess.run([sys.executable, "-m", "kubectl_win", "collect", *args, "--kubeconfig",
-                           str(apiserver.kubeconfig)], cwd=ROOT, capture_output=True, text=True, timeout=120, **kw)
+def collect(apiserver, *args: str) -> CliResult:  # noqa: ANN001
+    """The real entry point, in-process; the tests of signals run the command as a process."""
+    return run_cli("collect", *args, "--kubeconfig", str(apiserver.kubeconfig))
 
 
 def members(path: Path) -> dict[str, bytes]:
@@ -84,7 +85,7 @@ def test_three_nodes_make_one_bundle_and_every_pod_goes(cluster, tmp_path: Path)
     apiserver, settings, kubelet = cluster
     out = tmp_path / "bundle.tar.gz"
     result = collect(apiserver, *NODES, "-o", str(out), "--log-size", "5", "--size-cap", "64", "--budget", "120")
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     assert f"wrote {out}: 3 of 3 nodes collected" in result.stdout
     assert stat.S_IMODE(out.stat().st_mode) == 0o600
     listing = subprocess.run(["tar", "-tzf", str(out)], capture_output=True, text=True, check=True).stdout.split()
@@ -125,7 +126,7 @@ def test_partial_failures_and_a_node_past_its_budget(cluster, tmp_path: Path) ->
     settings.collect_archives["win-c"] = ("/dev/null", 0.0, 1)  # the script fails
     out = tmp_path / "bundle.tar.gz"
     result = collect(apiserver, "--all-windows", "-o", str(out), "--budget", "1")
-    assert result.returncode == 1, result.stderr
+    assert result.exit_code == 1, result.stderr
     assert "2 of 3" not in result.stdout and "1 of 3 nodes collected (failed: win-b, win-c" in result.stdout
     header = json.loads(members(out)["bundle.json"])
     assert header["nodes"]["win-a"]["collected"]
@@ -145,7 +146,7 @@ def test_stray_console_output_before_the_archive_is_dropped(cluster, tmp_path: P
     settings.collect_archives["win-a"] = (str(stray), 0.0, 0)
     out = tmp_path / "bundle.tar.gz"
     result = collect(apiserver, "win-a", "-o", str(out))
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     entry = json.loads(members(out)["bundle.json"])["nodes"]["win-a"]
     assert "hns.json" in entry["collected"] and "72 bytes before the archive on stdout were dropped" in entry["stderr"]
 
@@ -157,7 +158,7 @@ def test_a_node_sending_more_than_its_cap_is_cut_off(cluster, tmp_path: Path) ->
     settings.collect_archives["win-b"] = (str(flood), 0.0, 0)
     out = tmp_path / "bundle.tar.gz"
     result = collect(apiserver, "win-a", "win-b", "-o", str(out), "--size-cap", "1")
-    assert result.returncode == 1, result.stderr
+    assert result.exit_code == 1, result.stderr
     nodes = json.loads(members(out)["bundle.json"])["nodes"]
     assert nodes["win-b"]["errors"] == ["the collection on win-b sent more than its size cap (1 MiB); stopped"]
     assert nodes["win-a"]["collected"] and kubelet.ours() == []
@@ -172,7 +173,7 @@ def test_a_node_sending_more_than_its_cap_is_cut_off(cluster, tmp_path: Path) ->
 def test_bad_arguments_are_one_line(cluster, args: tuple[str, ...], message: str | None) -> None:  # noqa: ANN001
     apiserver, _, kubelet = cluster
     result = collect(apiserver, "win-a", *args)
-    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
     assert message is None or result.stderr == message
     assert kubelet.seen == []
 
@@ -182,10 +183,10 @@ def test_an_existing_bundle_stays_unless_forced(cluster, tmp_path: Path) -> None
     out = tmp_path / "bundle.tar.gz"
     out.write_text("keep me")
     result = collect(apiserver, "win-a", "-o", str(out))
-    assert result.returncode == 2 and result.stderr == f"error: {out} already exists (use --force to overwrite)\n"
+    assert result.exit_code == 2 and result.stderr == f"error: {out} already exists (use --force to overwrite)\n"
     assert out.read_text() == "keep me" and kubelet.seen == []
     forced = collect(apiserver, "win-a", "-o", str(out), "--force")
-    assert forced.returncode == 0, forced.stderr
+    assert forced.exit_code == 0, forced.stderr
     assert "bundle.json" in members(out) and stat.S_IMODE(out.stat().st_mode) == 0o600
 
 
@@ -227,7 +228,7 @@ def test_a_second_run_sweeps_what_a_killed_run_left(cluster, tmp_path: Path) -> 
     apiserver.store.put({**left, "status": {"phase": "Failed", "reason": "DeadlineExceeded"}}, kubelet.pods)
     settings.collect_archives["win-a"] = (settings.collect_archives["win-a"][0], 0.0, 0)
     again = collect(apiserver, "win-a", "-o", str(tmp_path / "second.tar.gz"))
-    assert again.returncode == 0, again.stderr
+    assert again.exit_code == 0, again.stderr
     assert kubelet.ours() == [] and list(tmp_path.glob("first*")) == [] and list(tmp_path.glob(".first*")) == []
 
 
@@ -236,7 +237,7 @@ def test_pod_security_rejection_says_how_to_proceed(cluster, tmp_path: Path) -> 
     apiserver.put({"apiVersion": "v1", "kind": "Namespace", "metadata": {
         "name": "kube-system", "labels": {"pod-security.kubernetes.io/enforce": "baseline"}}})
     result = collect(apiserver, "win-a", "win-b", "-o", str(tmp_path / "b.tar.gz"))
-    assert result.returncode == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
     assert "Pod Security in namespace kube-system does not allow HostProcess pods" in result.stderr
     assert "kubectl label namespace kubectl-win-debug pod-security.kubernetes.io/enforce=privileged" in result.stderr
     assert kubelet.seen == [] and list(tmp_path.glob("*b.tar.gz*")) == [tmp_path / "win-b.tar.gz"]
@@ -246,17 +247,19 @@ def test_selectors_pick_windows_nodes_only(cluster, tmp_path: Path) -> None:  # 
     apiserver, _, kubelet = cluster
     out = tmp_path / "b.tar.gz"
     result = collect(apiserver, "-l", "kubernetes.io/hostname in (win-a,ctrl)", "-o", str(out))
-    assert result.returncode == 0, result.stderr
+    assert result.exit_code == 0, result.stderr
     header = json.loads(members(out)["bundle.json"])
     assert list(header["nodes"]) == ["win-a"] and header["notWindows"] == ["ctrl"]
     linux = collect(apiserver, "ctrl", "-o", str(tmp_path / "c.tar.gz"))
-    assert linux.returncode == 2 and linux.stderr == "error: node ctrl runs linux; collect gathers from Windows nodes\n"
+    assert linux.exit_code == 2 and linux.stderr == "error: node ctrl runs linux; collect gathers from Windows nodes\n"
     both = collect(apiserver, "win-a", "--all-windows", "-o", str(tmp_path / "d.tar.gz"))
-    assert both.returncode == 2 and "one of the three" in both.stderr
+    assert both.exit_code == 2 and "one of the three" in both.stderr
 
 
 def test_show_script_contacts_no_cluster_and_is_valid_powershell(tmp_path: Path) -> None:
-    result = subprocess.run([sys.executable, "-m", "kubectl_win", "collect", "--show-script", "--log-size", "7",
+    probe = ("import sys; from kubectl_win.cli import main; code = main(sys.argv[1:]); "
+             "assert 'kubernetes' not in sys.modules, 'the Kubernetes client was imported'; sys.exit(code)")
+    result = subprocess.run([sys.executable, "-c", probe, "collect", "--show-script", "--log-size", "7",
                              "--kubeconfig", str(tmp_path / "missing")], cwd=ROOT, capture_output=True, text=True,
                             timeout=60)
     assert result.returncode == 0, result.stderr

@@ -94,7 +94,7 @@ def collect(flags: Any, options: CollectOptions, say: Callable[[str], None] | No
         with tempfile.TemporaryDirectory(prefix="kubectl-win-collect-") as staging:
             cluster_json = os.path.join(staging, "cluster.json")
             say("reading the cluster for cluster.json")
-            _save_cluster(flags, cluster_json)
+            _save_cluster(cluster, cluster_json)
             results = collect_nodes(cluster, nodes, options, say)
             with open(cluster_json, "rb") as handle:
                 cluster_bytes = handle.read()
@@ -125,10 +125,20 @@ def choose_nodes(cluster: Any, options: CollectOptions) -> tuple[list[dict[str, 
     return windows, others if options.selector else []
 
 
-def _save_cluster(flags: Any, path: str) -> None:
-    from kubectl_win.doctor.service import DoctorOptions, take_snapshot
+def _save_cluster(cluster: Any, path: str) -> None:
+    """What doctor --save-dump writes, read over the connection already open."""
+    from kubectl_win.doctor.collect import collect as read_cluster
+    from kubectl_win.doctor.dump import DumpWriter
+    from kubectl_win.doctor.snapshot import SnapshotBuilder
 
-    take_snapshot(DoctorOptions(scope="cluster", save_dump=path, kube_flags=flags))
+    writer = DumpWriter(path)
+    builder = SnapshotBuilder(sink=writer.write)
+    try:
+        read_cluster(cluster, builder, "cluster", None, None)
+    except BaseException:
+        writer.abort()
+        raise
+    writer.finish(builder.header())
 
 
 def collect_nodes(cluster: Any, nodes: list[dict[str, Any]], options: CollectOptions,
