@@ -134,7 +134,9 @@ function Read-Tail([string]$Path, [long]$Bytes) {
 
 function Test-Never([string]$Path) {
     foreach ($rule in $p.never) {
-        if ($Path -eq $rule.path -or $Path.StartsWith($rule.path + '\')) { return $rule.reason }
+        if ($Path -eq $rule.path -or $Path.StartsWith($rule.path + '\', [StringComparison]::OrdinalIgnoreCase)) {
+            return $rule.reason
+        }
     }
     $leaf = Split-Path -Leaf $Path
     foreach ($pattern in $p.neverNames) { if ($leaf -like $pattern) { return 'credential file name' } }
@@ -306,8 +308,10 @@ def stdin_line(params: dict[str, Any]) -> bytes:
 # script (line 2, base64 of UTF-8), and runs the script only if its SHA-256 is the one written into the loader.
 LOADER = MARKER + """ (loader): runs the script on stdin line 2 only if its SHA-256 is __SHA256__
 $ErrorActionPreference = 'Stop'
-$kwinParameters = [Console]::In.ReadLine()
-$kwinScript = [Convert]::FromBase64String([Console]::In.ReadLine())
+# Raw stdin, as the port-forward relays read it (-InputFormat None leaves it to the script).
+$kwinIn = New-Object System.IO.StreamReader([Console]::OpenStandardInput(), (New-Object System.Text.UTF8Encoding $false))
+$kwinParameters = $kwinIn.ReadLine()
+$kwinScript = [Convert]::FromBase64String($kwinIn.ReadLine())
 $kwinHash = [BitConverter]::ToString([Security.Cryptography.SHA256]::Create().ComputeHash($kwinScript)).Replace('-', '')
 if ($kwinHash -ne '__SHA256__') {
     [Console]::Error.WriteLine('kubectl-win collect: the script received is not the one the command pins'); exit 9
