@@ -220,6 +220,16 @@ CASES = [
          lambda: base(event(("Pod", "shop", "web-1"), "FailedCreatePodSandBox", "rpc error: context canceled",
                             host="win-0")),
          ("(on win-0, 4x)", "spec.nodeName=win-0", "Get-HnsEndpoint")),
+    Case("windows-warning-unrecognised",
+         lambda: base(*[event(("Pod", "shop", "web-1"), "FailedCreatePodSandBox",
+                              'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network '
+                              'for sandbox "3f2a": plugin type="exotic-cni" failed (add): The RPC server is '
+                              'unavailable.', host="win-0", count=n) for n in (2, 3)]),
+         lambda: base(event(("Pod", "shop", "api-1"), "FailedCreatePodSandBox",
+                            'Failed to create pod sandbox: plugin type="exotic-cni" failed (add): The RPC server is '
+                            'unavailable.', host="linux-0", count=2)),
+         ("(on win-0, 5x)", "0x6BA = RPC_S_SERVER_UNAVAILABLE",
+          "The error chain reads: sandbox via cni, cni:exotic-cni")),
     Case("symptom-wincat-missing",
          lambda: base(event(("Pod", "shop", "web-1"), "FailedPortForward",
                             "unable to do port forwarding: wincat not found", host="win-0")),

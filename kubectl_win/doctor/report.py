@@ -25,6 +25,7 @@ class DoctorReport:
     service_ports: int = 0
     services_read: bool = False
     hns: list[dict[str, Any]] | None = None  # doctor --deep: one hns section per inspected Windows node
+    locations: bool = False  # findings carry the file and line they came from (doctor --from-bundle)
 
     @classmethod
     def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
@@ -46,7 +47,7 @@ class DoctorReport:
             "scope": self.scope,
             "cluster": {"serverVersion": self.server_version},
             "nodes": [node_dict(n) for n in nodes],
-            "findings": [f.to_dict(location=False, shell=shell) for f in self.findings],
+            "findings": [f.to_dict(location=self.locations, shell=shell) for f in self.findings],
             "summary": self.summary(),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
             **({"hns": {"nodes": self.hns}} if self.hns is not None else {}),

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from kubectl_win import builds
-from kubectl_win.doctor import fixes, symptoms
+from kubectl_win.doctor import fixes, structure, symptoms
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
@@ -33,8 +33,9 @@ def _node_conditions(snapshot: Snapshot) -> list[Finding]:
     for node in snapshot.windows_nodes:
         if node.ready is not False or not node.ready_message:
             continue
-        found = symptoms.match(node.ready_message, node.ready_reason, "condition")
-        if found is None or found.generic:
+        found = symptoms.match(node.ready_message, node.ready_reason, "condition") or \
+            symptoms.unrecognised(node.ready_message)
+        if found.generic and found.check != symptoms.UNRECOGNISED:
             continue
         event = EventRecord(found.check, node.ref, node.ready_reason or "NotReady", node.ready_message, node.name,
                             1, codes=found.codes)
@@ -67,10 +68,16 @@ def _template_fix(event: EventRecord, pod: PodRecord | None, node_name: str) -> 
                   "pod": f"{pod.namespace}/{pod.name}" if pod else owner.display()}
         return fix_from_template(template, values)
     hints = [f"{c.hex}: {c.hint}" for c in event.codes if c.hint]
+    logs = ("Read the containerd and kubelet logs on the node (kubectl win logs, or Get-WinEvent on the node) "
+            "around the time of the message.")
+    if event.check == symptoms.UNRECOGNISED:
+        chain = structure.parse(event.message, event.reason)
+        if chain.operation or chain.components:
+            hints.insert(0, f"The error chain reads: {chain.describe()}")
+        return Fix(note="; ".join([*hints, logs]))
     if hints:
         return Fix(note="; ".join(hints))
-    return Fix(note="Read the containerd and kubelet logs on the node (kubectl win logs, or Get-WinEvent on the "
-                    "node) around the time of the message.")
+    return Fix(note=logs)
 
 
 def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) -> Fix:  # type: ignore[no-untyped-def]
