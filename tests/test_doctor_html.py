@@ -255,3 +255,21 @@ def test_live_cluster_report_matches_the_json_report(apiserver, tmp_path: Path) 
     assert "live cluster" in body and result.json["cluster"]["serverVersion"] in body
     assert all(node["name"] in body for node in result.json["nodes"])
     assert {method for method, _ in apiserver.server.requests} == {"GET"}
+
+
+def test_pools_on_a_retiring_windows_server_are_a_move_table() -> None:
+    from kubectl_win.doctor.html_report import render_html
+    from kubectl_win.doctor.registry import run_checks
+    from kubectl_win.doctor.report import DoctorReport
+    from tests.test_doctor_helpers import node, snapshot_of
+
+    aks = {"kubernetes.azure.com/cluster": "mc_rg_prod", "kubernetes.azure.com/agentpool": "win19"}
+    snapshot = snapshot_of(node("linux-0", os="linux"), node("win-a", build=17763, labels=aks),
+                           node("win-b", build=17763, labels=aks))
+    html = render_html(DoctorReport.build(snapshot, run_checks(snapshot), "cluster"))
+    section = html.split('id="move"', 1)[1].split("</section>", 1)[0]
+    cells = re.findall(r"<td[^>]*>(.*?)</td>", section)
+    assert [re.sub(r"<[^>]+>", "", c) for c in cells[:3]] == ["AKS", "win19", "win-a, win-b"]
+    assert "retired 2026-03-01" in section and "Windows Server 2025 (10.0.26100)" in section
+    assert 'href="#f-' in section and '<a href="#move">' in html
+    assert 'id="move"' not in render_html(DoctorReport.build(snapshot_of(node("win-0")), [], "cluster"))

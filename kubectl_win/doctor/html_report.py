@@ -50,6 +50,7 @@ def render_html(report: DoctorReport, source: str = "", now: datetime | None = N
     sections = [
         _summary(report),
         _node_matrix(report, anchors),
+        _move(report, anchors),
         _hns(report),
         _findings(report, anchors, shell),
         _skipped(report),
@@ -114,6 +115,8 @@ def _logo() -> str:
 
 def _toc(report: DoctorReport) -> str:
     links = [("summary", "Summary"), ("nodes", "Windows nodes")]
+    if _moves(report):
+        links.append(("move", "Windows Server move"))
     if _hns_applies(report):
         links.append(("hns", "HNS load balancers"))
     links.append(("findings", f"Findings ({len(report.findings)})"))
@@ -299,6 +302,55 @@ def _other_nodes(report: DoctorReport) -> str:
         items.append(f'<li><b>{len(names)}</b> × {text(what, 400)}: '
                      f'<span class="names">{text(shown, 20000)}</span></li>')
     return (f'<div class="others">Other nodes ({len(others)}), not Windows:<ul>' + "".join(items) + "</ul></div>\n")
+
+
+# -- the Windows Server move ---------------------------------------------------------------------------
+
+def _moves(report: DoctorReport) -> list[tuple[str, str, int, str, dict[str, Any], list[NodeRecord]]]:
+    """Pools on a Windows Server their platform retired or retires (knowledge/windows_lifecycle.yaml)."""
+    from kubectl_win import lifecycle
+
+    pools: dict[tuple[str, str, int], list[NodeRecord]] = defaultdict(list)
+    for node in report.nodes:
+        where = lifecycle.platform_of(node.labels) if node.windows else None
+        if where is not None and node.build_number is not None:
+            pools[(*where, node.build_number)].append(node)
+    out = []
+    for (platform, pool, number), nodes in sorted(pools.items()):
+        found = lifecycle.retirement(platform, number)
+        if found is not None:
+            out.append((platform, pool, number, found[0], found[1], sorted(nodes, key=lambda n: n.name)))
+    return out
+
+
+def _move(report: DoctorReport, anchors: dict[int, str]) -> str:
+    moves = _moves(report)
+    if not moves:
+        return ""
+    finding_of = {f.object.name: f for f in report.findings if f.id == "windows-os-retiring"}
+    rows = []
+    for platform, pool, number, status, entry, nodes in moves:
+        info = builds.build_of(number)
+        target = builds.resolve_build(str(entry["move_to"]))
+        finding = finding_of.get(nodes[0].name)
+        link = f' <a href="#{anchors[id(finding)]}">finding</a>' if finding is not None else ""
+        when = ("retired " if status == "retired" else "retires ") + str(entry["date"])
+        rows.append(
+            f"<tr><td>{text(platform)}</td><td>{text(pool or '—')}</td>"
+            f"<td>{text(', '.join(n.name for n in nodes), 4000)}</td>"
+            f"<td>{text(info.display() if info else f'build {number}')}</td>"
+            f'<td class="cell-warning">{text(when)}</td>'
+            f"<td>{text(target.display())}{link}</td></tr>\n")
+    return (
+        '<section class="block" id="move">\n<h2>Windows Server move <span class="sub">pools on a retired or '
+        'retiring Windows Server</span></h2>\n'
+        '<div class="scroll"><table class="matrix">\n<thead><tr><th scope="col">Platform</th><th scope="col">Pool</th>'
+        '<th scope="col">Nodes</th><th scope="col">Windows Server</th><th scope="col">Date</th>'
+        '<th scope="col">Move to</th></tr></thead>\n<tbody>\n' + "".join(rows) + "</tbody></table></div>\n"
+        '<p class="muted">Which images block the move: '
+        f"<code>{text('kubectl win images --target-build ' + str(moves[0][4]['move_to']) + ' -A')}</code>.</p>\n"
+        "</section>\n"
+    )
 
 
 # -- HNS load balancers --------------------------------------------------------------------------------
