@@ -168,10 +168,23 @@ def test_a_dump_maps_each_workload_to_the_builds_of_its_nodes(plain_registry, cl
 
     manifests = clean_env / "deploy.yaml"
     manifests.write_text(WORKLOADS.format(host=plain_registry.host))
+    from tests.test_doctor_helpers import deployment_pod
+
     items = [_node("win-2019", "10.0.17763"), _node("win-2025", "10.0.26100")]
     items += [o.obj for o in read_objects([str(manifests)])]
+    web_spec = items[2]["spec"]["template"]["spec"]
+    debug = deployment_pod("web", "x1y2z", dict(web_spec), node="win-2019")
+    debug["spec"]["ephemeralContainers"] = [{"name": "debugger", "image": f"{plain_registry.host}/lib/linux"}]
+    items.append(debug)
     dump = clean_env / "cluster.json"
     dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    result = run_cli("images", "--from-dump", str(dump), "--insecure-registry", plain_registry.host, "-o", "json")
+    assert result.exit_code == 1  # the ephemeral container's Linux-only image
+    web_images = next(w for w in result.json["workloads"] if w["name"] == "web")["images"]
+    debugger = next(i for i in web_images if i["container"] == "debugger")
+    assert debugger["path"] == "spec.ephemeralContainers[0]"
+    assert [v["verdict"] for v in debugger["verdicts"]] == ["no-variant", "no-variant"]
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items[:-1]}))
     result = run_cli("images", "--from-dump", str(dump), "--insecure-registry", plain_registry.host, "-o", "json")
     assert result.exit_code == 0, result.stdout
     workloads = {w["name"]: w for w in result.json["workloads"]}
