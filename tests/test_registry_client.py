@@ -279,6 +279,19 @@ def test_slow_and_dead_registries_end_within_the_budget(tmp_path) -> None:
     assert elapsed < 10
 
 
+def test_what_is_left_after_the_budget_is_unknown(tmp_path) -> None:
+    now = [0.0]
+    with FaultRegistry() as faults:
+        client = client_for(None, tmp_path, insecure=(faults.host,), budget=60.0)
+        client._clock, client._deadline = (lambda: now[0]), 60.0
+        first = client.resolve(parse_reference(f"{faults.host}/ok/one:1"))
+        now[0] = 61.0
+        second = client.resolve(parse_reference(f"{faults.host}/ok/two:1"))
+        client.close()
+    assert first.error is None
+    assert second.error == f"the time budget (60s) ran out before {faults.host} was asked"
+
+
 def test_credentials_are_never_shown(tmp_path) -> None:
     store = CredentialStore({"auths": {"r.example": {"auth": base64.b64encode(b"me:hunter2").decode()}}})
     credential = store.lookup("r.example")
