@@ -152,9 +152,12 @@ def read_text(source: str, stdin: IO[str] | None = None) -> str | Problem:
     if source == "-":
         import sys
 
+        from kubectl_win.console import stdin_bytes
+
         stream = stdin or sys.stdin
         try:
-            return stream.read()
+            raw = stdin_bytes(stream)  # decoded like a file: BOM, UTF-16, UTF-8; not the ANSI code page
+            return stream.read() if raw is None else decode_text(raw, "<stdin>")
         except (OSError, UnicodeDecodeError) as exc:
             return Problem("<stdin>", f"cannot read standard input: {_one_line(exc)}", fatal=True)
     try:
