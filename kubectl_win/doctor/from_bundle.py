@@ -39,7 +39,7 @@ class BundleCheck:
     severity: str
     title: str
     message: str
-    hint: str
+    fix: Any  # a fix template: {commands: [[arg, ...]], note, judgement}
     remediation: str
     source: str
     enforced_by: str | None
@@ -47,7 +47,7 @@ class BundleCheck:
 
 @cache
 def checks() -> dict[str, BundleCheck]:
-    return {e["id"]: BundleCheck(e["id"], e["severity"], e["title"], e["message"], e["hint"], e["remediation"],
+    return {e["id"]: BundleCheck(e["id"], e["severity"], e["title"], e["message"], e["fix"], e["remediation"],
                                  e["source"], e.get("enforced_by")) for e in load("bundle_checks")["checks"]}
 
 
@@ -57,13 +57,13 @@ def sarif_rules() -> dict[str, dict[str, str]]:
 
 def bundle_finding(check_id: str, ref: ObjectRef, path: str, file: str, line: int | None = None,
                    severity: str | None = None, **values: Any) -> Finding:
-    from kubectl_win.doctor.catalog import quoted
+    from kubectl_win.findings import fix_from_template
 
     info = checks()[check_id]
     where = f"{file}:{line}" if line else file
     return Finding(id=check_id, severity=severity or info.severity, object=ref, path=path,
                    message=info.message.format_map({**values, "where": f"bundle: {where}"}),
-                   hint=info.hint.format_map(quoted(values)), file=file, line=line, source=info.source,
+                   fix=fix_from_template(info.fix, values), file=file, line=line, source=info.source,
                    enforced_by=info.enforced_by)
 
 
@@ -181,7 +181,8 @@ def component_of(member: str) -> str:
 def scan_file(node: str, member: str, text: str) -> list[Finding]:
     """One finding per symptom per (node or pod) in the file, naming its first line and how often it came."""
     from kubectl_win.collect.loglines import parse
-    from kubectl_win.doctor.catalog import finding, quoted
+    from kubectl_win.doctor.catalog import finding
+    from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.hns.catalog import finding as hns_finding
     from kubectl_win.wincodes import describe
@@ -208,10 +209,11 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
         ref = ObjectRef("v1", "Pod", pod[0], pod[1]) if pod else node_ref
         flat = " ".join(text_line.split())
         excerpt = (flat if len(flat) <= EXCERPT else flat[:EXCERPT - 1] + "…") + describe(found.codes)
-        values = quoted({"node": node, "namespace": pod[0] if pod else "kube-system", "object": ref.display(),
-                         "pod": pod[1] if pod else node})
-        fix = found.fix.format_map(values) if found.fix else \
-            f"see {member} line {number} in the bundle, and kubectl win logs {node} {component.split()[0]}"
+        values = {"node": node, "namespace": pod[0] if pod else "kube-system", "object": ref.display(),
+                  "pod": pod[1] if pod else node}
+        fix = fix_from_template(found.fix, values) if found.fix else Fix(
+            commands=(("kubectl", "win", "logs", node, component.split()[0]),),
+            note=f"See {member} line {number} in the bundle, and the component's log on the node now.")
         times = f", {count}x" if count > 1 else ""
         where = f" (on {node}, bundle: {member}:{number}{times})"
         try:
