@@ -21,6 +21,7 @@ import pytest
 from tests.apiserver import ApiServer, FaultInjector, Store
 from tests.apiserver.auth import Auth
 from tests.realcluster.fixtures import real_cluster  # noqa: F401 - a fixture
+from tests.registry.fixtures import htpasswd_registry, plain_registry, token_registry  # noqa: F401 - fixtures
 from tests.tools import require_kubectl
 
 # shared/ sits beside the checkout (here and in CI); tests skip when it is absent.

@@ -130,6 +130,23 @@ CASES = [
          lambda: base(*deploy("web", windows_spec("mcr.microsoft.com/windows/servercore:ltsc2022"))),
          ("built for Windows Server 2019 (build 17763)", "runs build 20348",
           '"node.kubernetes.io/windows-build":"10.0.17763"')),
+    Case("windows-os-retiring",
+         lambda: base(win=node("win-0", build=17763, labels={"kubernetes.azure.com/cluster": "mc_rg_prod",
+                                                              "kubernetes.azure.com/agentpool": "win19"})),
+         lambda: base(win=node("win-0", build=26100, labels={"kubernetes.azure.com/cluster": "mc_rg_prod",
+                                                              "kubernetes.azure.com/agentpool": "win25"})),
+         ("AKS pool win19 (win-0) runs Windows Server 2019 (10.0.17763), which AKS retired on 2026-03-01",
+          "Move the pool to Windows Server 2025 (10.0.26100)", "kubectl win images --target-build ltsc2025 -A")),
+    Case("image-no-variant-for-node",
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),
+         ("registry.example.com/web:2 in container app", "node win-0 (build 10.0.20348)",
+          "only newer Windows builds (10.0.26100.1742)", "Rebuild registry.example.com/web:2 for 10.0.20348"),
+         kw={"images": {"registry.example.com/web:2": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.26100.1742", "digest": "sha256:2"}]}}},
+         quiet_kw={"images": {"registry.example.com/web:2": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.26100.1742", "digest": "sha256:2"},
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.2582", "digest": "sha256:3"}]}}}),
     Case("image-build-selector-missing",
          lambda: base(*TWO_BUILDS, *deploy("web", windows_spec("registry.example.com/web:1.0-ltsc2022"), None)),
          lambda: base(*TWO_BUILDS, *deploy("web", windows_spec(
@@ -365,6 +382,19 @@ def test_hostprocess_and_hyperv_pods_are_exempt_from_build_matching() -> None:
     ids = {f.id for f in run(base(hyperv, *deploy("a", windows_spec(image, **HP)),
                                   *deploy("b", windows_spec(image, runtimeClassName="hyperv"))))}
     assert "image-build-mismatch" not in ids
+
+
+def test_a_pool_retiring_within_a_year_is_warned_with_its_date() -> None:
+    import datetime as dt
+
+    from kubectl_win import lifecycle
+
+    assert lifecycle.retirement("AKS", 20348, dt.date(2025, 1, 1)) is None
+    status, entry = lifecycle.retirement("AKS", 20348, dt.date(2026, 12, 1))
+    assert (status, entry["date"], entry["move_to"]) == ("retiring", "2027-03-15", "ltsc2025")
+    assert lifecycle.retirement("AKS", 20348, dt.date(2027, 3, 15))[0] == "retired"
+    assert lifecycle.retirement("GKE", 17763, dt.date(2030, 1, 1)) is None
+    assert lifecycle.platform_of({"cloud.google.com/gke-nodepool": "win"}) == ("GKE", "win")
 
 
 def test_containerd_16_is_info_and_message_says_how_port_forward_works() -> None:

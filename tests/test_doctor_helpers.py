@@ -172,9 +172,10 @@ def runtime_class(name: str, handler: str = "runhcs-wcow-process", **scheduling:
 
 
 def snapshot_of(*objs: dict[str, Any], server: str | None = "v1.31.4", gmsa_served: bool = True,
-                namespace: str | None = None) -> Snapshot:
-    """A snapshot of these objects, as if every resource doctor reads had been listed."""
-    builder = SnapshotBuilder(server_version=server, namespace=namespace)
+                namespace: str | None = None, images: dict[str, Any] | None = None) -> Snapshot:
+    """A snapshot of these objects, as if every resource doctor reads had been listed (`images`: what
+    registries said about image references, as doctor --check-images records it)."""
+    builder = SnapshotBuilder(server_version=server, namespace=namespace, images=dict(images or {}))
     order = {kind: i for i, kind in enumerate(KIND_ORDER)}
     for obj in sorted(objs, key=lambda o: order.get(o["kind"], 99)):
         builder.add(copy.deepcopy(obj))

@@ -7,7 +7,7 @@ from typing import Annotated, Any
 import typer
 
 from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Choice, kube_options, output_option, policy_options, shared
+from kubectl_win.commands.flags import Choice, kube_options, output_option, policy_options, registry_options, shared
 from kubectl_win.env import Env
 
 DESCRIPTION = (
@@ -25,6 +25,7 @@ EXAMPLES = """examples:
   kubectl win doctor --save-dump cluster.json     # read the cluster and keep a dump to share
   kubectl win doctor --from-bundle bundle.tar.gz  # offline, from kubectl win collect: also node logs and HNS
   kubectl win doctor --deep --max-nodes 5         # also HNS and the last hour of node logs, per Windows node
+  kubectl win doctor --check-images               # also read the Windows images' manifest lists from registries
   kubectl win doctor -o sarif --fail-on warning   # for CI
   kubectl win doctor --report doctor.html         # the table here, a self-contained HTML page to share
 
@@ -33,7 +34,7 @@ exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad i
 FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html")
 
 
-@shared(output_option(FORMATS, "table"), policy_options(), kube_options(selector=False))
+@shared(output_option(FORMATS, "table"), policy_options(), registry_options(), kube_options(selector=False))
 def doctor(
     scope: Annotated[str | None, typer.Argument(
         metavar="SCOPE", click_type=Choice(("nodes", "workloads")), show_default=False,
@@ -55,6 +56,10 @@ def doctor(
     deep: Annotated[bool, typer.Option(
         "--deep", help="also look inside each Windows node: HNS through a short-lived HostProcess pod "
                        "(kubectl win hns) and the last hour of kubelet, containerd and kube-proxy logs")] = False,
+    check_images: Annotated[bool, typer.Option(
+        "--check-images", help="also read each Windows workload image's manifest list from its registry and "
+                               "report images with no variant for the nodes they land on (image-no-variant-for-node; "
+                               "kubectl win images has the details). Off by default: doctor stays offline")] = False,
     max_nodes: Annotated[int, typer.Option(
         "--max-nodes", metavar="N", help="--deep inspects at most N Windows nodes (default 10), 4 at a time")] = 10,
     hns_namespace: Annotated[str, typer.Option(
@@ -108,6 +113,12 @@ def run(args: Any, env: Env) -> int:
                             kube_flags=None if args.from_dump or args.from_bundle else _kube_flags(args),
                             namespace=namespace,
                             config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None)
+    session = None
+    if args.check_images and not args.from_bundle:
+        from kubectl_win.commands.registry_session import registry_session
+
+        session = registry_session(args, env)
+        options.images, _ = session.__enter__()
     if args.from_bundle:
         from kubectl_win.doctor.from_bundle import report as bundle_report
 
@@ -120,11 +131,13 @@ def run(args: Any, env: Env) -> int:
         finally:
             if progress is not None:
                 progress.stop()
+            if session is not None:
+                session.__exit__(None, None, None)
     if namespace and (args.from_dump or args.from_bundle):
         allowed = (namespace,) if scope == "workloads" else (None, namespace)
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
     if args.report:
-        _write_report(report, args)
+        _write_report(report, args, env.shell)
     if not (args.report and args.output == "html"):
         _render(report, args.output, env, _source(args))
     return exit_code(report.findings, args.fail_on)
@@ -150,8 +163,7 @@ def _check_output_paths(args: Any) -> None:
         raise UsageError("--no-redact only applies to --save-dump PATH")
     if args.force and not (args.report or args.save_dump):
         raise UsageError("--force only applies to --report PATH and --save-dump PATH")
-    inputs = [("--from-dump", args.from_dump), ("--from-bundle", args.from_bundle),
-              ("--config", args.config)]
+    inputs = [("--from-dump", args.from_dump), ("--from-bundle", args.from_bundle), ("--config", args.config)]
     if args.save_dump:
         check_target(args.save_dump, "--save-dump", force=args.force, inputs=inputs)
     if args.report:
@@ -159,11 +171,11 @@ def _check_output_paths(args: Any) -> None:
                      inputs=[*inputs, ("--save-dump", args.save_dump)])
 
 
-def _write_report(report, args: Any) -> None:  # type: ignore[no-untyped-def]
+def _write_report(report, args: Any, shell: str) -> None:  # type: ignore[no-untyped-def]
     from kubectl_win.doctor.html_report import render_html
     from kubectl_win.sharefile import write_shared
 
-    write_shared(args.report, render_html(report, _source(args)), force=args.force, what="report")
+    write_shared(args.report, render_html(report, _source(args), shell=shell), force=args.force, what="report")
 
 
 def _source(args: Any) -> str:

@@ -11,7 +11,7 @@ from typing import Annotated, Any
 import typer
 
 from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import kube_options, output_option, policy_options, shared
+from kubectl_win.commands.flags import kube_options, output_option, policy_options, registry_options, shared
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
 from kubectl_win.record import field, record
@@ -54,7 +54,7 @@ class ExplainCommand:
     config: str | None = None
 
 
-@shared(output_option(OUTPUTS, "table"), policy_options(), kube_options())
+@shared(output_option(OUTPUTS, "table"), policy_options(), registry_options(), kube_options())
 def explain(
     target: Annotated[list[str] | None, typer.Argument(
         metavar="FIELD | TYPE[/NAME] [NAME]", help="a field path, or live objects to check",
@@ -71,6 +71,14 @@ def explain(
         NEWEST_KNOWN),
     assume_windows: Annotated[bool, typer.Option(
         "--assume-windows", help="check pods that do not target Windows as if they did")] = False,
+    check_images: Annotated[bool, typer.Option(
+        "--check-images", help="with -f: also read each Windows workload image's manifest list from its registry "
+                               "and report images with no variant for --build (default: the build a workload pins "
+                               "with node.kubernetes.io/windows-build)")] = False,
+    build: Annotated[list[str] | None, typer.Option(
+        "--build", metavar="BUILD",
+        help="with --check-images: a Windows build the images must run on (ltsc2022, 10.0.20348; repeatable)")
+    ] = None,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())
@@ -143,6 +151,10 @@ def _looks_like_resource(word: str) -> bool:
 
 def run(args: Any, env: Env) -> int:
     command = complete(args)
+    if (args.check_images or args.build) and command.mode != "files":
+        raise UsageError("--check-images and --build go with -f PATH")
+    if args.build and not args.check_images:
+        raise UsageError("--build goes with --check-images")
     if command.mode == "field":
         return _run_field(command, env)
     if command.mode == "list":
@@ -151,6 +163,8 @@ def run(args: Any, env: Env) -> int:
     from kubectl_win.policy import load_policy
 
     options = ExplainOptions(command.k8s_version, command.assume_windows, load_policy(command.config))
+    if command.mode == "files" and args.check_images:
+        return _run_files_with_images(command, args, options, env)
     if command.mode == "files":
         report = explain_files(command.files, options, env.stdin)
     else:
@@ -163,6 +177,25 @@ def run(args: Any, env: Env) -> int:
     from kubectl_win.findings import exit_code
 
     return exit_code(report.findings, command.fail_on)
+
+
+def _run_files_with_images(command: ExplainCommand, args: Any, options: Any, env: Env) -> int:
+    from kubectl_win.commands.registry_session import registry_session
+    from kubectl_win.explain.render import render_report
+    from kubectl_win.explain.service import explain_files
+    from kubectl_win.findings import exit_code
+    from kubectl_win.images.compat import parse_host
+
+    try:
+        options.builds = tuple(parse_host(b) for b in args.build or ())
+    except ValueError as exc:
+        raise UsageError(f"--build: {exc}") from None
+    with registry_session(args, env) as (resolver, finish):
+        options.images = resolver
+        report = explain_files(command.files, options, env.stdin)
+        finish()
+    render_report(report, command.output, env, live=False)
+    return 2 if report.unreadable else exit_code(report.findings, command.fail_on)
 
 
 def _explain_live(command: ExplainCommand, args: Any, options: Any) -> Any:

@@ -127,3 +127,28 @@ class Integer(click.ParamType):
             return int(value)
         except ValueError:
             self.fail(f"invalid int value: {value!r}", param, ctx)
+
+
+def registry_options() -> list[inspect.Parameter]:
+    """How to reach image registries (images, doctor --check-images); credentials come from DOCKER_CONFIG."""
+    group = [
+        param("registry_ca", Annotated[list[str] | None, typer.Option(
+            "--registry-ca", metavar="FILE",
+            help="also trust this CA bundle for registries (besides the system store and SSL_CERT_FILE; "
+                 "repeatable)")], None),
+        param("insecure_registry", Annotated[list[str] | None, typer.Option(
+            "--insecure-registry", metavar="HOST",
+            help="speak plain HTTP to this registry host[:port] (repeatable)")], None),
+        param("registry_mirror", Annotated[list[str] | None, typer.Option(
+            "--registry-mirror", metavar="REGISTRY=MIRROR",
+            help="read REGISTRY's images from MIRROR first, e.g. docker.io=mirror.local:5000 (repeatable)")], None),
+        param("registry_timeout", Annotated[float, typer.Option(
+            "--registry-timeout", metavar="SECONDS", click_type=Seconds(),
+            help="time budget for all registry reads; what is left unread is unknown (default 60)")], 60.0),
+        param("concurrency", Annotated[int, typer.Option(
+            "--concurrency", metavar="N", click_type=Integer(),
+            help="concurrent requests per registry (default 8)")], 8),
+    ]
+    for parameter in group:
+        parameter.annotation.__metadata__[0].rich_help_panel = "Registries"
+    return group

@@ -12,7 +12,7 @@ from typing import Annotated, Any
 import typer
 
 from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Choice, Integer, kube_options, output_option, param, shared
+from kubectl_win.commands.flags import Choice, Integer, kube_options, output_option, param, registry_options, shared
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
 from kubectl_win.scaffold import options as valid
@@ -91,6 +91,10 @@ def _workload_options(kind: str) -> list[inspect.Parameter]:
             help="also write a Service: ClusterIP|NodePort|LoadBalancer (needs --port)")], None))
     group.append(param("hostprocess", Annotated[bool, typer.Option(
         "--hostprocess", help="HostProcess pod: runs on the host, with host networking")], False))
+    group.append(param("check_image", Annotated[bool, typer.Option(
+        "--check-image", help="read the image's manifest list from its registry: keep the tag when it has a "
+                              "variant for the pinned Windows build, else pick a tag of the repository that has one")],
+        False))
     return group
 
 
@@ -126,7 +130,7 @@ def _workload_command(kind: str) -> Callable[..., int]:
         return invoke(run, {"scaffold_kind": kind, **values})
 
     command.__name__ = command.__qualname__ = kind
-    return shared(_workload_options(kind), _placement_options(), _write_options())(command)
+    return shared(_workload_options(kind), _placement_options(), registry_options(), _write_options())(command)
 
 
 @shared(_placement_options(), _write_options())
@@ -263,9 +267,36 @@ def _run_workload(args: Any, env: Env) -> int:
     from kubectl_win.scaffold.generate import scaffold_workload
 
     opts = workload_options(args)
-    result = scaffold_workload(opts, _nodes(args, opts.placement))
+    nodes = _nodes(args, opts.placement)
+    picked = _check_image(args, opts, nodes, env) if args.check_image else None
+    if picked is not None:
+        import dataclasses
+
+        opts = dataclasses.replace(opts, image=picked[0])
+    result = scaffold_workload(opts, nodes)
+    if picked is not None:
+        (result.warnings if picked[2] else result.notes).insert(0, picked[1])
     _report(result.warnings, result.notes, env)
     return _emit(result.objects, args, env)
+
+
+def _check_image(args: Any, opts: Any, nodes: Any, env: Env) -> tuple[str, str, bool]:
+    from kubectl_win.commands.registry_session import registry_session
+    from kubectl_win.images.compat import parse_host_version
+    from kubectl_win.images.tagpick import pick_tag
+    from kubectl_win.scaffold.placement import windows_placement
+
+    if opts.hostprocess:
+        raise UsageError("--check-image matches an image to a node build; HostProcess images run on any build")
+    build = opts.placement.build or windows_placement(opts.placement, nodes).build
+    if build is None:
+        raise UsageError("--check-image needs the node build: pass --windows-build (or --from-cluster with one build)")
+    session = registry_session(args, env)
+    session.__enter__()
+    try:
+        return pick_tag(session.client, opts.image, parse_host_version(build.version))
+    finally:
+        session.__exit__(None, None, None)
 
 
 def _run_runtime_class(args: Any, env: Env) -> int:

@@ -24,7 +24,7 @@ from kubectl_win.doctor import symptoms
 from kubectl_win.doctor.report import DoctorReport
 from kubectl_win.doctor.snapshot import Skipped, Snapshot
 from kubectl_win.errors import InputError, KubectlWinError
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.knowledge import load
 
 EXCERPT = 240
@@ -39,7 +39,7 @@ class BundleCheck:
     severity: str
     title: str
     message: str
-    fix: Any  # a fix template: {commands: [[arg, ...]], note, judgement}
+    fix: Any  # a fix template (findings.fix_from_template)
     remediation: str
     source: str
     enforced_by: str | None
@@ -57,8 +57,6 @@ def sarif_rules() -> dict[str, dict[str, str]]:
 
 def bundle_finding(check_id: str, ref: ObjectRef, path: str, file: str, line: int | None = None,
                    severity: str | None = None, **values: Any) -> Finding:
-    from kubectl_win.findings import fix_from_template
-
     info = checks()[check_id]
     where = f"{file}:{line}" if line else file
     return Finding(id=check_id, severity=severity or info.severity, object=ref, path=path,
@@ -186,7 +184,6 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
     """One finding per symptom per (node or pod) in the file, naming its first line and how often it came."""
     from kubectl_win.collect.loglines import parse
     from kubectl_win.doctor.catalog import finding
-    from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.hns.catalog import finding as hns_finding
     from kubectl_win.wincodes import describe
@@ -217,7 +214,7 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
                   "pod": pod[1] if pod else node}
         fix = fix_from_template(found.fix, values) if found.fix else Fix(
             commands=(("kubectl", "win", "logs", node, component.split()[0]),),
-            note=f"See {member} line {number} in the bundle, and the component's log on the node now.")
+            note=f"See {member} line {number} in the bundle, and the node's current log.")
         times = f", {count}x" if count > 1 else ""
         where = f" (on {node}, bundle: {member}:{number}{times})"
         try:

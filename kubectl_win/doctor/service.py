@@ -28,6 +28,9 @@ class DoctorOptions:
     config: str | None = None
     progress: Callable[[str, int], None] | None = field(default=None, repr=False)
     deep: Any = None  # kubectl_win.doctor.deep.DeepOptions: also look inside each Windows node
+    # kubectl_win.images.service.Resolver: read the Windows workloads' images from their registries
+    # (--check-images). None: doctor stays offline; a dump's recorded platforms are still used.
+    images: Any = field(default=None, repr=False)
 
 
 def take_snapshot(options: DoctorOptions) -> Snapshot:
@@ -38,6 +41,8 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
             read_dump(options.from_dump, builder)
         else:
             _read_live(options, builder)
+        if options.images is not None:
+            _resolve_images(builder, options.images)
     except BaseException:
         if writer:
             writer.abort()
@@ -45,6 +50,16 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
     if writer:
         writer.finish(builder.header())
     return builder.build()
+
+
+def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:
+    """Record what the registries say about each Windows workload image not recorded yet (a dump may carry some)."""
+    from kubectl_win.images.service import windows_images
+
+    wanted = [image for image in windows_images(builder.build()) if image not in builder.images]
+    if wanted:
+        for image, resolved in resolve(wanted).items():
+            builder.images[image] = resolved.to_record()
 
 
 def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:

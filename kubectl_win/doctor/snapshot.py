@@ -235,6 +235,9 @@ class Snapshot:
     read: frozenset[str]  # resources that were read completely
     skipped: tuple[Skipped, ...]
     namespace: str | None = None  # None: every namespace
+    # Image reference -> what its registry said ({"digest", "platforms": [{os, architecture, osVersion,
+    # digest}]} or {"error"}), when doctor --check-images read registries or a saved dump carries it.
+    images: dict[str, Any] = field(default_factory=dict)
 
     @property
     def windows_nodes(self) -> tuple[NodeRecord, ...]:
@@ -260,6 +263,7 @@ class SnapshotBuilder:
     sink: Callable[[dict[str, Any]], None] | None = None
     namespace: str | None = None
     server_version: str | None = None
+    images: dict[str, Any] = field(default_factory=dict)  # resolved image platforms (see Snapshot.images)
     _nodes: dict[str, NodeRecord] = field(default_factory=dict)
     _pods: list[PodRecord] = field(default_factory=list)
     _groups: list[PodGroup] = field(default_factory=list)
@@ -500,6 +504,7 @@ class SnapshotBuilder:
             read=frozenset(self._read),
             skipped=tuple(self._skipped),
             namespace=self.namespace,
+            images=dict(self.images),
         )
 
     def header(self) -> dict[str, Any]:
@@ -512,6 +517,7 @@ class SnapshotBuilder:
             "gmsaServed": self._gmsa_served,
             "agentsSeen": sorted(self._agents_seen),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self._skipped],
+            **({"images": dict(self.images)} if self.images else {}),
         }
 
     def apply_header(self, header: dict[str, Any]) -> None:
@@ -528,6 +534,9 @@ class SnapshotBuilder:
         for item in _list(header.get("skipped")):
             if isinstance(item, dict):
                 self.skip(_text(item.get("resource")), _text(item.get("reason")))
+        images = header.get("images")
+        if isinstance(images, dict):
+            self.images.update({str(k): v for k, v in images.items() if isinstance(v, dict)})
 
 
 RESOURCE_OF_KIND = {

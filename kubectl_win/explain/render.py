@@ -31,6 +31,10 @@ def render_report(report: ExplainReport, output: str, env: Env, live: bool = Fal
         rules = {
             rule.id: {"description": rule.summary, "help": rule.instead, "source": rule.source} for rule in all_rules()
         }
+        if any(f.id.startswith("image-") for f in report.findings):  # --check-images
+            from kubectl_win.images.lint import RULES
+
+            rules.update(RULES)
         render_sarif(report.findings, rules, env.stdout, shell=env.shell)
         return
     _render_table(report, output == "wide", env, live)

@@ -27,6 +27,8 @@ class ExplainOptions:
     k8s_version: Version = NEWEST_KNOWN
     assume_windows: bool = False
     policy: Policy = field(factory=Policy)
+    images: Any = None  # an images.service Resolver: also read the Windows images from registries (--check-images)
+    builds: tuple[Any, ...] = ()  # HostBuilds to judge images against (default: the build a workload pins)
 
 
 @record
@@ -51,11 +53,18 @@ class ExplainReport:
 def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] | None = None) -> ExplainReport:
     """Lint every pod-bearing object in the files, directories or stdin ('-') given."""
     report = ExplainReport()
+    items = []
     for item in read_objects(paths, stdin, kinds=POD_SPEC_PATHS):
         if isinstance(item, Problem):
             report.problems.append(item)
             continue
         _lint_manifest(item, options, report)
+        items.append(item)
+    if options.images is not None:
+        from kubectl_win.images.lint import image_findings
+
+        report.findings.extend(image_findings(
+            [i for i in items if str(i.obj.get("kind", "")) in POD_SPEC_PATHS], options.builds, options.images))
     return _finish(report, options)
 
 

@@ -1,4 +1,5 @@
-"""python -m tests.realcluster build [--version 1.37] [--krew] | up --version 1.37 --dir DIR | gen-module NAME"""
+"""python -m tests.realcluster build [--version 1.37] [--krew] [--registry] [--crane]
+| up --version 1.37 --dir DIR | gen-module NAME"""
 
 from __future__ import annotations
 
@@ -18,6 +19,8 @@ def main(argv: list[str] | None = None) -> int:
     b = sub.add_parser("build", help="build missing binaries (all of them without options)")
     b.add_argument("--version", action="append", choices=builder.KUBERNETES_MINORS, help="Kubernetes minor")
     b.add_argument("--krew", action="store_true", help="krew and validate-krew-manifest")
+    b.add_argument("--registry", action="store_true", help="the reference container registry (distribution)")
+    b.add_argument("--crane", action="store_true", help="crane (go-containerregistry), the images bench's anchor")
     u = sub.add_parser("up", help="run etcd + kube-apiserver until SIGINT/SIGTERM")
     u.add_argument("--version", required=True, choices=builder.KUBERNETES_MINORS)
     u.add_argument("--dir", required=True, type=Path, help="state directory; DIR/kubeconfig is written")
@@ -28,6 +31,7 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "build":
             components = [f"k8s-{v}" for v in args.version or ()] + (["krew"] if args.krew else [])
+            components += [name for name in ("registry", "crane") if getattr(args, name)]
             for component in components or list(builder.COMPONENTS):
                 for path in builder.build(component).values():
                     print(path)

@@ -29,6 +29,11 @@ APISERVER = "k8s.io/kubernetes/cmd/kube-apiserver"
 ETCD = "go.etcd.io/etcd/server/v3"
 KREW = "sigs.k8s.io/krew/cmd/krew"
 KREW_VALIDATE = "sigs.k8s.io/krew/cmd/validate-krew-manifest"
+# The reference container registry (tests of `kubectl win images`) and crane (the bench's anchor).
+REGISTRY_MODULE = "github.com/distribution/distribution/v3"
+REGISTRY = f"{REGISTRY_MODULE}/cmd/registry"
+CRANE_MODULE = "github.com/google/go-containerregistry"
+CRANE = f"{CRANE_MODULE}/cmd/crane"
 # The Kubernetes minors the suite runs against: the newest served 1.37.x and a 1.34.x.
 KUBERNETES_MINORS = ("1.37", "1.34")
 
@@ -58,6 +63,14 @@ COMPONENTS: dict[str, tuple[Tool, ...]] = {
     **{f"k8s-{minor}": (Tool("kube-apiserver", APISERVER, "k8s.io/kubernetes"), Tool("etcd", ETCD, ETCD))
        for minor in KUBERNETES_MINORS},
     "krew": (Tool("krew", KREW, "sigs.k8s.io/krew"), Tool("validate-krew-manifest", KREW_VALIDATE, "sigs.k8s.io/krew")),
+    "registry": (Tool("registry", REGISTRY, REGISTRY_MODULE),),
+    "crane": (Tool("crane", CRANE, CRANE_MODULE),),
+}
+# Go modules whose newest release (of the given major prefix) a plain `gen-module` pins, with their tools.
+PLAIN_MODULES: dict[str, tuple[str, str, tuple[str, ...]]] = {
+    "krew": ("sigs.k8s.io/krew", "v0.", (KREW, KREW_VALIDATE)),
+    "registry": (REGISTRY_MODULE, "v3.", (REGISTRY,)),
+    "crane": (CRANE_MODULE, "v0.", (CRANE,)),
 }
 
 
@@ -168,10 +181,10 @@ def generate_module(component: str) -> Path:
     with tempfile.TemporaryDirectory() as tmp:
         work = Path(tmp)
         _run([go, "mod", "init", f"kubectl-win.test/{component}"], work)
-        if component == "krew":
-            version = _newest(go, "sigs.k8s.io/krew", "v0.", work)
-            _run([go, "mod", "edit", f"-require=sigs.k8s.io/krew@{version}", f"-tool={KREW}",
-                  f"-tool={KREW_VALIDATE}"], work)
+        if component in PLAIN_MODULES:
+            module, prefix, tools = PLAIN_MODULES[component]
+            version = _newest(go, module, prefix, work)
+            _run([go, "mod", "edit", f"-require={module}@{version}", *[f"-tool={t}" for t in tools]], work)
         else:
             minor = component.removeprefix("k8s-")
             version = _newest(go, "k8s.io/kubernetes", f"v{minor}.", work)

@@ -29,7 +29,57 @@ def _pod_label(pods: list[PodRecord]) -> str:
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
-    return _os_mismatch(snapshot) + _build_mismatch(snapshot) + _build_selector(snapshot)
+    return _os_mismatch(snapshot) + _no_variant(snapshot) + _build_mismatch(snapshot) + _build_selector(snapshot)
+
+
+def _answered(snapshot: Snapshot, image: str) -> bool:
+    """The registry said what the image holds (doctor --check-images, or a dump that recorded it): the tag
+    heuristics below give way to image-no-variant-for-node for it."""
+    record = snapshot.images.get(image)
+    return isinstance(record, dict) and not record.get("error")
+
+
+def _no_variant(snapshot: Snapshot) -> list[Finding]:
+    """Images whose registry lists no variant a Windows node the workload can land on runs (the rule of
+    knowledge/image_compat.yaml), naming those nodes."""
+    if not snapshot.images:
+        return []
+    from kubectl_win.images.compat import NO_VARIANT, parse_host_version
+    from kubectl_win.images.service import Resolved, windows_workloads
+
+    out = []
+    present = {n.windows_build for n in snapshot.windows_nodes if n.windows_build}
+    for workload in windows_workloads(snapshot):
+        rc = snapshot.runtime_classes.get(workload.runtime_class or "")
+        text = f"{workload.runtime_class or ''} {rc.handler if rc else ''}".lower()
+        if "hyperv" in text or "hypervisor" in text or workload.host_process or workload.ref is None:
+            continue
+        for use in workload.images:
+            if not _answered(snapshot, use.image):
+                continue
+            resolved = Resolved.from_record(use.image, snapshot.images[use.image])
+            for build, nodes in workload.builds:
+                try:
+                    host = parse_host_version(build)
+                except ValueError:
+                    continue
+                verdict = resolved.verdict(host, workload.architecture)
+                if verdict.verdict != NO_VARIANT:
+                    continue
+                runnable = sorted(b for b in present if resolved.verdict(parse_host_version(b)).verdict == "runs")
+                if runnable:
+                    fix = fixes.node_selector(
+                        workload.ref, workload.spec_path, {BUILD_LABEL: runnable[0]},
+                        note=f"Either pin the workload to nodes of a build the image has ({', '.join(runnable)}) "
+                             f"with the command, or rebuild {use.image} for {build} and push it.")
+                else:
+                    fix = Fix(note=f"Rebuild {use.image} for {build} and push it: no node of the cluster runs a "
+                                   "build the image has.")
+                out.append(finding("image-no-variant-for-node", workload.ref, use.path + ".image",
+                                   ignores=workload.ignores, object=workload.ref.display(), image=use.image,
+                                   container=use.container, s="s" if len(nodes) > 1 else "",
+                                   nodes=", ".join(nodes), node_build=build, reason=verdict.reason, fix=fix))
+    return out
 
 
 def _os_mismatch(snapshot: Snapshot) -> list[Finding]:
@@ -62,6 +112,8 @@ def _build_mismatch(snapshot: Snapshot) -> list[Finding]:
         if _hyperv(pod, snapshot):
             continue
         for container in pod.containers:
+            if _answered(snapshot, container.image):
+                continue
             image_build = builds.image_build(container.image)
             if image_build is not None and image_build != node.build_number:
                 groups[(pod.owner_ref, container.name, image_build, node.build_number)].append(pod)
@@ -95,7 +147,7 @@ def _build_selector(snapshot: Snapshot) -> list[Finding]:
             continue
         for container in workload.containers:
             image_build = builds.image_build(container.image)
-            if image_build is None:
+            if image_build is None or _answered(snapshot, container.image):
                 continue
             info = builds.build_of(image_build)
             version = info.version if info else str(image_build)

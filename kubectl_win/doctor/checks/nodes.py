@@ -34,7 +34,37 @@ def run(snapshot: Snapshot) -> list[Finding]:
                                     ignores=ignores, node=node.name, reason=reason or "NetworkUnavailable",
                                     detail=detail or "no message"))
         findings.extend(_build_findings(node))
+    findings.extend(_retiring_pools(windows))
     return findings
+
+
+def _retiring_pools(nodes) -> list[Finding]:  # type: ignore[no-untyped-def]
+    """Pools of a managed platform on a Windows Server build it has retired or retires within a year."""
+    from kubectl_win import lifecycle
+
+    pools: dict[tuple[str, str, int], list] = {}  # type: ignore[type-arg]
+    for node in nodes:
+        where = lifecycle.platform_of(node.labels)
+        if where is None or node.build_number is None:
+            continue
+        pools.setdefault((*where, node.build_number), []).append(node)
+    out = []
+    for (platform, pool, number), members in sorted(pools.items()):
+        found = lifecycle.retirement(platform, number)
+        if found is None:
+            continue
+        status, entry = found
+        info = builds.build_of(number)
+        target = builds.resolve_build(str(entry["move_to"]))
+        first = members[0]
+        names = ", ".join(n.name for n in members[:5]) + (f" and {len(members) - 5} more" if len(members) > 5 else "")
+        out.append(finding(
+            "windows-os-retiring", first.ref, "status.nodeInfo.osImage", ignores=first.ignores, platform=platform,
+            pool=f"pool {pool}" if pool else "a pool", nodes=names,
+            os=info.display() if info else f"build {number}",
+            when=f"{'retired on' if status == 'retired' else 'retires on'} {entry['date']}", note=entry["note"],
+            target=target.display(), target_label=target.label))
+    return out
 
 
 def _build_findings(node) -> list[Finding]:  # type: ignore[no-untyped-def]

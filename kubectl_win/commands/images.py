@@ -1,0 +1,204 @@
+"""`kubectl win images`: will these images run on those Windows builds? Read from the registry before deploy."""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import kube_options, output_option, registry_options, shared
+from kubectl_win.env import Env
+
+DESCRIPTION = (
+    "Read each image's manifest list from its registry and say, for each Windows build, whether it runs "
+    "(naming the os.version and digest the runtime would pick, by containerd's rule), runs only with Hyper-V "
+    "isolation, has no variant that can run, or could not be read (and why). With images on the command line "
+    "it checks them against --build; without, it checks every image of every Windows workload (init and "
+    "ephemeral containers too) of the cluster, a dump or manifest files against the builds of the nodes each "
+    "workload can land on. --target-build plans a move to a new Windows Server: what runs as it is, what "
+    "needs Hyper-V, what needs a rebuild. Read-only: registries and the cluster are only read."
+)
+EXAMPLES = """examples:
+  kubectl win images mcr.microsoft.com/windows/servercore:ltsc2022 --build ltsc2019 --build ltsc2025
+  kubectl win images registry.k8s.io/pause:3.10 --build 10.0.26100.2700 -o json
+  kubectl win images -A                                   # every Windows workload against its nodes
+  kubectl win images -n shop --target-build ltsc2025      # plan the move to Windows Server 2025
+  kubectl win images --from-dump cluster.json --target-build ltsc2025
+  kubectl win images -f deploy/ --build ltsc2022          # manifests, before they are applied
+  kubectl win images app:1 --build ltsc2022 --registry-mirror docker.io=mirror.local:5000 --registry-ca ca.pem
+
+credentials come from $DOCKER_CONFIG/config.json (auths, credsStore, credHelpers), as docker and crane read
+them; they are never printed or written anywhere.
+
+exit status: 0 every image can run, 1 some image has no variant for a build it must run on, 2 bad input,
+3 cluster unreachable
+"""
+FORMATS = ("table", "wide", "json", "yaml")
+
+
+@shared(output_option(FORMATS, "table"), registry_options(), kube_options())
+def images(
+    image: Annotated[list[str] | None, typer.Argument(
+        metavar="IMAGE...", show_default=False,
+        help="image references to check (default: the images of the cluster's Windows workloads)")] = None,
+    build: Annotated[list[str] | None, typer.Option(
+        "--build", metavar="BUILD",
+        help="a Windows node build: ltsc2019|ltsc2022|ltsc2025, 10.0.20348 or 10.0.20348.2700 (repeatable)")
+    ] = None,
+    target_build: Annotated[str | None, typer.Option(
+        "--target-build", metavar="BUILD",
+        help="plan a move: check every Windows workload's images against this build, with a summary "
+             "per namespace and owner")] = None,
+    filename: Annotated[list[str] | None, typer.Option(
+        "-f", "--filename", metavar="PATH",
+        help="manifest file or directory whose Windows workloads to check (recursive; - for stdin; repeatable)")
+    ] = None,
+    from_dump: Annotated[str | None, typer.Option(
+        "--from-dump", metavar="PATH",
+        help="read workloads and nodes from a dump (kubectl get nodes,pods,... -A -o json, or doctor "
+             "--save-dump) instead of the cluster")] = None,
+    arch: Annotated[str, typer.Option(
+        "--arch", metavar="ARCH", help="node architecture for images on the command line (default amd64)")
+    ] = "amd64",
+    **shared: Any,
+) -> int:
+    return invoke(run, locals())
+
+
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("images", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(images)
+
+
+def run(args: Any, env: Env) -> int:
+    from kubectl_win.commands.registry_session import registry_session
+    from kubectl_win.errors import UsageError
+    from kubectl_win.images.compat import parse_host
+    from kubectl_win.images.service import exit_status
+
+    try:
+        builds = [parse_host(b) for b in args.build or ()]
+        target = parse_host(args.target_build) if args.target_build else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    if args.image and (args.filename or args.from_dump):
+        raise UsageError("give images on the command line, or -f/--from-dump, not both")
+    if args.filename and args.from_dump:
+        raise UsageError("-f reads manifests and --from-dump a dump; give one of them")
+    if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
+        raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
+    if args.image:
+        from kubectl_win.registry.reference import BadReference, parse_reference
+
+        for given in args.image:
+            try:
+                parse_reference(given)
+            except BadReference as exc:
+                raise UsageError(str(exc)) from None
+    with registry_session(args, env) as (resolver, finish):
+        if args.image:
+            if target is not None:
+                builds.append(target)
+            if not builds:
+                raise UsageError("name the node builds to check with --build (e.g. --build ltsc2022 --build ltsc2025)")
+            from kubectl_win.images.service import check_images
+
+            report: Any = check_images(args.image, builds, resolver, args.arch)
+        else:
+            report = _workload_report(args, builds, target, resolver)
+        finish()
+    _render(report, args.output, env)
+    return exit_status(report.verdicts())
+
+
+def _workload_report(args: Any, builds: list, target: Any, resolver: Any):  # type: ignore[no-untyped-def]
+    from kubectl_win.images.service import check_workloads, windows_workloads
+
+    if args.filename and not builds and target is None:
+        from kubectl_win.errors import UsageError
+
+        raise UsageError("-f checks manifests without a cluster: name the node builds with --build "
+                         "or --target-build")
+    snapshot, labels = _snapshot(args)
+    if snapshot.images:  # a dump with resolved platforms: those are used, the registry only for the rest
+        from kubectl_win.images.service import recorded_resolver
+
+        resolver = recorded_resolver(snapshot.images, resolver)
+    workloads = windows_workloads(snapshot, builds)
+    namespace = None if args.all_namespaces else args.namespace
+    if namespace:
+        workloads = [w for w in workloads if w.namespace == namespace]
+    if args.selector:
+        workloads = _select(workloads, labels, args.selector)
+    return check_workloads(workloads, resolver, target)
+
+
+def _snapshot(args: Any):  # type: ignore[no-untyped-def]
+    """The snapshot to check (manifests, a dump or the live cluster) and each workload's labels, for -l."""
+    from kubectl_win.doctor.snapshot import SnapshotBuilder
+
+    labels: dict[tuple[str, str, str], dict[str, str]] = {}
+
+    def keep(obj: dict[str, Any]) -> None:
+        meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+        found = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
+        labels[(str(meta.get("namespace") or ""), str(obj.get("kind") or ""), str(meta.get("name") or ""))] = {
+            str(k): str(v) for k, v in found.items()}
+
+    builder = SnapshotBuilder(sink=keep)
+    if args.filename:
+        from kubectl_win.errors import InputError
+        from kubectl_win.manifests import Problem, read_objects
+
+        problems = []
+        for item in read_objects(args.filename):
+            if isinstance(item, Problem):
+                problems.append(str(item))
+                continue
+            keep(item.obj)
+            builder.add(item.obj)
+        snapshot = builder.build()
+        if problems and not snapshot.workloads:
+            raise InputError(problems[0])
+        return snapshot, labels
+    if args.from_dump:
+        from kubectl_win.doctor.dump import read_dump
+
+        read_dump(args.from_dump, builder)
+    else:
+        from kubectl_win.doctor.service import DoctorOptions, _read_live
+        from kubectl_win.kube import KubeFlags
+
+        namespace = None if args.all_namespaces else args.namespace
+        _read_live(DoctorOptions(kube_flags=KubeFlags.from_args(args), namespace=namespace), builder)
+    return builder.build(), labels
+
+
+def _select(workloads: list, labels: dict, selector: str) -> list:  # type: ignore[type-arg]
+    """-l: the workloads whose own labels match (as kubectl get -l reads a controller's labels)."""
+    from kubectl_win.errors import UsageError
+    from kubectl_win.images.selector import matches, parse_selector
+
+    try:
+        requirements = parse_selector(selector)
+    except ValueError as exc:
+        raise UsageError(f"-l {selector!r}: {exc}") from None
+    return [w for w in workloads if matches(requirements, labels.get((w.namespace, w.kind, w.name), {}))]
+
+
+def _render(report: Any, output: str, env: Env) -> None:
+    if output in ("json", "yaml"):
+        from kubectl_win.output.structured import render_json, render_yaml
+
+        (render_json if output == "json" else render_yaml)(report.to_dict(), env.stdout)
+        return
+    from kubectl_win.images.render import render_images, render_workloads
+    from kubectl_win.images.service import ImagesReport
+
+    width = None
+    if env.stdout_isatty:
+        from kubectl_win.output.fold import terminal_width
+
+        width = terminal_width()
+    render = render_images if isinstance(report, ImagesReport) else render_workloads
+    render(report, env.stdout, wide=output == "wide", colour=env.color, width=width)

@@ -1,0 +1,1 @@
+"""`kubectl win images`: whether images run on Windows node builds, read from the registries themselves."""

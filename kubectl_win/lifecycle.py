@@ -1,0 +1,42 @@
+"""Windows Server retirement on managed Kubernetes (knowledge/windows_lifecycle.yaml): which platform and pool
+a node belongs to, and whether its build is retired or retiring there."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from functools import cache
+from typing import Any
+
+from kubectl_win.knowledge import load
+
+
+@cache
+def _data() -> dict[str, Any]:
+    return load("windows_lifecycle")
+
+
+def platform_of(labels: Mapping[str, str]) -> tuple[str, str] | None:
+    """(platform, pool) from a node's labels, or None for a cluster no entry recognises."""
+    for platform in _data()["platforms"]:
+        if any(label in labels for label in platform["labels"]):
+            return str(platform["name"]), str(labels.get(platform["pool_label"]) or "")
+    return None
+
+
+def retirement(platform: str, build: int, today: dt.date | None = None) -> tuple[str, dict[str, Any]] | None:
+    """("retired" | "retiring", entry) when the platform retires the build within the warning window."""
+    today = today or dt.date.today()
+    window = dt.timedelta(days=int(_data()["warn_days_before"]))
+    for entry in _data()["retirements"]:
+        if entry["platform"] == platform and int(entry["build"]) == build:
+            date = dt.date.fromisoformat(str(entry["date"]))
+            if today >= date:
+                return "retired", entry
+            if today >= date - window:
+                return "retiring", entry
+    return None
+
+
+def offers(platform: str) -> dict[str, Any] | None:
+    return next((o for o in _data()["offers"] if o["platform"] == platform), None)
