@@ -5,6 +5,9 @@ import sys
 
 def main() -> None:
     from kubectl_win.cli import main as cli_main
+    from kubectl_win.console import setup_streams
+
+    setup_streams()
 
     sys.exit(cli_main(sys.argv[1:]))
 

@@ -31,13 +31,18 @@ class Env:
         from kubectl_win.shells import resolve_shell
 
         out_tty = _isatty(sys.stdout)
+        color = out_tty and not no_color and "NO_COLOR" not in os.environ
+        if color and os.name == "nt":
+            from kubectl_win.console import colours_allowed
+
+            color = colours_allowed(sys.stdout)  # legacy conhost would show the escape codes
         return cls(
             stdout=sys.stdout,
             stderr=sys.stderr,
             stdin=sys.stdin,
             stdout_isatty=out_tty,
             stderr_isatty=_isatty(sys.stderr),
-            color=out_tty and not no_color and "NO_COLOR" not in os.environ,
+            color=color,
             is_windows=os.name == "nt",
             debug=debug,
             shell=resolve_shell(shell),

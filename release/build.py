@@ -2,6 +2,10 @@
 
     python -m release.build                    # everything, for this OS/arch
     python -m release.build --manifest-only    # manifest from the archives already in dist/ (CI's last step)
+    python -m release.build --platform windows/amd64 --out DIR   # the Windows archive, built on Linux
+
+Archives for this machine's platform are frozen with PyInstaller; the windows/amd64 one is put
+together from the embeddable CPython and win_amd64 wheels (release/windows.py), on any OS.
 
 Archives land in dist/ as kubectl-win_<tag>_<os>_<arch>.tar.gz (.zip on Windows) with a .sha256
 beside each; the manifest lists exactly the platforms whose archives are there, and is written to
@@ -33,10 +37,17 @@ def main(argv: list[str] | None = None) -> int:
     out = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
     if not args.manifest_only:
-        if not args.skip_dists:
+        if not args.skip_dists and args.platform is None:
             subprocess.run([sys.executable, "-m", "build", "--sdist", "--wheel", "--outdir", str(out), str(ROOT)],
                            check=True)
-        build_archive(tag, out, args.work.resolve())
+        if args.platform == "windows/amd64":
+            build_windows_archive(tag, out, args.work.resolve(), args.cache.resolve())
+        elif args.platform in (None, "/".join(platforms.current())):
+            build_archive(tag, out, args.work.resolve())
+        else:
+            print(f"error: cannot build {args.platform} here (only {'/'.join(platforms.current())} and "
+                  f"windows/amd64)", file=sys.stderr)
+            return 2
     return write_manifest(tag, out, args)
 
 
@@ -51,6 +62,32 @@ def build_archive(tag: str, out: Path, work: Path) -> Path:
     Path(f"{target}.sha256").write_text(f"{archive.sha256(target)}  {target.name}\n", encoding="utf-8")
     print(f"built {target}")
     return target
+
+
+def build_windows_archive(tag: str, out: Path, work: Path, cache: Path) -> Path:
+    """kubectl-win_<tag>_windows_amd64.zip from the embeddable CPython and win_amd64 wheels."""
+    from release import windows
+
+    try:
+        top = windows.assemble(tag, cache, work / "windows")
+    except windows.WindowsBuildError as exc:
+        raise SystemExit(f"error: {exc}") from None
+    target = out / platforms.archive_name(tag, "windows", "amd64")
+    archive.pack(top, ROOT / "LICENSE", target, mtime=_commit_time())
+    problems = archive.problems(target, platforms.bin_path("windows"))
+    if problems:
+        raise SystemExit("error: " + "; ".join(problems))
+    Path(f"{target}.sha256").write_text(f"{archive.sha256(target)}  {target.name}\n", encoding="utf-8")
+    print(f"built {target}")
+    return target
+
+
+def _commit_time() -> int:
+    """The stamp for archive entries: the last commit's time (SOURCE_DATE_EPOCH overrides it), so a
+    rebuild of the same commit gives the same bytes."""
+    result = subprocess.run(["git", "-C", str(ROOT), "log", "-1", "--format=%ct"], capture_output=True, text=True,
+                            check=False)
+    return int(result.stdout.strip()) if result.returncode == 0 and result.stdout.strip().isdigit() else 315532800
 
 
 def write_manifest(tag: str, out: Path, args: argparse.Namespace) -> int:
@@ -83,6 +120,10 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--tag", help="release tag, e.g. v0.1.0 (default: v + the package version)")
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="output folder (default dist/)")
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "release", help="PyInstaller work folder")
+    parser.add_argument("--platform", choices=("windows/amd64", "/".join(platforms.current())),
+                        help="the archive to build (default: this machine's OS/arch)")
+    parser.add_argument("--cache", type=Path, default=ROOT / "build" / "windows-cache",
+                        help="downloads for the windows/amd64 archive (default build/windows-cache)")
     parser.add_argument("--skip-dists", action="store_true", help="don't build the sdist and wheel")
     parser.add_argument("--manifest-only", action="store_true", help="only write the manifest from dist/")
     parser.add_argument("--name", default=krew.DEFAULT_NAME, help="krew plugin name (default win)")

@@ -166,7 +166,7 @@ def test_a_node_sending_more_than_its_cap_is_cut_off(cluster, tmp_path: Path) ->
 
 @pytest.mark.parametrize(("args", "message"), [
     ((), "error: name the bundle to write: -o bundle.tar.gz\n"),
-    (("-o", "."), "error: -o .: is a folder; name the bundle file (bundle.tar.gz)\n"),
+    (("-o", "."), "error: -o .: is a directory (name a file in it)\n"),
     (("-o", "/nonexistent/b.tar.gz"), "error: -o /nonexistent/b.tar.gz: folder /nonexistent does not exist\n"),
     (("-o", "b.tar.gz", "--parallel", "0"), None),
 ])

@@ -85,6 +85,15 @@ def test_log_lines_become_findings_on_their_pod_with_file_and_line(tmp_path: Pat
     assert by_id(report, "windows-node-untainted")
 
 
+def test_scopes_keep_their_findings(tmp_path: Path, cluster_dump: bytes) -> None:
+    bundle = make_bundle(tmp_path, cluster_dump, {"win-a": node_files("win-a", broken_pod_image=True)})
+    nodes = run_cli("doctor", "nodes", "--from-bundle", str(bundle), "-o", "json").json
+    assert {f["object"]["kind"] for f in nodes["findings"]} <= {"Node", "Cluster"}
+    assert by_id(nodes, "symptom-hns-failure") and not by_id(nodes, "symptom-os-build-mismatch")
+    workloads = run_cli("doctor", "workloads", "-A", "--from-bundle", str(bundle), "-o", "json").json
+    assert not [f for f in workloads["findings"] if f["file"]] and "hns" not in workloads
+
+
 def test_hns_checks_run_per_node_against_the_cluster(tmp_path: Path, cluster_dump: bytes) -> None:
     dump, _ = {s.name: s for s in SCENARIOS}["stale remote endpoint"].build()
     files = node_files("win-a")

@@ -175,14 +175,10 @@ def open_bundle(path: str) -> Bundle:
 
 
 def check_target(path: str, force: bool) -> None:
-    """Before any work: the folder exists, and the file does not (or --force)."""
-    if os.path.isdir(path):
-        raise UsageError(f"-o {path}: is a folder; name the bundle file (bundle.tar.gz)")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"-o {path}: folder {folder} does not exist")
-    if os.path.lexists(path) and not force:
-        raise UsageError(f"{path} already exists (use --force to overwrite)")
+    """Before any work: the folder exists, and the file does not (or --force); as every shared file."""
+    from kubectl_win.sharefile import check_target as check_shared
+
+    check_shared(path, "-o", force=force)
 
 
 class BundleWriter:

@@ -158,4 +158,7 @@ def run(args: Any, env: Env) -> int:
     forwarder.start()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: forwarder.stop())
-    return forwarder.wait()
+    from kubectl_win.console import console_events_interrupt
+
+    with console_events_interrupt(forwarder.stop):  # Windows: Ctrl-Break, console closed
+        return forwarder.wait()

@@ -31,7 +31,10 @@ def respond(args: Sequence[str], out: IO[str], names: NameSource | None = None) 
 def main(argv: Sequence[str] | None = None) -> None:
     """Console script `kubectl_complete-win`. Writes nothing to stderr, whatever happens; exits 1 only
     when no answer could be given (kubectl then falls back to file completion)."""
+    from kubectl_win.console import setup_streams
+
     args = list(sys.argv[1:] if argv is None else argv)
+    setup_streams()
     silence_stderr()
     try:
         respond(args, sys.stdout)

@@ -108,6 +108,10 @@ def analyse(path: str, scope: str = "cluster", config: str | None = None) -> Bun
     for node, entry in node_entries(bundle):
         _node(bundle, node, entry, view, builds.get(node), result, config)
     result.skipped.extend(Skipped("bundle", why) for why in bundle.refused[refused:])
+    if scope == "nodes":  # as run_checks does: `doctor nodes` keeps node findings
+        from kubectl_win.doctor.registry import NODE_KINDS
+
+        result.findings = [f for f in result.findings if f.object.kind in NODE_KINDS]
     return result
 
 

@@ -164,7 +164,10 @@ def dump_node(cluster: Any, options: LiveOptions, image: str, say: Callable[[str
 
 @contextmanager
 def interrupts_raise() -> Iterator[None]:
-    """SIGTERM (a killed kubectl, a CI timeout) unwinds like Ctrl-C, so the pod is deleted."""
+    """SIGTERM (a killed kubectl, a CI timeout) unwinds like Ctrl-C, so the pod is deleted; on Windows
+    Ctrl-Break and closing the console window do too."""
+    from kubectl_win.console import console_events_interrupt
+
     def interrupt(signum: int, frame: Any) -> None:
         raise KeyboardInterrupt
 
@@ -174,7 +177,8 @@ def interrupts_raise() -> Iterator[None]:
         yield
         return
     try:
-        yield
+        with console_events_interrupt():
+            yield
     finally:
         signal.signal(signal.SIGTERM, previous)
 

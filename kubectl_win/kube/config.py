@@ -169,10 +169,34 @@ def merge_kubeconfigs(paths: list[Path]) -> Any:
                 if entry["name"] in seen[section]:
                     continue
                 seen[section].add(entry["name"])
+                if section == "users":
+                    entry = _with_token_file_read(entry, path)
                 merged[section].append(ConfigNode(f"{path}/{section}[{entry['name']}]", entry, str(path)))
         if data.get("current-context") and "current-context" not in merged:
             merged["current-context"] = data["current-context"]
     return ConfigNode(str(paths[0]), merged, str(paths[0]))
+
+
+def _with_token_file_read(entry: dict, kubeconfig: Path) -> dict:
+    """A user's tokenFile read as kubectl reads it: surrounding white space (a newline, `echo`'s CRLF)
+    dropped, and in any encoding a file of ours may be in (PowerShell 5.1 writes UTF-16). The
+    kubernetes loader would send the raw text, line break included, which no server accepts."""
+    user = entry.get("user")
+    if not isinstance(user, dict) or not isinstance(user.get("tokenFile"), str) or user.get("token"):
+        return entry
+    from kubectl_win.manifests import Problem, decode_text
+
+    path = Path(user["tokenFile"]).expanduser()
+    if not path.is_absolute():
+        path = kubeconfig.parent / path
+    try:
+        text = decode_text(path.read_bytes(), str(path))
+    except OSError:
+        return entry  # the loader reports it
+    if isinstance(text, Problem):
+        raise KubeconfigError(f'tokenFile of user "{entry.get("name")}": {text}')
+    user = {key: value for key, value in user.items() if key != "tokenFile"}
+    return {**entry, "user": {**user, "token": text.strip()}}
 
 
 def _names(node: Any, section: str) -> list[str]:
