@@ -57,7 +57,9 @@ def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = F
     render_by_severity(report.findings, out, wide=wide, colour=colour, width=width,
                        title=lambda check_id: checks()[check_id].title if check_id in checks() else "")
     s = report.summary()
-    text = f"{s['errors']} errors, {s['warnings']} warnings, {s['infos']} info"
+    from kubectl_win.output.words import severity_counts
+
+    text = severity_counts(s["errors"], s["warnings"], s["infos"])
     text += "; compared with " + ", ".join(report.compared) if report.compared else \
         "; not compared with the cluster (give --cluster-from-dump)"
     write(("No problems found. " if not report.findings else "") + text)
