@@ -245,7 +245,7 @@ def test_assume_windows_checks_untargeted_pods(tmp_path: Path) -> None:
     path = write(tmp_path, "p.yaml", text)
     plain = run_cli("explain", "-f", str(path))
     assert "0 warnings" in plain.stdout and "--assume-windows" in plain.stderr
-    assert "1 warning(s)" in run_cli("explain", "-f", str(path), "--assume-windows").stdout
+    assert "0 errors, 1 warning, 0 info" in run_cli("explain", "-f", str(path), "--assume-windows").stdout
 
 
 def test_k8s_version_flag(tmp_path: Path) -> None:
