@@ -37,3 +37,25 @@ def test_the_second_command_is_what_ci_runs() -> None:
     assert steps[0].startswith("python3 -m venv ") and steps[-1] == "python -m pytest -q"
     ci = {line.replace(" -q ", " ").strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()}
     assert [step for step in steps if step not in ci] == []
+
+
+def test_every_readme_example_on_a_bundled_file_runs() -> None:
+    """`$ kubectl win ...` lines that read kubectl_win/examples/ run as shown, from the checkout."""
+    import os
+
+    text = (ROOT / "README.md").read_text()
+    lines = [line[2:] for block in re.findall(r"```console\n(.*?)```", text, re.S)
+             for line in block.splitlines() if line.startswith("$ kubectl win ") and "kubectl_win/examples/" in line]
+    assert any(" hns --from-file kubectl_win/examples/" in line for line in lines)
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for line in lines:
+            argv = shlex.split(line.split("  #")[0])[2:]
+            for arg in argv:
+                if arg.startswith("kubectl_win/examples/"):
+                    assert (ROOT / arg).is_file(), arg
+            result = run_cli(*argv)
+            assert result.exit_code in (0, 1) and result.stderr == "", (line, result.stderr)
+    finally:
+        os.chdir(cwd)

@@ -40,10 +40,12 @@ def state_line(node: str | None, state: HnsState) -> str:
     counts = state.counts()
     version = f"HNS {state.version}" if state.version else "HNS version unknown"
     schemas = "/".join(sorted(state.schemas)) or "no objects"
-    return (f"{node or 'node unknown'}: {version} ({schemas}): {counts['networks']} networks, "
-            f"{counts['endpoints']} endpoints ({counts['localEndpoints']} local, {counts['remoteEndpoints']} remote), "
-            f"{counts['loadBalancers']} load balancers ({counts['dsrLoadBalancers']} DSR, "
-            f"{counts['nodePortLoadBalancers']} node port)")
+    from kubectl_win.output.words import counted
+
+    return (f"{node or 'node unknown'}: {version} ({schemas}): {counted(counts['networks'], 'network')}, "
+            f"{counted(counts['endpoints'], 'endpoint')} ({counts['localEndpoints']} local, "
+            f"{counts['remoteEndpoints']} remote), {counted(counts['loadBalancers'], 'load balancer')} "
+            f"({counts['dsrLoadBalancers']} DSR, {counts['nodePortLoadBalancers']} node port)")
 
 
 def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = False,
