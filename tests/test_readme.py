@@ -59,3 +59,26 @@ def test_every_readme_example_on_a_bundled_file_runs() -> None:
             assert result.exit_code in (0, 1) and result.stderr == "", (line, result.stderr)
     finally:
         os.chdir(cwd)
+
+
+def test_readme_example_output_is_what_the_commands_print() -> None:
+    """Checked against the real output; `python -m tests.readme_output --update` rewrites stale blocks."""
+    from tests.readme_output import differences, examples, real_output
+
+    checked = examples()
+    assert {e.command.split()[2] for e in checked} >= {"doctor", "explain", "scaffold"}
+    stale = {e.command: differences(e.output, real_output(e.command)) for e in checked}
+    assert {command: problems for command, problems in stale.items() if problems} == {}, \
+        "run: python -m tests.readme_output --update"
+
+
+def test_the_readme_checker_catches_a_wrong_order_and_a_wrong_line() -> None:
+    from tests.readme_output import differences, updated
+
+    real = ["ERRORS (2)", "ID  OBJECT  MESSAGE", "a   x       first", "b   y       second", "  fix:", "    do it"]
+    assert differences(["ERRORS (2)", "...", "b y second", "  fix:"], real) == []
+    assert differences(["ID OBJECT MESSAGE", "b y second", "a x first"], real) == ["not printed here: a x first"]
+    assert differences(["a x ... first"], real[2:]) == []
+    assert differences(["a x changed"], real) != []
+    assert updated(["ID OBJECT MESSAGE", "b y second", "a x old text"], real) == \
+        ["ID OBJECT MESSAGE", "a   x       first", "b y second"]
