@@ -48,7 +48,7 @@ def offline(command: str) -> bool:
         return True
     if words[:1] == ["explain"] and len(words) == 2 and "." in words[1]:
         return True
-    return words[:1] == ["scaffold"] and "--from-cluster" not in words and "..." not in words
+    return words[:1] == ["scaffold"] and not {"--from-cluster", "--out", "-o", "..."} & set(words)
 
 
 def examples(text: str | None = None) -> list[Example]:
@@ -66,6 +66,9 @@ def examples(text: str | None = None) -> list[Example]:
         if line.startswith("$ "):
             current = Example(line[2:], index + 1, [])
             found.append(current)
+        elif current is not None and current.command.endswith("\\") and not current.output:
+            current.command = current.command[:-1] + line.strip()  # a continued command line
+            current.first_line = index + 1
         elif current is not None:
             current.output.append(line)
     for example in found:
