@@ -62,6 +62,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check a Windows node's HNS load balancers and endpoints against the cluster's Services"),
     "logs": ("kubectl_win.commands.logs",
         "read a Windows node's kubelet, containerd, kube-proxy and CNI logs through the API server"),
+    "collect": ("kubectl_win.commands.collect",
+        "gather a support bundle from Windows nodes (for doctor --from-bundle) without RDP or SSH"),
 }
 
 COMPLETION_REQUEST = ("completion", "__complete")  # what our shell scripts run on every TAB

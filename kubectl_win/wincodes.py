@@ -1,9 +1,11 @@
 """Windows error codes (knowledge/windows_errors.yaml) found in text and exit codes, decoded.
 
 Codes reach users in many spellings: `(0x52e)` after Win32 text, `0x803b0010` from HNS, `0xc0370101` from
-hcsshim, `Error 80070002`, `"ErrorCode":2151350288`, `winapi error #3489792023`, an exit code of
+hcsshim, `Error 80070002` or `Error code is c0000bb8` (bare hex), `"ErrorCode":2151350288`, `winapi error
+#3489792023`, `Status = 1722 0x6ba` (nltest), `Windows System Error 1326` (PowerShell), an exit code of
 -1073741510 or 3221225786. `find_codes` finds them, `decode` names them: exact table entries first, then
 the wrappers (HRESULT_FROM_WIN32 0x8007xxxx, HCS status 0xC037xxxx, HRESULT_FROM_NT 0xDxxxxxxx).
+`codes_in_text` finds codes a message names only by their Windows text ("The directory name is invalid.").
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from functools import cache
 
 from kubectl_win.knowledge import load
 
-_FAMILY = {"win32": "Win32", "hcs": "HCS", "hns": "HNS", "ntstatus": "NTSTATUS"}
+_FAMILY = {"win32": "Win32", "hcs": "HCS", "hns": "HNS", "hresult": "HRESULT", "pdh": "PDH", "ntstatus": "NTSTATUS"}
 
 
 @dataclass(frozen=True)
@@ -86,7 +88,12 @@ def decode_exit(exit_code: int) -> Decoded | None:
 
 _HEX = re.compile(r"(?<![0-9A-Za-z])0x([0-9A-Fa-f]{1,8})(?![0-9A-Za-z])")
 _BARE_HRESULT = re.compile(
-    r"\b(?:[Ee]rror|[Cc]ode|status)[ :#]+((?:8007|8037|803[Bb]|[CcDd]0[0-9A-Fa-f]{2})[0-9A-Fa-f]{4})\b")
+    r"\b(?:[Ee]rror|[Cc]ode|[Ss]tatus|HRESULT|hr)(?: is)?[ :=#]+"
+    r"((?:8[0-9A-Fa-f]{3}|[CcDd]0[0-9A-Fa-f]{2})[0-9A-Fa-f]{4})\b")
+# Win32 codes written in decimal: PowerShell's FullyQualifiedErrorId, nltest's `Status = N 0x...`, Go's
+# syscall.Errno text. Any positive value is a Win32 code here.
+_WIN32_DECIMAL = re.compile(
+    r"(?:Windows System Error|[Ww]in32 [Ee]rror(?: code)?|System error|Status =|Win32 status)\s*#?(\d{1,5})\b")
 _DECIMAL = re.compile(
     r"(?:ErrorCode\"?\s*[:=]\s*|winapi error #|[Ee]xit ?[Cc]ode\s*[:=]?\s*|exit status\s+|"
     r"[Ee]rror code (?:is )?)(-?\d{1,10})\b")
@@ -101,6 +108,10 @@ def find_codes(text: str) -> tuple[Decoded, ...]:
         found.append((match.start(), int(match.group(1), 16)))
     for match in _BARE_HRESULT.finditer(text):
         found.append((match.start(1), int(match.group(1), 16)))
+    for match in _WIN32_DECIMAL.finditer(text):
+        value = int(match.group(1))
+        if value:
+            found.append((match.start(1), value))
     for match in _DECIMAL.finditer(text):
         try:
             value = int(match.group(1))
@@ -119,6 +130,35 @@ def find_codes(text: str) -> tuple[Decoded, ...]:
             continue
         seen.add(core)
         out.append(decoded)
+    return tuple(out)
+
+
+_ESCAPED_BREAK = re.compile(r"(?:\\r)?\\n")
+
+
+@cache
+def _meanings() -> tuple[re.Pattern[str], dict[str, int]]:
+    """One pattern for every meaning text of the table (the long, distinctive ones), and text -> code."""
+    by_text: dict[str, int] = {}
+    for code, (_family, entry) in _tables().items():
+        text = " ".join(str(entry.get("meaning") or "").split()).rstrip(".").lower()
+        if len(text) >= 16 and text[0].isalpha() and text not in by_text and not text.startswith("a windows"):
+            by_text[text] = code
+    alternation = "|".join(re.escape(t) for t in sorted(by_text, key=len, reverse=True))
+    return re.compile(alternation, re.IGNORECASE), by_text
+
+
+def codes_in_text(text: str) -> tuple[Decoded, ...]:
+    """Codes the text names by their Windows message only ("The RPC server is unavailable" = 0x6BA)."""
+    if not text:
+        return ()
+    pattern, by_text = _meanings()
+    text = " ".join(_ESCAPED_BREAK.sub(" ", text).split())  # PowerShell output quoted by Go: "user \r\nname"
+    out: list[Decoded] = []
+    for match in pattern.finditer(text):
+        decoded = decode(by_text[match.group(0).lower()])
+        if decoded is not None and decoded not in out:
+            out.append(decoded)
     return tuple(out)
 
 

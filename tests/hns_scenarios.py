@@ -74,6 +74,24 @@ def stale_remote_endpoint():  # 1
     return dump, items
 
 
+def stale_remote_endpoint_without_slices():  # 1, judged against pods and nodes only (k8s #68511: IP reuse)
+    dump, items = _v1()
+    _v1_remote(dump, "10.244.2.51", "10.0.0.22", "0000DEAD-0000-4000-8000-000000000011")
+    return dump, [i for i in items if i["kind"] in ("Pod", "Node")]
+
+
+def remote_endpoint_of_a_service_not_in_the_dump():  # 1, the exclusion: unknown, not stale and not clean
+    dump, items = _v1()
+    _v1_remote(dump, "10.244.2.52", "10.0.0.22", "0000DEAD-0000-4000-8000-000000000012")
+    lb = copy.deepcopy(_v1_lb(dump, "10.99.234.145"))
+    lb["ID"] = "0000DEAD-0000-4000-8000-000000000013"
+    lb["Policies"][0].update(VIPs=["10.100.77.7"])
+    lb["References"] = ["/endpoints/0000DEAD-0000-4000-8000-000000000012"]
+    dump["policyLists"].append(lb)
+    items = [i for i in items if i["kind"] != "EndpointSlice"]  # a dump of some namespaces: pods, nodes, Services
+    return dump, items
+
+
 def duplicate_ip():  # 2
     dump, items = _v1()
     _v1_remote(dump, "10.244.1.5", "10.0.0.22", "0000DEAD-0000-4000-8000-000000000002")
@@ -91,6 +109,12 @@ def leaked_local_endpoint():  # 3
 def missing_load_balancer():  # 4
     dump, items = _v1()
     dump["policyLists"].remove(_v1_lb(dump, "10.99.234.145"))
+    return dump, items
+
+
+def no_load_balancer_at_all():  # 4 and 10 (k8s #110674: kube-proxy never recreated what was deleted)
+    dump, items = _v1()
+    dump["policyLists"] = None  # ConvertTo-Json of no policy lists at all
     return dump, items
 
 
@@ -263,9 +287,15 @@ def hns_crashed():  # 15
 
 SCENARIOS = (
     Scenario("stale remote endpoint", 1, frozenset({"hns-stale-remote-endpoint"}), stale_remote_endpoint),
+    Scenario("stale remote endpoint, cluster dump without EndpointSlices", 1,
+             frozenset({"hns-stale-remote-endpoint"}), stale_remote_endpoint_without_slices),
+    Scenario("remote endpoint of a Service the dump does not hold", 1, frozenset({"hns-remote-endpoint-unknown"}),
+             remote_endpoint_of_a_service_not_in_the_dump),
     Scenario("local and remote endpoint share an IP", 2, frozenset({"hns-duplicate-endpoint-ip"}), duplicate_ip),
     Scenario("leaked local endpoint", 3, frozenset({"hns-leaked-local-endpoint"}), leaked_local_endpoint),
     Scenario("missing load balancer", 4, frozenset({"hns-missing-loadbalancer"}), missing_load_balancer),
+    Scenario("no load balancer at all on the node", 4,
+             frozenset({"hns-missing-loadbalancer", "hns-loadbalancers-collapsed"}), no_load_balancer_at_all),
     Scenario("no load balancer when every endpoint terminates", 4, frozenset(), missing_on_purpose_all_terminating),
     Scenario("load balancer references a deleted endpoint", 5, frozenset({"hns-stale-loadbalancer"}),
              stale_load_balancer_gone_endpoint),

@@ -55,7 +55,8 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     linux = next(n for n in report["nodes"] if n["name"] == "aks-linux-0")
     assert linux["windowsBuild"] is None and linux["os"] == "linux"
     finding = report["findings"][0]
-    assert list(finding) == ["id", "severity", "object", "path", "message", "hint", "enforcedBy"]
+    assert list(finding) == ["id", "severity", "object", "path", "message", "fix", "enforcedBy"]
+    assert set(finding["fix"]) == {"commands", "argv", "note", "judgement"}
     enforcers = {f["id"]: f["enforcedBy"] for f in report["findings"]}
     assert enforcers["kubelet-too-old"] is None  # advice: nothing stops the node
     assert enforcers["symptom-os-build-mismatch"] == "runtime"

@@ -5,14 +5,19 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
+from kubectl_win.errors import InputError
 from kubectl_win.hns import catalog
+from kubectl_win.hns.analyze import analyze
 from kubectl_win.hns.cluster import build_view
-from kubectl_win.hns.service import analyze_objects
+from kubectl_win.hns.model import parse
+from kubectl_win.hns.service import analyze_objects, parse_hns_text
 from tests.hns_scenarios import FIXTURES, SCENARIOS, Scenario, cluster_items, load
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +42,7 @@ def test_each_failure_pattern_is_found_and_nothing_else(scenario: Scenario) -> N
     report = analyze_objects(dump, build_view(items) if items is not None else None)
     assert {f.id for f in report.findings} == scenario.expected, [f.message for f in report.findings]
     for finding in report.findings:
-        assert finding.hint and finding.source and "{" not in finding.message
+        assert finding.fix and finding.source and "{" not in finding.message
 
 
 def test_every_pattern_has_a_scenario_and_every_check_is_exercised() -> None:
@@ -196,3 +201,55 @@ def test_shapes_seen_in_real_dumps() -> None:
     counts = report.to_dict()["hns"]["counts"]
     assert (counts["localEndpoints"], counts["remoteEndpoints"]) == (1, 1)
     assert report.state.networks[0].subnets == ("172.29.144.0/20",) and report.findings == []
+
+
+def test_a_dump_written_with_too_small_a_depth_is_refused_with_the_command_to_rerun(tmp_path: Path) -> None:
+    dump = load("win-a-v1.json")
+    dump["policyLists"][0]["Policies"][0]["VIPs"] = "System.Object[]"  # as in issue pastes: VIPs=System.Object[]
+    path = tmp_path / "hns.json"
+    path.write_text(json.dumps(dump), encoding="utf-8")
+    result = run_cli("--from-file", str(path))
+    assert result.returncode != 0 and "Traceback" not in result.stderr
+    [line] = result.stderr.strip().splitlines()
+    assert "policyLists[0].Policies[0].VIPs reads 'System.Object[]'" in line
+    assert "ConvertTo-Json -Depth 20" in line
+    flattened = load("win-b-v2.json")
+    flattened["endpoints"][0]["IpConfigurations"] = "@{IpAddress=10.244.2.5; PrefixLength=24}"
+    with pytest.raises(InputError, match="endpoints.0..IpConfigurations"):
+        parse_hns_text(json.dumps(flattened), "win-b.json")
+
+
+def _missing_whoami(items: list[dict[str, Any]], now: datetime) -> list[Any]:
+    dump = load("win-a-v1.json")
+    dump["policyLists"] = [p for p in dump["policyLists"] if "10.99.234.145" not in p["Policies"][0]["VIPs"]]
+    return [f for f in analyze(parse(dump), build_view(items), "win-a", now=now) if f.id == "hns-missing-loadbalancer"]
+
+
+def test_a_missing_load_balancer_of_a_young_service_is_a_warning_that_kube_proxy_may_not_have_synced() -> None:
+    now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    items = cluster_items()
+    service = next(i for i in items if i["kind"] == "Service" and i["metadata"]["name"] == "whoami-windows")
+    service["metadata"]["creationTimestamp"] = "2026-12-01T11:59:40Z"
+    [young] = _missing_whoami(items, now)
+    assert young.severity == "warning"
+    assert "created 20 s before this check" in young.message and "not have synced" in young.message
+    service["metadata"]["creationTimestamp"] = "2026-11-20T08:00:00Z"
+    [old] = _missing_whoami(items, now)
+    assert old.severity == "error" and "synced" not in old.message
+
+
+def test_a_missing_load_balancer_names_kube_proxy_restarts_and_a_fresh_start() -> None:
+    now = datetime(2026, 12, 1, 12, 0, 0, tzinfo=UTC)
+    items = cluster_items()
+    proxy = next(i for i in items if i["kind"] == "Pod" and i["metadata"]["name"] == "kube-proxy-windows-win-a")
+    proxy["status"]["containerStatuses"] = [{"name": "kube-proxy", "restartCount": 4, "state": {
+        "running": {"startedAt": "2026-12-01T09:00:00Z"}}}]
+    [restarted] = _missing_whoami(items, now)
+    assert restarted.severity == "error"
+    assert "has restarted 4 times" in restarted.message and "--previous" in restarted.message
+    proxy["status"]["containerStatuses"][0]["state"]["running"]["startedAt"] = "2026-12-01T11:59:30Z"
+    [fresh] = _missing_whoami(items, now)
+    assert fresh.severity == "warning" and "started 30 s ago" in fresh.message
+    items.remove(proxy)
+    [alone] = _missing_whoami(items, now)
+    assert "no kube-proxy pod runs on win-a" in alone.message

@@ -103,6 +103,22 @@ def test_aks_logs_are_out_of_reach_and_we_say_how_to_read_them(apiserver) -> Non
     assert "==> Microsoft-Windows-Security-SPP:" in mixed.stdout and "1 2" in mixed.stdout
 
 
+def test_a_component_no_known_location_has_falls_back_to_the_log_query_api(server) -> None:  # noqa: ANN001
+    # kubelet.log at the top of C:\\var\\log: in no kubeadm location, but the kubelet resolves query=kubelet to it.
+    log = kubelet_log()
+    node_logs = server.server.node_logs["win-a"] = NodeLogs(files={"kubelet.log": log})
+    result = logs(server, "win-a", "kubelet", "--pattern", "RunPodSandbox")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [log.splitlines()[3]]
+    assert node_logs.requests[:3] == [f"/api/v1/nodes/win-a/proxy/logs/kubelet/{n}"
+                                      for n in ("kubelet.err.log", "kubelet.log", "kubelet.out.log")]
+    assert any("query=kubelet" in r for r in node_logs.requests[3:])
+    # Nothing anywhere: the note names the places looked at, the query did not invent a log.
+    server.server.node_logs["win-a"] = NodeLogs()
+    missing = logs(server, "win-a", "kubelet")
+    assert missing.exit_code == 2 and "no kubelet log found on win-a" in missing.stderr
+
+
 def test_event_providers_go_to_the_query_api_with_options(server) -> None:  # noqa: ANN001
     text = "\n".join(f"2026-12-01 02:{m:02d}:00 1000 Information Event number {m}" for m in range(10))
     node_logs = server.server.node_logs["win-a"] = NodeLogs(providers={"Microsoft-Windows-Security-SPP": text})

@@ -23,6 +23,7 @@ EXAMPLES = """examples:
   kubectl win doctor workloads -n shop            # workloads of one namespace
   kubectl win doctor --from-dump cluster.json     # offline, from kubectl get nodes,pods,... -A -o json
   kubectl win doctor --save-dump cluster.json     # read the cluster and keep a dump to share
+  kubectl win doctor --from-bundle bundle.tar.gz  # offline, from kubectl win collect: also node logs and HNS
   kubectl win doctor --deep --max-nodes 5         # also HNS and the last hour of node logs, per Windows node
   kubectl win doctor -o sarif --fail-on warning   # for CI
   kubectl win doctor --report doctor.html         # the table here, a self-contained HTML page to share
@@ -42,6 +43,10 @@ def doctor(
         "--from-dump", metavar="PATH",
         help="read a dump (kubectl get nodes,pods,... -A -o json, or --save-dump output) "
              "instead of the cluster")] = None,
+    from_bundle: Annotated[str | None, typer.Option(
+        "--from-bundle", metavar="PATH",
+        help="read a support bundle written by kubectl win collect (a .tar.gz or its folder): the cluster "
+             "checks, HNS per node, every log line, and node facts the API does not show")] = None,
     save_dump: Annotated[str | None, typer.Option(
         "--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")] = None,
     no_redact: Annotated[bool, typer.Option(
@@ -83,6 +88,8 @@ def run(args: Any, env: Env) -> int:
     from kubectl_win.findings import exit_code
 
     scope = args.scope or "cluster"
+    if args.from_bundle:
+        _check_bundle_flags(args)
     if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
         raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
     if args.deep and args.from_dump:
@@ -92,28 +99,46 @@ def run(args: Any, env: Env) -> int:
         raise UsageError("--max-nodes must be 1 or more")
     _check_output_paths(args)
     namespace = None if args.all_namespaces else args.namespace
-    if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump:
+    if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump \
+            and not args.from_bundle:
         namespace = _context_namespace(args)
     progress = _progress(args, env)
     options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump, force=args.force,
                             redact=not args.no_redact,
-                            kube_flags=None if args.from_dump else _kube_flags(args), namespace=namespace,
+                            kube_flags=None if args.from_dump or args.from_bundle else _kube_flags(args),
+                            namespace=namespace,
                             config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None)
-    try:
-        if progress is not None:
-            progress.start()
-        report = run_doctor(options)
-    finally:
-        if progress is not None:
-            progress.stop()
-    if namespace and args.from_dump:
+    if args.from_bundle:
+        from kubectl_win.doctor.from_bundle import report as bundle_report
+
+        report = bundle_report(args.from_bundle, scope, args.config)
+    else:
+        try:
+            if progress is not None:
+                progress.start()
+            report = run_doctor(options)
+        finally:
+            if progress is not None:
+                progress.stop()
+    if namespace and (args.from_dump or args.from_bundle):
         allowed = (namespace,) if scope == "workloads" else (None, namespace)
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
     if args.report:
-        _write_report(report, args)
+        _write_report(report, args, env.shell)
     if not (args.report and args.output == "html"):
         _render(report, args.output, env, _source(args))
     return exit_code(report.findings, args.fail_on)
+
+
+def _check_bundle_flags(args: Any) -> None:
+    from kubectl_win.errors import UsageError
+
+    for flag, value in (("--from-dump", args.from_dump), ("--save-dump", args.save_dump), ("--deep", args.deep)):
+        if value:
+            raise UsageError(f"--from-bundle reads a bundle; it cannot be combined with {flag}")
+    if any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
+        raise UsageError("--from-bundle reads a file; it cannot be combined with "
+                         "--kubeconfig/--context/--cluster/--user")
 
 
 def _check_output_paths(args: Any) -> None:
@@ -125,7 +150,7 @@ def _check_output_paths(args: Any) -> None:
         raise UsageError("--no-redact only applies to --save-dump PATH")
     if args.force and not (args.report or args.save_dump):
         raise UsageError("--force only applies to --report PATH and --save-dump PATH")
-    inputs = [("--from-dump", args.from_dump), ("--config", args.config)]
+    inputs = [("--from-dump", args.from_dump), ("--from-bundle", args.from_bundle), ("--config", args.config)]
     if args.save_dump:
         check_target(args.save_dump, "--save-dump", force=args.force, inputs=inputs)
     if args.report:
@@ -133,11 +158,11 @@ def _check_output_paths(args: Any) -> None:
                      inputs=[*inputs, ("--save-dump", args.save_dump)])
 
 
-def _write_report(report, args: Any) -> None:  # type: ignore[no-untyped-def]
+def _write_report(report, args: Any, shell: str) -> None:  # type: ignore[no-untyped-def]
     from kubectl_win.doctor.html_report import render_html
     from kubectl_win.sharefile import write_shared
 
-    write_shared(args.report, render_html(report, _source(args)), force=args.force, what="report")
+    write_shared(args.report, render_html(report, _source(args), shell=shell), force=args.force, what="report")
 
 
 def _source(args: Any) -> str:
@@ -145,6 +170,8 @@ def _source(args: Any) -> str:
 
     if args.from_dump:
         return f"dump {os.path.basename(args.from_dump)}"
+    if args.from_bundle:
+        return f"bundle {os.path.basename(os.path.normpath(args.from_bundle))}"
     return f"context {args.context}" if args.context else "live cluster"
 
 
@@ -171,7 +198,7 @@ def _progress(args: Any, env: Env):  # type: ignore[no-untyped-def]
     """A Progress line for live scans when --progress allows it (dumps are read too fast to need one)."""
     from kubectl_win.doctor.progress import Progress, wanted
 
-    if args.from_dump or not wanted(args.progress, env.stderr_isatty):
+    if args.from_dump or args.from_bundle or not wanted(args.progress, env.stderr_isatty):
         return None
     return Progress(env.stderr)
 
@@ -184,11 +211,11 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
     if output in ("json", "yaml"):
         from kubectl_win.output.structured import render_json, render_yaml
 
-        (render_json if output == "json" else render_yaml)(report.to_dict(), out)
+        (render_json if output == "json" else render_yaml)(report.to_dict(env.shell), out)
     elif output == "junit":
         from kubectl_win.output.junit import render_junit
 
-        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor")
+        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor", shell=env.shell)
     elif output == "sarif":
         from kubectl_win.output.sarif import render_sarif
 
@@ -197,14 +224,18 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
             from kubectl_win.hns import catalog as hns_catalog
 
             rules.update(hns_catalog.sarif_rules())
+        if any(f.id.startswith("bundle-") for f in report.findings):  # doctor --from-bundle
+            from kubectl_win.doctor.from_bundle import sarif_rules
+
+            rules.update(sarif_rules())
         for finding in report.findings:
-            rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
+            rules.setdefault(finding.id, {"description": finding.id, "help": finding.fix.text(env.shell),
                                           "source": finding.source or ""})
-        render_sarif(report.findings, rules, out)
+        render_sarif(report.findings, rules, out, shell=env.shell)
     elif output == "html":
         from kubectl_win.doctor.html_report import render_html
 
-        out.write(render_html(report, source))
+        out.write(render_html(report, source, shell=env.shell))
     else:
         wide = output == "wide"
         width = None
@@ -215,4 +246,4 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
         if report.scope == "nodes":
             render_nodes(report, out, wide, width)
             out.write("\n")
-        render_findings(report, out, wide, env.color, width)
+        render_findings(report, out, wide, env.color, width, env.shell)

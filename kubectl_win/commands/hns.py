@@ -21,6 +21,7 @@ EXAMPLES = """examples:
   kubectl win hns win-node-1                                   # live: a HostProcess pod in kube-system
   kubectl win hns win-node-1 -n win-debug --image registry.local/servercore:ltsc2022
   kubectl win hns --from-file hns.json --cluster-from-dump cluster.json -o wide
+  kubectl win hns --show-script                                # what the pod runs on the node
   kubectl get services,endpointslices,pods,nodes -A -o json > cluster.json
 
 exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
@@ -46,6 +47,9 @@ def hns(
     timeout: Annotated[float, typer.Option(
         "--timeout", metavar="SECONDS", click_type=Seconds(),
         help="how long to wait for the pod to start and the dump to finish (default 180)")] = 180.0,
+    show_script: Annotated[bool, typer.Option(
+        "--show-script", help="print the PowerShell the pod runs on the node, and exit (contacts no cluster)")
+    ] = False,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())
@@ -59,6 +63,11 @@ def run(args: Any, env: Env) -> int:
     from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
 
+    if args.show_script:
+        from kubectl_win.hns import script
+
+        env.stdout.write(script.show())
+        return 0
     if args.from_file:
         if args.image:
             raise UsageError("--image starts a pod; it cannot be combined with --from-file")
@@ -84,7 +93,7 @@ def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-de
     if output in ("json", "yaml"):
         from kubectl_win.output.structured import render_json, render_yaml
 
-        (render_json if output == "json" else render_yaml)(report.to_dict(), env.stdout)
+        (render_json if output == "json" else render_yaml)(report.to_dict(env.shell), env.stdout)
         return
     from kubectl_win.hns.report import render as render_table
 
@@ -93,4 +102,4 @@ def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-de
         from kubectl_win.output.fold import terminal_width
 
         width = terminal_width()
-    render_table(report, env.stdout, wide=output == "wide", colour=env.color, width=width)
+    render_table(report, env.stdout, wide=output == "wide", colour=env.color, width=width, shell=env.shell)

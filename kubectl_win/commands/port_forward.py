@@ -29,7 +29,8 @@ examples:
   kubectl win port-forward deploy/api :5000 -n web          # a free local port, printed
   kubectl win port-forward svc/sql 1433 --remote-host ::1
   kubectl win port-forward iis-7d9c 8080:http --address 127.0.0.1,::1 -c iis
-  kubectl win port-forward pod/dns-test 5353:53/udp --remote-host 10.96.0.10   # cluster DNS"""
+  kubectl win port-forward pod/dns-test 5353:53/udp --remote-host 10.96.0.10   # cluster DNS
+  kubectl win port-forward --relay powershell --show-script  # the PowerShell the relay runs in the pod"""
 
 
 RELAYS = ("native", "powershell", "pwsh", "python3", "socat", "nc", "bash")
@@ -37,12 +38,12 @@ RELAYS = ("native", "powershell", "pwsh", "python3", "socat", "nc", "bash")
 
 @shared(kube_options(selector=False, all_namespaces=False))
 def port_forward(
-    target: Annotated[str, typer.Argument(
-        metavar="TYPE/NAME", help="pod/NAME (or NAME), deploy/, sts/, rs/ or svc/NAME", show_default=False)],
-    ports: Annotated[list[str], typer.Argument(
+    target: Annotated[str | None, typer.Argument(
+        metavar="TYPE/NAME", help="pod/NAME (or NAME), deploy/, sts/, rs/ or svc/NAME", show_default=False)] = None,
+    ports: Annotated[list[str] | None, typer.Argument(
         metavar="[LOCAL:]REMOTE[/udp]...", show_default=False,
         help="port pairs; :REMOTE picks a free local port; REMOTE may be a port name; "
-             "/udp forwards datagrams (/tcp is the default)")],
+             "/udp forwards datagrams (/tcp is the default)")] = None,
     container: Annotated[str | None, typer.Option(
         "-c", "--container", metavar="NAME", help="the container to run the relay in")] = None,
     address: Annotated[list[str] | None, typer.Option(
@@ -68,6 +69,9 @@ def port_forward(
     read_timeout: Annotated[float, typer.Option(
         "--read-timeout", metavar="SECONDS", click_type=Seconds(),
         help="drop a connection when nothing, not even a pong, arrives for this long (default 60)")] = 60.0,
+    show_script: Annotated[bool, typer.Option(
+        "--show-script", help="with --relay powershell|pwsh: print the PowerShell the relay runs in the pod, and "
+                              "exit (contacts no cluster)")] = False,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())
@@ -76,6 +80,35 @@ def port_forward(
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("port-forward", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(
         port_forward)
+
+
+def show_script(args: Any) -> str:
+    """The probe, then the relay: the multiplexing one (fixed) or, with --mux=off, the one per connection."""
+    from kubectl_win.errors import UsageError
+    from kubectl_win.portforward.ports import validate_remote_host
+    from kubectl_win.portforward.relays import powershell
+    from kubectl_win.portforward.relays.powershell_mux import MUX_SCRIPT
+
+    if args.relay not in ("powershell", "pwsh"):
+        raise UsageError("--show-script prints the PowerShell relays: add --relay powershell or --relay pwsh")
+    exe = "powershell.exe" if args.relay == "powershell" else "pwsh.exe"
+    travel = (f"# It travels as: {exe} -NoLogo -NoProfile -NonInteractive -InputFormat None "
+              "-EncodedCommand <UTF-16LE base64>\n")
+    parts = [f"# The probe, run once per container (the relay needs FullLanguage mode):\n{travel}"
+             f"{powershell.PROBE_SCRIPT}\n"]
+    if args.mux == "auto":
+        parts.append(f"# The relay: one exec carries every connection (fixed; targets arrive in OPEN frames):\n"
+                     f"{travel}{MUX_SCRIPT.rstrip()}\n")
+    else:
+        host = validate_remote_host(args.remote_host)
+        remotes = sorted({pair.rsplit(":", 1)[-1].split("/")[0] for pair in args.ports or ()})
+        numbers = [int(r) for r in remotes if r.isdigit() and 1 <= int(r) <= 65535]
+        if not numbers:
+            raise UsageError("with --mux=off the relay is built per port: give the port pairs (numeric remote ports)")
+        for port in numbers:
+            parts.append(f"# The relay for one connection to {host}:{port}:\n{travel}"
+                         f"{powershell.relay_script(host, port).rstrip()}\n")
+    return "\n".join(parts)
 
 
 def build_options(args: Any, namespace: str):  # noqa: ANN201 - ForwardOptions
@@ -104,6 +137,15 @@ def build_options(args: Any, namespace: str):  # noqa: ANN201 - ForwardOptions
 
 
 def run(args: Any, env: Env) -> int:
+    from kubectl_win.errors import UsageError
+
+    if args.show_script:
+        env.stdout.write(show_script(args))
+        return 0
+    if not args.target:
+        raise UsageError("missing argument TYPE/NAME (kubectl win port-forward TYPE/NAME [LOCAL:]REMOTE...)")
+    if not args.ports:
+        raise UsageError("missing argument [LOCAL:]REMOTE (kubectl win port-forward TYPE/NAME [LOCAL:]REMOTE...)")
     # Validate everything the user typed before touching the cluster.
     build_options(args, namespace="default")
 

@@ -3,11 +3,18 @@
 A 403 on one resource, or a 429/5xx that outlasts the access layer's retries, becomes a `skipped` entry
 and the rest is still read; a 404 on the gMSA CRD means the cluster does not serve it; anything else
 (unreachable, 401, nodes unreadable) propagates as a typed error with its exit code.
+
+Pages are fetched (and parsed) by one reader thread a page ahead of the main thread, which turns each page
+into records: the API server prepares the next page while this one is processed. The queue holds at most
+AHEAD pages, so memory stays bounded; the order of resources and pages is kept.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import queue
+import threading
+from collections.abc import Callable, Iterator
+from typing import Any
 
 from kubectl_win.doctor.snapshot import SnapshotBuilder
 
@@ -16,6 +23,7 @@ NAMESPACED_RESOURCES = ("pods", "deployments", "statefulsets", "daemonsets", "jo
                         "replicationcontrollers", "services", "endpointslices", "events")
 PAGE_SIZE = 500
 SERVER_ERRORS = frozenset({429, 500, 502, 503, 504})
+AHEAD = 2  # pages fetched ahead of processing
 
 Progress = Callable[[str, int], None]
 
@@ -36,25 +44,25 @@ def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None
         (str(version) if version else None)
     builder.namespace = namespace
     cluster_scoped, namespaced = plan(scope)
+    requests = []
     for resource in cluster_scoped + namespaced:
         ns = namespace if resource in namespaced else None
-        if resource == "namespaces" and namespace:
-            field_selector = f"metadata.name={namespace}"
-        else:
-            field_selector = None
+        field_selector = f"metadata.name={namespace}" if resource == "namespaces" and namespace else None
+        requests.append((resource, ns, field_selector))
+    for resource, pages in _read_ahead(cluster, requests):
         seen = 0
         try:
-            for page in cluster.list_pages(resource, namespace=ns, field_selector=field_selector,
-                                           page_size=PAGE_SIZE):
+            for page in pages:
                 list_kind = str(page.get("kind") or "")
                 kind = list_kind[: -len("List")] if list_kind.endswith("List") else ""
                 api_version = page.get("apiVersion") or ""
-                for item in page.get("items") or ():
+                items = page.get("items") or ()
+                for item in items:
                     if "kind" not in item:  # list items on the wire carry no kind (ObjectRef and explain need it)
                         item["kind"] = kind
                         item["apiVersion"] = api_version
                     builder.add(item)
-                seen += len(page.get("items") or ())
+                seen += len(items)
                 if progress is not None:
                     progress(resource, seen)
         except Forbidden as exc:
@@ -73,3 +81,62 @@ def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None
             builder.skip(resource, str(exc))
             continue
         builder.mark_read(resource)
+
+
+_DONE = object()
+
+
+def _read_ahead(cluster: Any, requests: list[tuple[str, str | None, str | None]]
+                ) -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
+    """(resource, its pages) in order, the pages fetched by a reader thread ahead of the consumer; an error
+    of the access layer is raised from the resource's page iterator, where the caller handles it."""
+    pages: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=AHEAD)
+    stop = threading.Event()
+
+    def put(item: tuple[str, Any]) -> bool:
+        while not stop.is_set():
+            try:
+                pages.put(item, timeout=0.1)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def reader() -> None:
+        for resource, ns, field_selector in requests:
+            try:
+                for page in cluster.list_pages(resource, namespace=ns, field_selector=field_selector,
+                                               page_size=PAGE_SIZE):
+                    if not put(("page", page)):
+                        return
+                outcome: tuple[str, Any] = ("done", None)
+            except BaseException as exc:  # handed to the consumer, which decides what it means
+                outcome = ("error", exc)
+            if not put(outcome):
+                return
+
+    def resource_pages() -> Iterator[dict[str, Any]]:
+        while True:
+            try:
+                what, value = pages.get(timeout=0.1)  # a timeout keeps Ctrl+C responsive
+            except queue.Empty:
+                if not thread.is_alive() and pages.empty():
+                    raise RuntimeError("the page reader stopped") from None
+                continue
+            if what == "page":
+                yield value
+            elif what == "error":
+                raise value
+            else:
+                return
+
+    thread = threading.Thread(target=reader, name="doctor-pages", daemon=True)
+    thread.start()
+    try:
+        for resource, _ns, _selector in requests:
+            current = resource_pages()
+            yield resource, current
+            for _ in current:  # a consumer that stopped early: drain to the resource's end
+                pass
+    finally:
+        stop.set()

@@ -118,3 +118,53 @@ def _expression_matches(expr: Any, labels: dict[str, str]) -> bool:
             return False
         return number > bound if operator == "Gt" else number < bound
     return False
+
+
+class NodeIndex:
+    """Nodes grouped by what a placement can see of them, so that judging one placement against thousands of
+    nodes costs one `fits` per group: a placement reads only the labels its selector and affinity name and
+    the node's NoSchedule/NoExecute taints (by name only through nodeName or matchFields)."""
+
+    def __init__(self, nodes: tuple[NodeRecord, ...]) -> None:
+        self.nodes = nodes
+        self._taints = [n.scheduling_taints for n in nodes]
+        self._groups: dict[tuple[str, ...], list[list[NodeRecord]]] = {}
+
+    def _grouped(self, keys: tuple[str, ...]) -> list[list[NodeRecord]]:
+        groups = self._groups.get(keys)
+        if groups is None:
+            by_sig: dict[Any, list[NodeRecord]] = {}
+            for node, taints in zip(self.nodes, self._taints, strict=True):
+                sig = (tuple(node.labels.get(k) for k in keys), tuple(k in node.labels for k in keys), taints)
+                by_sig.setdefault(sig, []).append(node)
+            groups = self._groups[keys] = list(by_sig.values())
+        return groups
+
+    def fitting(self, placement: Placement) -> list[NodeRecord]:
+        """The nodes `fits(placement, node)` holds for, in index order within each group."""
+        keys = _label_keys(placement)
+        if keys is None:
+            return [n for n in self.nodes if fits(placement, n)]
+        return [n for group in self._grouped(keys) if fits(placement, group[0]) for n in group]
+
+    def selecting(self, placement: Placement) -> list[NodeRecord]:
+        keys = _label_keys(placement)
+        if keys is None:
+            return [n for n in self.nodes if selects(placement, n)]
+        return [n for group in self._grouped(keys) if selects(placement, group[0]) for n in group]
+
+
+def _label_keys(placement: Placement) -> tuple[str, ...] | None:
+    """The node labels the placement reads, sorted; None when it reads the node's name."""
+    if placement.node_name:
+        return None
+    keys = set(placement.node_selector)
+    for term in placement.required_terms or ():
+        if not isinstance(term, dict):
+            continue
+        if term.get("matchFields"):
+            return None
+        for expr in term.get("matchExpressions") or ():
+            if isinstance(expr, dict) and isinstance(expr.get("key"), str):
+                keys.add(expr["key"])
+    return tuple(sorted(keys))

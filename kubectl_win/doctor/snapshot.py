@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubectl_win.doctor import reduce, symptoms
@@ -188,6 +188,7 @@ class PodGroup:
     target: Target = field(default_factory=lambda: Target(None, False))
     containers: tuple[Container, ...] = ()
     host_process: bool = False
+    lint: tuple[Any, tuple[Any, ...]] | None = None  # (Kubernetes version, explain's findings), linted early
 
 
 @dataclass(frozen=True, slots=True)
@@ -353,7 +354,7 @@ class SnapshotBuilder:
         reason = _text(obj.get("reason"))
         message = _text(obj.get("message")) or _text(obj.get("note"))
         found = symptoms.match(message, reason, "events")
-        if found is None:
+        if found is None and _text(obj.get("type")) != "Warning":
             return
         involved = obj.get("involvedObject") if isinstance(obj.get("involvedObject"), dict) else \
             obj.get("regarding") if isinstance(obj.get("regarding"), dict) else None
@@ -363,11 +364,16 @@ class SnapshotBuilder:
                         _text(involved.get("namespace")) or None, _text(involved.get("name")))
         source = obj.get("source") if isinstance(obj.get("source"), dict) else {}
         host = _text(source.get("host")) or _text(obj.get("reportingInstance")) or None
-        if found.generic and not (_text(obj.get("type")) in ("", "Warning") and self._windows_related(ref, host)):
-            return  # the generic Windows results only make sense for Windows objects
+        if found is None or found.generic or found.windows_only:
+            # The generic and Windows-only results only make sense for Windows objects; a Windows warning
+            # nothing claims is still reported (windows-warning-unrecognised, folded by reason).
+            if not (_text(obj.get("type")) in ("", "Warning") and self._windows_related(ref, host)):
+                return
+            if found is None:
+                found = symptoms.unrecognised(message)
         series = obj.get("series") if isinstance(obj.get("series"), dict) else {}
         count = _count(obj.get("count")) or _count(series.get("count")) or 1
-        key = (found.check, ref)
+        key = (_fold_key(found.check, reason), ref)
         previous = self._events.get(key)
         record = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
                              count + (previous.count if previous else 0), codes=found.codes)
@@ -407,6 +413,11 @@ class SnapshotBuilder:
             group_index = len(self._groups)
             group = PodGroup(reduced, on_windows, target=target, containers=containers_of(spec, "spec"),
                              host_process=is_host_process(spec))
+            if self.server_version is not None:
+                from kubectl_win.doctor.checks.pods import lint_group, version_of
+
+                version = version_of(self.server_version)
+                group.lint = (version, tuple(lint_group(reduced, on_windows, version)))
             self._groups.append(group)
             if group_key is not None:
                 self._group_index[group_key] = group_index
@@ -440,13 +451,18 @@ class SnapshotBuilder:
                                            ("terminated", state.terminated_reason, state.terminated_message)):
                 found = symptoms.match(message, reason, where)
                 if found is None:
-                    continue
+                    if not (message and on_windows and reason not in _NOT_FAILING):
+                        continue
+                    found = symptoms.unrecognised(message)
                 ref = controller or record.ref
-                key = (found.check, ref)
-                if key not in self._events:
+                key = (_fold_key(found.check, reason), ref)
+                previous = self._events.get(key)
+                if previous is None:
                     self._events[key] = EventRecord(found.check, ref, reason, redact(message), node_name, 1,
                                                     record.name,
                                                     codes=found.codes)
+                elif found.check == symptoms.UNRECOGNISED:
+                    self._events[key] = replace(previous, count=previous.count + 1)
         self._keep(reduced)
 
     def _add_workload(self, obj: dict[str, Any]) -> None:
@@ -675,6 +691,16 @@ def _group_key(namespace: str, owner: ObjectRef | None, meta: dict[str, Any], sp
 
 
 _PER_POD_SPEC_FIELDS = frozenset({"nodeName", "hostname", "subdomain"})
+
+
+# Container states that are not failures (a container on its way up) or only restate one (a back-off
+# after the termination or pull error the container status already shows).
+_NOT_FAILING = frozenset({"ContainerCreating", "PodInitializing", "Completed", "CrashLoopBackOff", "ImagePullBackOff"})
+
+
+def _fold_key(check: str, reason: str) -> str:
+    """Unrecognised warnings fold per reason; a recognised symptom folds per check whatever the reason."""
+    return f"{check}\x00{reason}" if check == symptoms.UNRECOGNISED else check
 
 
 def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:

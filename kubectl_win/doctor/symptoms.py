@@ -2,10 +2,13 @@
 entry of knowledge/symptoms.yaml that claims it, with every Windows error code in it decoded.
 
 `match` is a plain function so any command can classify text: event and container-state messages here,
-node logs elsewhere. A Windows runtime message no entry claims still comes back, as the generic
-`windows-runtime-error`; a message whose only Windows trace is an error code comes back as
-`windows-error-code`. Callers decide whether the context is Windows (the generic results are only
-meaningful there).
+node logs elsewhere. It tries, in order: the catalogue's specific entries (their text is the failure),
+the structural matcher (doctor/structure.py: operation, component and Windows code of the error chain,
+mapped to a check by knowledge/error_chains.yaml), then the catalogue's `broad` entries (text shared by
+many failures, such as an hcs::CreateComputeSystem prefix). A Windows runtime message nothing claims still
+comes back, as the generic `windows-runtime-error`; a message whose only Windows trace is an error code
+comes back as `windows-error-code`. Callers decide whether the context is Windows: the generic results and
+the `windows_only` ones (structural matches, text that Linux nodes print too) are only meaningful there.
 """
 
 from __future__ import annotations
@@ -13,12 +16,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
+from kubectl_win.doctor import structure
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, find_codes
 
 GENERIC_RUNTIME = "windows-runtime-error"
 GENERIC_CODE = "windows-error-code"
+UNRECOGNISED = "windows-warning-unrecognised"
+GENERIC = frozenset({GENERIC_RUNTIME, GENERIC_CODE, UNRECOGNISED})  # fallbacks: they never recognise a message
 WHERE = ("events", "waiting", "terminated", "condition", "log")
 
 # Text only the Windows container stack produces: hcsshim/HCS, HNS/HCN, Win32 system-call failures
@@ -39,16 +46,20 @@ class Symptom:
     pattern: re.Pattern[str] | None
     codes: frozenset[int]
     cause: str
-    fix: str
+    fix: Any  # a fix template (findings.fix_from_template): a note, or {commands, note}; "" when built by the check
+    broad: bool = False  # tried after the structural matcher
+    windows_only: bool = False
 
 
 @dataclass(frozen=True)
 class Match:
     check: str
     cause: str
-    fix: str  # a template ({node}, {namespace}, {pod}, {object}); "" when the check builds its own
+    fix: Any  # a fix template ({node}, {namespace}, {pod}, {object}); "" when the check builds its own
     codes: tuple[Decoded, ...]
     generic: bool = False
+    windows_only: bool = False  # only meaningful on a Windows node or pod
+    structural: bool = False  # claimed by its structure (knowledge/error_chains.yaml), not its text
 
 
 @cache
@@ -60,8 +71,51 @@ def catalogue() -> tuple[Symptom, ...]:
         out.append(Symptom(entry["check"], frozenset(entry.get("where") or WHERE),
                            frozenset(entry.get("reasons") or ()), pattern,
                            frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
-                           " ".join(str(entry.get("cause") or "").split()), str(entry.get("fix") or "")))
+                           " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
+                           bool(entry.get("broad")), bool(entry.get("windows_only"))))
     return tuple(out)
+
+
+@cache
+def _by_check() -> dict[str, Symptom]:
+    out: dict[str, Symptom] = {}
+    for symptom in catalogue():
+        out.setdefault(symptom.check, symptom)
+    return out
+
+
+def _text_match(message: str, reason: str, where: str, codes: tuple[Decoded, ...], broad: bool) -> Match | None:
+    code_values = {c.code for c in codes}
+    for symptom in catalogue():
+        if symptom.broad != broad or where not in symptom.where:
+            continue
+        if reason and symptom.reasons and reason not in symptom.reasons:
+            continue  # the reason disambiguates; a missing reason never excludes
+        if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & code_values):
+            return Match(symptom.check, symptom.cause, symptom.fix, codes, windows_only=symptom.windows_only)
+    return None
+
+
+def match_text(message: str, reason: str = "", where: str = "events") -> Match | None:
+    """The catalogue entry whose text claims the message, without the structural matcher."""
+    if not message:
+        return None
+    codes = find_codes(message)
+    return _text_match(message, reason, where, codes, False) or _text_match(message, reason, where, codes, True)
+
+
+def match_structure(message: str, reason: str = "", where: str = "events") -> Match | None:
+    """The check the message's error chain maps to (knowledge/error_chains.yaml), or None."""
+    found = structure.classify(message, reason)
+    if found is None:
+        return None
+    rule, _chain = found
+    symptom = _by_check().get(rule.check)
+    if symptom is not None and where not in symptom.where:
+        return None
+    cause = rule.cause or (symptom.cause if symptom else "")
+    return Match(rule.check, cause, symptom.fix if symptom else "", find_codes(message), windows_only=True,
+                 structural=True)
 
 
 def match(message: str, reason: str = "", where: str = "events") -> Match | None:
@@ -69,20 +123,23 @@ def match(message: str, reason: str = "", where: str = "events") -> Match | None
     if not message:
         return None
     codes = find_codes(message)
-    code_values = {c.code for c in codes}
-    for symptom in catalogue():
-        if where not in symptom.where:
-            continue
-        if reason and symptom.reasons and reason not in symptom.reasons:
-            continue  # the reason disambiguates; a missing reason never excludes
-        if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & code_values):
-            return Match(symptom.check, symptom.cause, symptom.fix, codes)
+    found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
+             or _text_match(message, reason, where, codes, True))
+    if found is not None:
+        return found
     if _RUNTIME_MARKERS.search(message):
         return Match(GENERIC_RUNTIME, "the Windows container runtime reported an error no catalogue entry knows",
                      "", codes, generic=True)
     if codes:
         return Match(GENERIC_CODE, "the message carries a Windows error code", "", codes, generic=True)
     return None
+
+
+def unrecognised(message: str) -> Match:
+    """The fallback for a Windows warning nothing claims: reported (info) with every code the message carries,
+    also the ones it names only by their text, so nothing Windows-related is silently dropped."""
+    return Match(UNRECOGNISED, "no catalogue entry or error-chain rule recognises this Windows warning", "",
+                 structure.parse(message).codes if message else (), generic=True)
 
 
 def cause(check: str) -> str:

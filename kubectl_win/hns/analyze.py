@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.hns import catalog
@@ -55,26 +56,29 @@ def infer_node(state: HnsState, view: ClusterView) -> str | None:
     return max(votes, key=lambda n: votes[n]) if votes else state.node
 
 
-def analyze(state: HnsState, view: ClusterView, node: str | None) -> list[Finding]:
+def analyze(state: HnsState, view: ClusterView, node: str | None, now: datetime | None = None) -> list[Finding]:
     ref = ObjectRef("v1", "Node", None, node or state.node or "(unknown node)")
     name = ref.name
-    checker = _Checker(state, view, node, ref, name)
+    checker = _Checker(state, view, node, ref, name, now or datetime.now(UTC))
     return checker.run()
 
 
 class _Checker:
-    def __init__(self, state: HnsState, view: ClusterView, node: str | None, ref: ObjectRef, name: str) -> None:
-        self.state, self.view, self.node, self.ref, self.name = state, view, node, ref, name
+    def __init__(self, state: HnsState, view: ClusterView, node: str | None, ref: ObjectRef, name: str,
+                 now: datetime) -> None:
+        self.state, self.view, self.node, self.ref, self.name, self.now = state, view, node, ref, name, now
         self.findings: list[Finding] = []
         self.expected = expected_load_balancers(view, node) if view.services and view.has_slices else None
 
     def run(self) -> list[Finding]:
-        has_lbs = bool(self.state.present & {"loadBalancers", "policyLists"})
+        # A load-balancer key that was collected but is empty means the node has none at all: still compared.
+        has_lbs = bool(self.state.collected & {"loadBalancers", "policyLists"}) or \
+            bool(self.state.present & {"loadBalancers", "policyLists"})
         has_endpoints = "endpoints" in self.state.present
         if has_endpoints:
             self._duplicate_ips()
             self._endpoint_states()
-            if self.view.has_slices:
+            if self.view.has_slices or self.view.has_pods or self.view.has_nodes:
                 self._stale_remote_endpoints()
             if self.view.has_pods and self.node:
                 self._leaked_local_endpoints()
@@ -124,14 +128,29 @@ class _Checker:
         return ips
 
     def _stale_remote_endpoints(self) -> None:
-        known = self.view.slice_ips() | self._infrastructure_ips()
-        referenced = {endpoint_id for lb in self.state.load_balancers for endpoint_id in lb.endpoints}
+        """A remote endpoint whose IP no EndpointSlice, pod or node of the dump holds is stale, unless a load
+        balancer of a Service the dump does not hold uses it: then it is unknown, not clean."""
+        known = self.view.slice_ips() | self.view.pod_ips() | self._infrastructure_ips()
+        against = " and ".join(what for what, there in (("EndpointSlice", self.view.has_slices),
+                                                        ("pod", self.view.has_pods), ("node", self.view.has_nodes))
+                               if there) + " address of the cluster dump"
+        service_vips = self.view.service_ips()
+        users: dict[str, list[LoadBalancer]] = defaultdict(list)
+        for lb in self.state.load_balancers:
+            for endpoint_id in lb.endpoints:
+                users[endpoint_id].append(lb)
         for endpoint in self.state.endpoints:
             if not endpoint.remote or not endpoint.ip or endpoint.ip in known:
                 continue
-            note = "" if endpoint.id.lower() in referenced else " and no load balancer uses it"
+            using = users.get(endpoint.id.lower(), [])
+            foreign = [lb for lb in using if lb.vips and not set(lb.vips) & service_vips]
+            if foreign and len(foreign) == len(using):
+                self.add("hns-remote-endpoint-unknown", f"hns.endpoints[{endpoint.id}]", endpoint=endpoint.id,
+                         ip=endpoint.ip, lb=foreign[0].id, frontend=foreign[0].frontend())
+                continue
+            note = "" if using else " and no load balancer uses it"
             self.add("hns-stale-remote-endpoint", f"hns.endpoints[{endpoint.id}]", endpoint=endpoint.id,
-                     ip=endpoint.ip, lb_note=note)
+                     ip=endpoint.ip, lb_note=note, against=against)
 
     def _leaked_local_endpoints(self) -> None:
         pod_ips = self.view.pod_ips(self.node)
@@ -234,8 +253,11 @@ class _Checker:
             obj = _service_ref(expected.service)
             if not lbs:
                 missing += 1
+                note, young = self._sync_note(expected.service)
                 self.add("hns-missing-loadbalancer", f"spec.ports[{expected.port.name or expected.port.port}]",
-                         obj=obj, **values)
+                         obj=obj, note=note, **values)
+                if young:
+                    self.findings[-1].severity = "warning"
                 continue
             lb = lbs[0]
             problem = None
@@ -265,6 +287,33 @@ class _Checker:
         if expected_count >= int(limits["collapse_min_expected"]) and present < expected_count * float(
                 limits["collapse_share"]):
             self.add("hns-loadbalancers-collapsed", "hns.loadBalancers", present=present, expected=expected_count)
+
+    def _sync_note(self, service: Service) -> tuple[str, bool]:
+        """What the dump says about kube-proxy having had the chance to program the Service: (note, young)
+        where young means kube-proxy may simply not have synced it yet."""
+        grace = float(catalog.limits()["sync_grace_seconds"])
+        notes = []
+        young = False
+        age = _age(service.created, self.now)
+        if age is not None and age < grace:
+            young = True
+            notes.append(f"the Service was created {_duration(age)} before this check, so kube-proxy may simply not "
+                         "have synced it yet (it syncs every 30 s)")
+        proxy = self.view.kube_proxy(self.node)
+        if proxy is not None:
+            started = _age(proxy.started, self.now)
+            if started is not None and started < grace:
+                young = True
+                notes.append(f"kube-proxy pod {proxy.namespace}/{proxy.name} started {_duration(started)} ago and "
+                             "may not have synced yet")
+            elif proxy.restarts:
+                notes.append(f"kube-proxy pod {proxy.namespace}/{proxy.name} has restarted {proxy.restarts} "
+                             f"time{'s' if proxy.restarts != 1 else ''}; its previous log (kubectl logs -n "
+                             f"{proxy.namespace} {proxy.name} --previous) shows the policy that failed")
+        elif self.view.has_pods and self.node:
+            notes.append(f"no kube-proxy pod runs on {self.node} in the cluster dump (unless it runs as a Windows "
+                         "service there, nothing programs load balancers)")
+        return ("; " + "; ".join(notes) if notes else ""), young
 
     def _frontends_without_lb(self) -> set[tuple[str, int, str]]:
         """Every frontend a Service defines, also those kube-proxy deliberately leaves out (not orphans)."""
@@ -360,6 +409,23 @@ def kube_proxy_matches(lines: list[str]) -> list[tuple[str, str]]:
                 last[pattern.what] = " ".join(line.split())[:400]
                 break
     return sorted(last.items())
+
+
+def _age(timestamp: str | None, now: datetime) -> float | None:
+    """Seconds from an RFC 3339 timestamp to now; None when absent or unreadable."""
+    if not timestamp:
+        return None
+    try:
+        then = datetime.fromisoformat(timestamp.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    return max(0.0, (now - then).total_seconds())
+
+
+def _duration(seconds: float) -> str:
+    return f"{seconds:.0f} s" if seconds < 120 else f"{seconds / 60:.0f} min"
 
 
 def _service_ref(service: Service) -> ObjectRef:

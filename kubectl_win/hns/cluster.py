@@ -33,6 +33,7 @@ class Service:
     ingress_ips: tuple[str, ...]
     external_local: bool
     internal_local: bool
+    created: str | None = None  # metadata.creationTimestamp (RFC 3339)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -65,6 +66,8 @@ class Pod:
     ips: tuple[str, ...]
     host_network: bool
     phase: str
+    restarts: int = 0  # the largest container restart count
+    started: str | None = None  # the latest container start (RFC 3339), else status.startTime
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,14 @@ class ClusterView:
     def node_ips(self) -> set[str]:
         return {ip for n in self.nodes for ip in n.addresses}
 
+    @property
+    def has_nodes(self) -> bool:
+        return "Node" in self.kinds
+
+    def kube_proxy(self, node: str | None) -> Pod | None:
+        """The kube-proxy pod on the node, when the input holds one (a DaemonSet pod named kube-proxy-...)."""
+        return next((p for p in self.pods if p.node == node and "kube-proxy" in p.name), None) if node else None
+
 
 def build_view(objects: list[dict[str, Any]]) -> ClusterView:
     view = ClusterView()
@@ -152,7 +163,8 @@ def _service(obj: dict[str, Any]) -> Service | None:
                     if isinstance(i, dict) and i.get("ip"))
     return Service(str(meta.get("namespace") or "default"), str(meta.get("name") or ""), kind, tuple(ips), ports,
                    tuple(str(ip) for ip in _list(spec.get("externalIPs"))), ingress,
-                   spec.get("externalTrafficPolicy") == "Local", spec.get("internalTrafficPolicy") == "Local")
+                   spec.get("externalTrafficPolicy") == "Local", spec.get("internalTrafficPolicy") == "Local",
+                   str(meta["creationTimestamp"]) if meta.get("creationTimestamp") else None)
 
 
 def _add_slice(view: ClusterView, obj: dict[str, Any]) -> None:
@@ -181,8 +193,13 @@ def _pod(obj: dict[str, Any]) -> Pod:
     ips = [str(p.get("ip")) for p in _list(status.get("podIPs")) if isinstance(p, dict) and p.get("ip")]
     if not ips and status.get("podIP"):
         ips = [str(status["podIP"])]
+    statuses = [c for c in _list(status.get("containerStatuses")) if isinstance(c, dict)]
+    restarts = max((c["restartCount"] for c in statuses if isinstance(c.get("restartCount"), int)), default=0)
+    starts = [str(_dict(_dict(c.get("state")).get("running")).get("startedAt") or "") for c in statuses]
+    started = max((t for t in starts if t), default=None) or (str(status["startTime"]) if status.get("startTime")
+                                                             else None)
     return Pod(str(meta.get("namespace") or "default"), str(meta.get("name") or ""), spec.get("nodeName") or None,
-               tuple(ips), bool(spec.get("hostNetwork")), str(status.get("phase") or ""))
+               tuple(ips), bool(spec.get("hostNetwork")), str(status.get("phase") or ""), restarts, started)
 
 
 def _node(obj: dict[str, Any]) -> Node:

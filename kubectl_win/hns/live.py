@@ -44,6 +44,11 @@ class LiveOptions:
     timeout: float = 180.0
     config: str | None = None
     poll_interval: float = 0.5
+    # Who starts the pod: its label value (leftovers are swept per label), the container's name and the
+    # command named in messages; and how long the pod may live. `kubectl win collect` sets its own.
+    app: str = APP
+    purpose: str = "hns"
+    deadline: int = POD_DEADLINE_SECONDS
 
 
 def image_for(node: dict[str, Any]) -> str:
@@ -59,11 +64,12 @@ def image_for(node: dict[str, Any]) -> str:
     return f"{DEFAULT_IMAGE}:{build.image_tags[0]}"
 
 
-def pod_manifest(name: str, namespace: str, node: str, image: str) -> dict[str, Any]:
+def pod_manifest(name: str, namespace: str, node: str, image: str, app: str = APP, container: str = "hns",
+                 deadline: int = POD_DEADLINE_SECONDS) -> dict[str, Any]:
     return {
         "apiVersion": "v1", "kind": "Pod",
         "metadata": {"name": name, "namespace": namespace,
-                     "labels": {APP_LABEL: APP, "app.kubernetes.io/managed-by": "kubectl-win"}},
+                     "labels": {APP_LABEL: app, "app.kubernetes.io/managed-by": "kubectl-win"}},
         "spec": {
             "nodeName": node,
             "os": {"name": "windows"},
@@ -71,21 +77,21 @@ def pod_manifest(name: str, namespace: str, node: str, image: str) -> dict[str, 
             "securityContext": {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}},
             "tolerations": [{"operator": "Exists"}],
             "restartPolicy": "Never",
-            "activeDeadlineSeconds": POD_DEADLINE_SECONDS,
+            "activeDeadlineSeconds": deadline,
             "terminationGracePeriodSeconds": 1,
             "automountServiceAccountToken": False,
             "containers": [{
-                "name": "hns", "image": image, "imagePullPolicy": "IfNotPresent",
+                "name": container, "image": image, "imagePullPolicy": "IfNotPresent",
                 "command": ["powershell.exe", "-NoLogo", "-NoProfile", "-NonInteractive", "-Command",
-                            f"Start-Sleep -Seconds {POD_DEADLINE_SECONDS}"],
+                            f"Start-Sleep -Seconds {int(deadline)}"],
             }],
         },
     }
 
 
-def pod_name(node: str) -> str:
+def pod_name(node: str, app: str = APP) -> str:
     stem = "".join(c if c.isalnum() else "-" for c in node.lower()).strip("-")[:40].strip("-") or "node"
-    return f"kubectl-win-hns-{stem}-{secrets.token_hex(3)}"
+    return f"{app}-{stem}-{secrets.token_hex(3)}"
 
 
 def inspect_node(flags: Any, options: LiveOptions, progress: IO[str] | None = None):  # type: ignore[no-untyped-def]
@@ -133,23 +139,23 @@ def dump_node(cluster: Any, options: LiveOptions, image: str, say: Callable[[str
     threads (doctor --deep) can delete them from the main thread when it is interrupted."""
     from kubectl_win.hns.service import parse_hns_text
 
-    _remove_leftovers(cluster, options)
-    name = pod_name(options.node)
+    remove_leftovers(cluster, options)
+    name = pod_name(options.node, options.app)
     registry = registry if registry is not None else set()
     with interrupts_raise():
         created = False
         try:
             say(f"starting HostProcess pod {options.namespace}/{name} on {options.node} ({image})")
             registry.add((options.namespace, name))
-            _create(cluster, options, name, image)
+            create_pod(cluster, options, name, image)
             created = True
-            _wait_running(cluster, options, name)
+            wait_running(cluster, options, name)
             say(f"reading HNS on {options.node}")
             output = _exec(cluster, options, name)
         finally:
             if created and (options.namespace, name) in registry:
                 say(f"deleting pod {options.namespace}/{name}")
-                _delete(cluster, options.namespace, name)
+                delete_pod(cluster, options.namespace, name)
             registry.discard((options.namespace, name))
             say("")
     text = output[output.find("{"):] if "{" in output else output
@@ -173,11 +179,12 @@ def interrupts_raise() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _create(cluster: Any, options: LiveOptions, name: str, image: str) -> None:
+def create_pod(cluster: Any, options: LiveOptions, name: str, image: str) -> None:
     from kubectl_win.kube import Forbidden
 
     try:
-        cluster.create("pods", pod_manifest(name, options.namespace, options.node, image), options.namespace)
+        cluster.create("pods", pod_manifest(name, options.namespace, options.node, image, options.app,
+                                            options.purpose, options.deadline), options.namespace)
     except Forbidden as exc:
         text = str(exc)
         if "PodSecurity" in text:
@@ -186,8 +193,9 @@ def _create(cluster: Any, options: LiveOptions, name: str, image: str) -> None:
                 f"run in a namespace that does: kubectl create namespace kubectl-win-debug && kubectl label namespace "
                 f"kubectl-win-debug pod-security.kubernetes.io/enforce=privileged, then add -n kubectl-win-debug",
                 2) from None
-        raise HnsPodError(f"cannot create the HostProcess pod in namespace {options.namespace}: {text} (hns needs "
-                          f"create/delete/get on pods and create on pods/exec there)", 3) from None
+        raise HnsPodError(f"cannot create the HostProcess pod in namespace {options.namespace}: {text} "
+                          f"({options.purpose} needs create/delete/get on pods and create on pods/exec there)",
+                          3) from None
 
 
 def _violation(text: str) -> str:
@@ -195,7 +203,7 @@ def _violation(text: str) -> str:
     return text[start:] if start >= 0 else text
 
 
-def _wait_running(cluster: Any, options: LiveOptions, name: str) -> None:
+def wait_running(cluster: Any, options: LiveOptions, name: str) -> None:
     deadline = time.monotonic() + options.timeout
     state = "Pending"
     while time.monotonic() < deadline:
@@ -239,10 +247,10 @@ def delete_pods(cluster: Any, pods: set[tuple[str, str]]) -> None:
     """Delete every pod still registered (doctor --deep, interrupted)."""
     for namespace, name in sorted(pods):
         pods.discard((namespace, name))
-        _delete(cluster, namespace, name)
+        delete_pod(cluster, namespace, name)
 
 
-def _delete(cluster: Any, namespace: str, name: str) -> None:
+def delete_pod(cluster: Any, namespace: str, name: str) -> None:
     """Delete the pod; a second Ctrl-C or SIGTERM does not cut the clean-up short."""
     handlers = {}
     for signum in (signal.SIGINT, signal.SIGTERM):
@@ -260,12 +268,12 @@ def _delete(cluster: Any, namespace: str, name: str) -> None:
             signal.signal(signum, handler)
 
 
-def _remove_leftovers(cluster: Any, options: LiveOptions) -> None:
+def remove_leftovers(cluster: Any, options: LiveOptions) -> None:
     """Pods of ours on this node that finished or outlived their deadline (a run killed with SIGKILL)."""
     from kubectl_win.kube import ApiError
 
     try:
-        pods = list(cluster.list("pods", namespace=options.namespace, label_selector=f"{APP_LABEL}={APP}",
+        pods = list(cluster.list("pods", namespace=options.namespace, label_selector=f"{APP_LABEL}={options.app}",
                                  field_selector=f"spec.nodeName={options.node}"))
     except ApiError:
         return
@@ -274,8 +282,8 @@ def _remove_leftovers(cluster: Any, options: LiveOptions) -> None:
         meta = pod.get("metadata") or {}
         phase = (pod.get("status") or {}).get("phase")
         age = _age(meta.get("creationTimestamp"), now)
-        if phase in ("Succeeded", "Failed") or age > POD_DEADLINE_SECONDS:
-            _delete(cluster, options.namespace, str(meta.get("name")))
+        if phase in ("Succeeded", "Failed") or age > options.deadline:
+            delete_pod(cluster, options.namespace, str(meta.get("name")))
 
 
 def _age(stamp: Any, now: datetime) -> float:

@@ -81,7 +81,8 @@ class HnsState:
     events: list[dict[str, Any]] = field(default_factory=list)
     kube_proxy_log: list[str] = field(default_factory=list)
     node: str | None = None
-    present: frozenset[str] = frozenset()  # the dump keys that were there
+    present: frozenset[str] = frozenset()  # the dump keys that were there, with content
+    collected: frozenset[str] = frozenset()  # the dump keys that were there, also empty (collected, none found)
     schemas: frozenset[str] = frozenset()  # "V1", "V2"
 
     def endpoint(self, endpoint_id: str) -> Endpoint | None:
@@ -105,7 +106,8 @@ class HnsState:
 
 def parse(doc: dict[str, Any]) -> HnsState:
     """Read a dump object (see the module docstring) into an HnsState; unknown keys are ignored."""
-    state = HnsState(present=frozenset(k for k in KNOWN_KEYS if doc.get(k) not in (None, "", [])))
+    state = HnsState(present=frozenset(k for k in KNOWN_KEYS if doc.get(k) not in (None, "", [])),
+                     collected=frozenset(k for k in KNOWN_KEYS if k in doc))
     schemas: set[str] = set()
     for raw in _objects(doc.get("networks")):
         state.networks.append(_network(raw))

@@ -74,3 +74,10 @@ def command() -> list[str]:
     encoded = base64.b64encode(SCRIPT.encode("utf-16-le")).decode("ascii")
     return ["powershell.exe", "-NoLogo", "-NoProfile", "-NonInteractive", "-ExecutionPolicy", "Bypass",
             "-EncodedCommand", encoded]
+
+
+def show() -> str:
+    """--show-script: the script, and how it travels."""
+    return ("# What `kubectl win hns NODE` runs on the node, as NT AUTHORITY\\SYSTEM in a HostProcess pod.\n"
+            "# It travels as: powershell.exe -NoLogo -NoProfile -NonInteractive -ExecutionPolicy Bypass\n"
+            "#   -EncodedCommand <this script, UTF-16LE base64>\n" + SCRIPT.lstrip("\n"))

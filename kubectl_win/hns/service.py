@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from kubectl_win.errors import InputError
@@ -13,6 +14,12 @@ from kubectl_win.hns.model import KNOWN_KEYS, parse
 from kubectl_win.hns.report import HnsReport
 
 COMPARED_KINDS = (("Service", "Services"), ("EndpointSlice", "EndpointSlices"), ("Pod", "Pods"), ("Node", "Nodes"))
+# The README's one-liner: what to run again when a dump was written with too small a ConvertTo-Json depth.
+COLLECT_COMMAND = ("@{node=$env:COMPUTERNAME.ToLower(); networks=Get-HnsNetwork; endpoints=Get-HnsEndpoint; "
+                   "policyLists=Get-HnsPolicyList; namespaces=Get-HnsNamespace} | ConvertTo-Json -Depth 20 | "
+                   "Set-Content -Encoding UTF8 hns.json")
+# What ConvertTo-Json writes for a nested object or array below its -Depth (default 2).
+_TRUNCATED = re.compile(r"^(?:System\.Object\[\]|System\.Collections\.\w+|@\{.*\})$", re.DOTALL)
 
 
 def read_hns_dump(path: str) -> dict[str, Any]:
@@ -38,7 +45,32 @@ def parse_hns_text(text: str, origin: str) -> dict[str, Any]:
                          f"{', '.join(KNOWN_KEYS[:6])}")
     if not any(key in doc for key in KNOWN_KEYS):
         raise InputError(f"{origin}: no HNS keys in the dump (expected some of {', '.join(KNOWN_KEYS[:6])})")
+    truncated = _truncated_at(doc, "")
+    if truncated is not None:
+        path, value = truncated
+        raise InputError(f"{origin}: {path} reads {value[:60]!r}: the dump was written with a ConvertTo-Json "
+                         "depth too small, which flattens nested HNS objects, so comparing it would give false "
+                         f"findings. Collect it again with -Depth 20 on the node: {COLLECT_COMMAND}")
     return doc
+
+
+def _truncated_at(value: Any, path: str, depth: int = 0) -> tuple[str, str] | None:
+    """The first place ConvertTo-Json cut off below its depth, as (path, what it wrote there)."""
+    if isinstance(value, str):
+        return (path or "the dump", value) if _TRUNCATED.match(value.strip()) else None
+    if depth > 40:
+        return None
+    if isinstance(value, dict):
+        items = ((f"{path}.{key}" if path else str(key), item) for key, item in value.items() if key != "kubeProxyLog")
+    elif isinstance(value, list):
+        items = ((f"{path}[{index}]", item) for index, item in enumerate(value))
+    else:
+        return None
+    for child_path, child in items:
+        found = _truncated_at(child, child_path, depth + 1)
+        if found is not None:
+            return found
+    return None
 
 
 def read_cluster(path: str) -> ClusterView:

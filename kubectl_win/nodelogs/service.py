@@ -4,7 +4,8 @@ Components whose logs are files under the kubelet's log directory are fetched wh
 (/api/v1/nodes/NODE/proxy/logs/<file>: the kubelet takes no options for files) and filtered here;
 components running as pods are read through pods/log; other names go to the log query API
 (?query=NAME with sinceTime, tailLines and pattern), which on Windows reads the Application event log.
-Logs the kubelet cannot reach are reported with where they are and how to read them.
+When no known location has a component's log, the log query API gets the name too, as the kubelet itself
+resolves names to files. Logs the kubelet cannot reach are reported with where they are and how to read them.
 """
 
 from __future__ import annotations
@@ -111,6 +112,10 @@ def read_component(cluster: Any, node: str, dist: Distribution, service: str, si
         if text is None:
             continue
         return LogResult(service, place.describe(log_dir), filter_lines(text, since, pattern, tail))
+    if not any(place.kind == "query" for place in places):
+        found = _query_fallback(cluster, node, service, since, tail, pattern, pattern_text)
+        if found is not None:
+            return found
     if outside:
         how = str(locations.data()["outside_how"]).format(path=outside[0])
         note = (f"{service} on {node} logs to {' and '.join(outside)} ({dist.name}), outside the kubelet's log "
@@ -118,6 +123,21 @@ def read_component(cluster: Any, node: str, dist: Distribution, service: str, si
         return LogResult(service, outside[0], None, note)
     where = " or ".join(p.describe(log_dir) for p in places)
     return LogResult(service, where, None, f"no {service} log found on {node} ({dist.name}: looked for {where})")
+
+
+def _query_fallback(cluster: Any, node: str, service: str, since: datetime | None, tail: int | None,
+                    pattern: re.Pattern[str] | None, pattern_text: str | None) -> LogResult | None:
+    """No known location has the log: ask the log query API, which resolves the name as the kubelet does
+    (C:\\var\\log\\NAME.log, C:\\var\\log\\NAME\\NAME.log, then the Application event log). Whatever it
+    answers short of a log (the API off, nothing found) leaves the caller's note standing."""
+    try:
+        text = _query(cluster, node, service, since, tail, pattern_text, unknown=True)
+    except KubectlWinError:
+        return None
+    if text is None or not text.strip():
+        return None
+    return LogResult(service, f"log query ?query={service} (no known location had it)",
+                     filter_lines(text, since, pattern, tail))
 
 
 def _proxy(node: str) -> str:

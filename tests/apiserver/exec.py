@@ -110,6 +110,11 @@ class ExecSettings:
     # node name -> (recorded HNS dump file, seconds to wait before printing it): PowerShell in a HostProcess
     # pod on that node prints the dump, as the hns script would on a real node.
     hns_dumps: dict[str, tuple[str, float]] = field(default_factory=dict)
+    # node -> (recorded archive, seconds to wait before sending it, exit code): PowerShell running the collect
+    # script in a HostProcess pod on that node reads its one stdin line (kept in the file collect_stdin[node]
+    # names; its second, the script, in that name + ".script") and sends the archive, as the script would.
+    collect_archives: dict[str, tuple[str, float, int]] = field(default_factory=dict)
+    collect_stdin: dict[str, str] = field(default_factory=dict)
     host_process_nodes: dict[str, str] = field(default_factory=dict)  # "ns/pod" -> node, filled per exec
     sessions: list[ExecSession] = field(default_factory=list)
     commands: list[list[str]] = field(default_factory=list)  # every argv requested, in order
@@ -385,6 +390,19 @@ def _widen_pipes(process: asyncio.subprocess.Process) -> None:
                 fcntl.fcntl(pipe.fileno(), F_SETPIPE_SZ, 1 << 20)
 
 
+def _runs_collect(argv: list[str]) -> bool:
+    """The collect loader starts with its marker line (kubectl_win/collect/script.py)."""
+    import base64
+
+    if "-EncodedCommand" not in argv[:-1]:
+        return False
+    try:
+        text = base64.b64decode(argv[argv.index("-EncodedCommand") + 1]).decode("utf-16-le")
+    except ValueError:
+        return False
+    return text.startswith("# kubectl-win collect script")
+
+
 def _windows_path(text: str, root: Path) -> Path | None:
     if len(text) < 3 or text[1:3] not in (":\\", ":/") or text[0].upper() != "C":
         return None
@@ -402,6 +420,17 @@ def _windows_argv(argv: list[str], settings: ExecSettings, key: str, env: dict) 
     tools = settings.windows_tools.get(key, DEFAULT_WINDOWS_TOOLS)
     program = argv[0].replace("/", "\\").rsplit("\\", 1)[-1].lower()
     program_exe = program if program.endswith(".exe") else program + ".exe"
+    if program_exe == "powershell.exe" and key in settings.host_process_nodes and _runs_collect(argv):
+        node = settings.host_process_nodes[key]
+        archive = settings.collect_archives.get(node)
+        if archive is None:
+            return ["sh", "-c", "echo 'collect is not emulated on this node by the test server' >&2; exit 1"], env
+        stdin_file = str(root / "collect-stdin.json")
+        with settings.lock:
+            settings.collect_stdin[node] = stdin_file
+        return ["sh", "-c", 'IFS= read -r line; IFS= read -r script; printf "%s\\n" "$line" > "$3"; '
+                'printf "%s\\n" "$script" > "$3.script"; sleep "$1"; cat -- "$2"; exit "$4"',
+                "collect", str(archive[1]), archive[0], stdin_file, str(archive[2])], env
     if program_exe == "powershell.exe" and key in settings.host_process_nodes:
         recorded = settings.hns_dumps.get(settings.host_process_nodes[key])
         if recorded is None:

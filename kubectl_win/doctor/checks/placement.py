@@ -9,7 +9,7 @@ from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, Taint, WorkloadRecord
-from kubectl_win.findings import Finding
+from kubectl_win.findings import Finding, Fix
 from kubectl_win.knowledge import load
 from kubectl_win.wellknown import OS_LABEL, windows_taint_keys
 
@@ -39,12 +39,13 @@ def run(snapshot: Snapshot) -> list[Finding]:
                                         node=node.name, taint=suggested_taint(node, windows)))
             else:
                 findings.extend(_unrelated_taints(node, windows, snapshot))
+    index = scheduling.NodeIndex(windows)
     for workload in snapshot.workloads:
         placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
         if workload.target.windows:
-            findings.extend(_windows_workload(workload, placement, windows))
+            findings.extend(_windows_workload(workload, placement, windows, index))
         else:
-            findings.extend(_linux_workload(workload, placement, windows))
+            findings.extend(_linux_workload(workload, placement, index))
     return findings
 
 
@@ -69,10 +70,10 @@ def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapsho
                     taint=suggested_taint(node, windows))]
 
 
-def _linux_workload(workload: WorkloadRecord, placement, windows) -> list[Finding]:  # type: ignore[no-untyped-def]
+def _linux_workload(workload: WorkloadRecord, placement, index) -> list[Finding]:  # type: ignore[no-untyped-def]
     if scheduling.pins_os(placement, "linux") or workload.host_process:
         return []
-    landing = [n.name for n in windows if scheduling.fits(placement, n)]
+    landing = [n.name for n in index.fitting(placement)]
     if not landing:
         return []
     ref = workload.ref
@@ -83,25 +84,25 @@ def _linux_workload(workload: WorkloadRecord, placement, windows) -> list[Findin
                     fix=fix)]
 
 
-def _windows_workload(workload: WorkloadRecord, placement, windows) -> list[Finding]:  # type: ignore[no-untyped-def]
+def _windows_workload(workload: WorkloadRecord, placement, windows, index) -> list[Finding]:  # type: ignore[no-untyped-def]
     ref = workload.ref
     out = []
     if not scheduling.pins_os(placement, "windows"):
         out.append(finding("windows-workload-no-os-selector", ref, workload.spec_path + ".nodeSelector",
                            ignores=workload.ignores, object=ref.display(), reasons=workload.target.because(),
                            fix=fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "windows"})))
-    selected = [n for n in windows if scheduling.selects(placement, n)]
+    selected = index.selecting(placement)
     if not selected:
         if placement.node_name:
             return out
         selector = ", ".join(f"{k}={v}" for k, v in placement.node_selector.items()) or "node affinity"
         labels = sorted({n.build_label or n.windows_build or "" for n in windows} - {""})
-        fix = (f"select labels a Windows node has, for example nodeSelector "
-               f"{{kubernetes.io/os: windows, node.kubernetes.io/windows-build: '{labels[0]}'}}"
-               if labels else "select labels a Windows node has (kubectl get nodes -l kubernetes.io/os=windows "
-                              "--show-labels)")
         if labels:
-            fix += f" (builds present: {', '.join(labels)})"
+            fix = Fix(note=f"Select labels a Windows node has, for example nodeSelector {{kubernetes.io/os: windows, "
+                           f"node.kubernetes.io/windows-build: '{labels[0]}'}} (builds present: {', '.join(labels)}).")
+        else:
+            fix = Fix(commands=(("kubectl", "get", "nodes", "-l", "kubernetes.io/os=windows", "--show-labels"),),
+                      note="Select labels a Windows node has; the command lists them.")
         out.append(finding("windows-workload-no-matching-node", ref, workload.spec_path + ".nodeSelector",
                            ignores=workload.ignores, object=ref.display(), selector=selector, count=len(windows),
                            fix=fix))

@@ -11,11 +11,21 @@ from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, parse_vers
 
 
 def cluster_version(snapshot: Snapshot) -> Version:
+    return version_of(snapshot.server_version)
+
+
+def version_of(server_version: str | None) -> Version:
     try:
-        version = parse_version(snapshot.server_version or "")
+        version = parse_version(server_version or "")
     except ValueError:
         return NEWEST_KNOWN
     return min(max(version, OLDEST_KNOWN), NEWEST_KNOWN)
+
+
+def lint_group(pod: dict, on_windows: bool, version: Version) -> list[Finding]:
+    """explain's findings for one pod template (the snapshot builder runs this as each new template
+    arrives, while the next page is fetched)."""
+    return lint_object(pod, k8s_version=version, assume_windows=on_windows)
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
@@ -23,7 +33,9 @@ def run(snapshot: Snapshot) -> list[Finding]:
     out: list[Finding] = []
     own = set(catalog())
     for group in snapshot.pod_groups:
-        findings = lint_object(group.pod, k8s_version=version, assume_windows=group.on_windows)
+        early = group.lint
+        findings = list(early[1]) if early is not None and early[0] == version else \
+            lint_group(group.pod, group.on_windows, version)
         # Ids doctor checks itself (memory limits) are reported once on the workload, with its exact fix.
         findings = [f for f in findings if f.id not in own]
         if group.count > 1:
