@@ -70,8 +70,12 @@ class Bundle:
         return self.files[name].decode("utf-8", "replace")
 
     def json(self, name: str) -> Any:
+        from kubectl_win.manifests import NestingError, json_loads
+
         try:
-            return json.loads(self.files[name].decode("utf-8-sig"))
+            return json_loads(self.files[name].decode("utf-8-sig"))
+        except NestingError:
+            raise InputError(f"{self.origin}: {name} is nested too deeply to be a bundle file") from None
         except ValueError as exc:
             raise InputError(f"{self.origin}: {name} is not JSON: {exc}") from None
 
