@@ -37,7 +37,3 @@ class InputError(KubectlWinError):
 
 class ClusterUnreachable(KubectlWinError):
     exit_code = ExitStatus.UNREACHABLE
-
-
-class FindingsFailure(KubectlWinError):
-    exit_code = ExitStatus.FINDINGS

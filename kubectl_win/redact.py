@@ -42,11 +42,6 @@ def remember(secret: str | bytes | None) -> None:
             _known.add(part)
 
 
-def forget_all() -> None:
-    """For tests: drop every remembered value."""
-    _known.clear()
-
-
 def redact(text: str) -> str:
     """`text` with every credential it may carry replaced by <redacted>."""
     for secret in sorted(_known, key=len, reverse=True):

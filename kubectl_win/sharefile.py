@@ -18,6 +18,7 @@ import os
 import tempfile
 from collections.abc import Iterable
 from types import TracebackType
+from typing import IO, Any
 
 from kubectl_win.errors import InputError, UsageError
 
@@ -52,7 +53,7 @@ class SharedFile:
     """A text file written in pieces and published whole by `commit`; `abort` (or an exception inside
     `with`) removes the temporary file and leaves the target as it was."""
 
-    def __init__(self, path: str, *, force: bool = False, what: str = "file") -> None:
+    def __init__(self, path: str, *, force: bool = False, what: str = "file", binary: bool = False) -> None:
         self.path = path
         self.force = force
         self.what = what
@@ -63,10 +64,15 @@ class SharedFile:
             raise InputError(f"cannot write {what} {path}: {exc.strerror or exc}") from None
         with contextlib.suppress(AttributeError, OSError):  # mkstemp's mode already; said, not assumed
             os.fchmod(fd, PRIVATE_MODE)
-        self._out = os.fdopen(fd, "w", encoding="utf-8", newline="")
+        self._out: IO[Any] = os.fdopen(fd, "wb") if binary else os.fdopen(fd, "w", encoding="utf-8", newline="")
         self._done = False
 
-    def write(self, text: str) -> None:
+    @property
+    def handle(self) -> IO[Any]:
+        """The open temporary file, for writers that take a file object (tarfile, say)."""
+        return self._out
+
+    def write(self, text: str | bytes) -> None:
         try:
             self._out.write(text)
         except OSError as exc:

@@ -132,7 +132,7 @@ def test_table_and_wide_output() -> None:
     result = run_cli("--from-file", str(FIXTURES / "win-b-v2.json"), "--cluster-from-dump",
                      str(FIXTURES / "cluster.json"))
     assert result.returncode == 0
-    assert result.stdout.splitlines()[0] == ("win-b: HNS 15.1 (V2): 1 networks, 9 endpoints (3 local, 6 remote), "
+    assert result.stdout.splitlines()[0] == ("win-b: HNS 15.1 (V2): 1 network, 9 endpoints (3 local, 6 remote), "
                                              "9 load balancers (2 DSR, 2 node port)")
     assert "No problems found." in result.stdout
 

@@ -193,3 +193,11 @@ def test_any_nesting_is_answered_on_every_input_path(tmp_path, nesting):
         result = run_cli(*_command(str(path), tool))
         assert result.exit_code in (0, 1, 2), (tool, result.stderr[-500:])
         assert "internal error" not in result.stderr and "Traceback" not in result.stderr, tool
+
+
+@pytest.mark.parametrize("shape", ["deep-json-array", "deep-json-object"])
+def test_a_bundle_with_a_deeply_nested_json_member_is_one_line_exit_2(tmp_path, shape):
+    bundle = tmp_path / "bundle"
+    bundle.mkdir()
+    (bundle / "bundle.json").write_text(SHAPES[shape])
+    _one_error_line(run_cli("doctor", "--from-bundle", str(bundle)))

@@ -56,3 +56,11 @@ def test_a_table_leaves_importlib_metadata_to_whoever_needs_it():
         """)
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert result.stdout.split("\n")[:2] == ["False", "real metadata works"]
+
+
+def test_counts_read_as_english():
+    from kubectl_win.output.words import counted, severity_counts
+
+    assert severity_counts(1, 0, 0) == "1 error, 0 warnings, 0 info"
+    assert severity_counts(2, 1, 1) == "2 errors, 1 warning, 1 info"
+    assert counted(1, "node") == "1 node" and counted(3, "pod") == "3 pods"

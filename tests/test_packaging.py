@@ -123,3 +123,13 @@ def test_installed_package_has_every_data_file_of_the_source_tree(venv):
     (installed,) = (venv / "lib").glob("python3*/site-packages/kubectl_win")
     shipped = {p.relative_to(installed).as_posix() for p in installed.rglob("*") if p.is_file()}
     assert wanted - shipped == set(), "add them to [tool.setuptools.package-data] in pyproject.toml"
+
+
+def test_the_bundled_hns_example_runs_from_the_installed_package(venv, tmp_path):
+    """README's `hns --from-file kubectl_win/examples/...` works after `pip install` (files from site-packages)."""
+    (installed,) = (venv / "lib").glob("python3*/site-packages/kubectl_win")
+    examples = installed / "examples"
+    result = run_in(venv, "kubectl-win", "hns", "--from-file", str(examples / "hns-win-b.json"),
+                    "--cluster-from-dump", str(examples / "hns-cluster.json"), "-o", "json", cwd=tmp_path)
+    assert result.returncode == 1, result.stderr
+    assert [f["id"] for f in json.loads(result.stdout)["findings"]] == ["hns-stale-loadbalancer"]

@@ -69,7 +69,7 @@ def test_bad_remote_hosts(text):
 
 
 def test_listen_addresses():
-    assert parse_listen_addresses(None) == ["127.0.0.1"]
+    assert parse_listen_addresses(None) == ["127.0.0.1", "::1"]  # kubectl's default, localhost
     assert parse_listen_addresses(["localhost"]) == ["127.0.0.1", "::1"]
     assert parse_listen_addresses(["127.0.0.1,::1", "0.0.0.0"]) == ["127.0.0.1", "::1", "0.0.0.0"]
     with pytest.raises(UsageError, match="invalid --address 'example.com'"):

@@ -37,3 +37,49 @@ def test_the_second_command_is_what_ci_runs() -> None:
     assert steps[0].startswith("python3 -m venv ") and steps[-1] == "python -m pytest -q"
     ci = {line.replace(" -q ", " ").strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()}
     assert [step for step in steps if step not in ci] == []
+
+
+def test_every_readme_example_on_a_bundled_file_runs() -> None:
+    """`$ kubectl win ...` lines that read kubectl_win/examples/ run as shown, from the checkout."""
+    import os
+
+    text = (ROOT / "README.md").read_text()
+    lines = [line[2:] for block in re.findall(r"```console\n(.*?)```", text, re.S)
+             for line in block.splitlines() if line.startswith("$ kubectl win ") and "kubectl_win/examples/" in line]
+    assert any(" hns --from-file kubectl_win/examples/" in line for line in lines)
+    cwd = os.getcwd()
+    os.chdir(ROOT)
+    try:
+        for line in lines:
+            argv = shlex.split(line.split("  #")[0])[2:]
+            for arg in argv:
+                if arg.startswith("kubectl_win/examples/"):
+                    assert (ROOT / arg).is_file(), arg
+            result = run_cli(*argv)
+            assert result.exit_code in (0, 1) and result.stderr == "", (line, result.stderr)
+    finally:
+        os.chdir(cwd)
+
+
+def test_readme_example_output_is_what_the_commands_print() -> None:
+    """Checked against the real output; `python -m tests.readme_output --update` rewrites stale blocks."""
+    from tests.readme_output import differences, examples, real_output
+
+    checked = examples()
+    assert {e.command.split()[2] for e in checked} >= {"doctor", "explain"}
+    stale = {e.command: differences(e.output, real_output(e.command)) for e in checked}
+    assert {command: problems for command, problems in stale.items() if problems} == {}, \
+        "run: python -m tests.readme_output --update"
+
+
+def test_the_readme_checker_catches_a_wrong_order_and_a_wrong_line() -> None:
+    from tests.readme_output import differences, updated
+
+    real = ["ERRORS (2)", "ID  OBJECT  MESSAGE", "a   x       first", "b   y       second", "  fix:", "    do it"]
+    assert differences(["ERRORS (2)", "...", "b y second", "  fix:"], real) == []
+    assert differences(["ID OBJECT MESSAGE", "b y second", "a x first"], real[1:]) == \
+        ["not printed here: b y second"]
+    assert differences(["a x ... first"], real[2:]) == []
+    assert differences(["a x changed"], real) != []
+    assert updated(["ID OBJECT MESSAGE", "b y second", "a x old text"], real) == \
+        ["ID OBJECT MESSAGE", "a   x       first", "b y second"]

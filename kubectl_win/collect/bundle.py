@@ -9,8 +9,8 @@ describes it.
     nodes/<node>/logs/<component>.log  kubelet, containerd, kube-proxy, csi-proxy, cni, ...
     nodes/<node>/...                   events/, config/, node/, ports/, network/
 
-Writing: a temporary file made with mkstemp in the target's folder (so 0600 from the start), moved into
-place with os.link (never over an existing file) or, with --force, os.replace. Reading accepts only
+Writing: through kubectl_win/sharefile.py (mkstemp in the target's folder, 0600 from the start, moved into
+place with os.link, never over an existing file, or with --force os.replace). Reading accepts only
 regular files and folders under the bundle's root: absolute names, `..`, links and devices are refused
 or passed over, and sizes are capped (per file, in total, in count) so a hostile bundle cannot exhaust
 memory. tarfile, because the bundle must be readable by `tar` and Windows' `tar.exe`; our own checks,
@@ -26,7 +26,6 @@ import os
 import re
 import stat
 import tarfile
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -71,8 +70,12 @@ class Bundle:
         return self.files[name].decode("utf-8", "replace")
 
     def json(self, name: str) -> Any:
+        from kubectl_win.manifests import NestingError, json_loads
+
         try:
-            return json.loads(self.files[name].decode("utf-8-sig"))
+            return json_loads(self.files[name].decode("utf-8-sig"))
+        except NestingError:
+            raise InputError(f"{self.origin}: {name} is nested too deeply to be a bundle file") from None
         except ValueError as exc:
             raise InputError(f"{self.origin}: {name} is not JSON: {exc}") from None
 
@@ -185,15 +188,12 @@ class BundleWriter:
     """Members go into a gzip tar at a temporary name next to the target; finish() moves it into place."""
 
     def __init__(self, path: str, force: bool = False) -> None:
+        from kubectl_win.sharefile import SharedFile
+
         check_target(path, force)
         self.path, self.force = path, force
-        folder = os.path.dirname(os.path.abspath(path))
-        try:
-            fd, self._tmp = tempfile.mkstemp(prefix=f".{os.path.basename(path)}.", suffix=".tmp", dir=folder)
-        except OSError as exc:
-            raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-        self._file = os.fdopen(fd, "wb")
-        self._tar = tarfile.open(fileobj=self._file, mode="w:gz", format=tarfile.PAX_FORMAT)
+        self._out = SharedFile(path, force=force, what="bundle", binary=True)  # 0600, atomic, no overwrite
+        self._tar = tarfile.open(fileobj=self._out.handle, mode="w:gz", format=tarfile.PAX_FORMAT)
         self._dirs: set[str] = set()
         self._mtime = int(time.time())
         self.names: list[str] = []
@@ -222,30 +222,15 @@ class BundleWriter:
     def finish(self) -> None:
         try:
             self._tar.close()
-            self._file.flush()
-            os.fsync(self._file.fileno())
-            self._file.close()
-            os.chmod(self._tmp, 0o600)
-            if self.force:
-                os.replace(self._tmp, self.path)
-            else:
-                try:
-                    os.link(self._tmp, self.path)
-                except FileExistsError:
-                    raise UsageError(f"{self.path} already exists (use --force to overwrite)") from None
         except OSError as exc:
+            self._out.abort()
             raise InputError(f"cannot write {self.path}: {exc.strerror or exc}") from None
-        finally:
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(self._tmp)
+        self._out.commit()
 
     def abort(self) -> None:
         with contextlib.suppress(Exception):
             self._tar.close()
-        with contextlib.suppress(Exception):
-            self._file.close()
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(self._tmp)
+        self._out.abort()
 
 
 def node_entries(bundle: Bundle) -> Iterator[tuple[str, dict[str, Any]]]:

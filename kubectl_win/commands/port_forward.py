@@ -49,7 +49,7 @@ def port_forward(
     address: Annotated[list[str] | None, typer.Option(
         "--address", metavar="ADDR",
         help="local addresses to listen on, comma-separated or repeated; localhost means 127.0.0.1 and ::1 "
-             "(default 127.0.0.1)")] = None,
+             "(default localhost, as kubectl)")] = None,
     remote_host: Annotated[str, typer.Option(
         "--remote-host", metavar="HOST",
         help="where the relay connects inside the pod: an IP (::1, the pod IP) or a DNS name "

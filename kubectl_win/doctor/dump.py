@@ -12,7 +12,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, Snapshot, SnapshotBuilder
+from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, SnapshotBuilder
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SCHEMA_VERSION
 from kubectl_win.manifests import read_input_text
@@ -22,12 +22,6 @@ NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (k
 DUMP_FORMAT = "doctor-dump/v1"
 MAX_DUMP_BYTES = 1024 ** 3  # a saved dump of a 150,000-pod cluster is a few hundred MiB
 _ORDER = {kind: index for index, kind in enumerate(KIND_ORDER)}
-
-
-def load_dump(path: str) -> Snapshot:
-    builder = SnapshotBuilder()
-    read_dump(path, builder)
-    return builder.build()
 
 
 def read_objects(path: str) -> list[dict[str, Any]]:

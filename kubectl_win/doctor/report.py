@@ -126,10 +126,12 @@ def check_title(check_id: str) -> str:
 
 def summary_line(report: DoctorReport) -> str:
     s = report.summary()
-    parts = [f"{s['errors']} errors, {s['warnings']} warnings, {s['infos']} info",
-             f"{s['nodes']} nodes ({s['windowsNodes']} Windows)"]
+    from kubectl_win.output.words import counted, severity_counts
+
+    parts = [severity_counts(s["errors"], s["warnings"], s["infos"]),
+             f"{counted(s['nodes'], 'node')} ({s['windowsNodes']} Windows)"]
     if report.scope != "nodes":
-        parts.append(f"{s['podsScanned']} pods scanned")
+        parts.append(f"{counted(s['podsScanned'], 'pod')} scanned")
     text = "; ".join(parts)
     if report.skipped:
         text += "; skipped: " + ", ".join(f"{sk.resource} ({sk.reason})" for sk in report.skipped)

@@ -293,9 +293,6 @@ class SnapshotBuilder:
         self._gmsa_served = False
         self._read.add("gmsacredentialspecs")
 
-    def set_counts(self, counts: dict[str, int]) -> None:
-        self._counts.update(counts)
-
     def add(self, obj: dict[str, Any], kind: str | None = None) -> None:
         kind = kind or _text(obj.get("kind"))
         handler = _HANDLERS.get(kind)

@@ -91,9 +91,11 @@ def _summary(report: ExplainReport) -> str:
     counts = {"error": 0, "warning": 0, "info": 0}
     for finding in report.findings:
         counts[finding.severity] += 1
+    from kubectl_win.output.words import counted, severity_counts
+
     return (
-        f"{counts['error']} error(s), {counts['warning']} warning(s), {counts['info']} info(s) "
-        f"in {report.objects} object(s) with a pod spec ({report.windows_objects} targeting Windows)"
+        f"{severity_counts(counts['error'], counts['warning'], counts['info'])} "
+        f"in {counted(report.objects, 'object')} with a pod spec ({report.windows_objects} targeting Windows)"
     )
 
 

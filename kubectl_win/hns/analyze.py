@@ -265,8 +265,10 @@ class _Checker:
                 unknown = [e for e in lb.endpoints if e not in ip_of]
                 backends = {ip_of[e] for e in lb.endpoints if ip_of.get(e)}
                 if unknown:
-                    problem = (f"references {len(unknown)} HNS endpoint(s) that no longer exist "
-                               f"({', '.join(unknown[:3])})")
+                    from kubectl_win.output.words import counted
+
+                    problem = (f"references {counted(len(unknown), 'HNS endpoint')} that no longer "
+                               f"{'exists' if len(unknown) == 1 else 'exist'} ({', '.join(unknown[:3])})")
                 elif backends - expected.backends:
                     problem = ("sends traffic to " + ", ".join(sorted(backends - expected.backends)) +
                                ", which no ready endpoint of the Service has")

@@ -40,10 +40,12 @@ def state_line(node: str | None, state: HnsState) -> str:
     counts = state.counts()
     version = f"HNS {state.version}" if state.version else "HNS version unknown"
     schemas = "/".join(sorted(state.schemas)) or "no objects"
-    return (f"{node or 'node unknown'}: {version} ({schemas}): {counts['networks']} networks, "
-            f"{counts['endpoints']} endpoints ({counts['localEndpoints']} local, {counts['remoteEndpoints']} remote), "
-            f"{counts['loadBalancers']} load balancers ({counts['dsrLoadBalancers']} DSR, "
-            f"{counts['nodePortLoadBalancers']} node port)")
+    from kubectl_win.output.words import counted
+
+    return (f"{node or 'node unknown'}: {version} ({schemas}): {counted(counts['networks'], 'network')}, "
+            f"{counted(counts['endpoints'], 'endpoint')} ({counts['localEndpoints']} local, "
+            f"{counts['remoteEndpoints']} remote), {counted(counts['loadBalancers'], 'load balancer')} "
+            f"({counts['dsrLoadBalancers']} DSR, {counts['nodePortLoadBalancers']} node port)")
 
 
 def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = False,
@@ -57,7 +59,9 @@ def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = F
     render_by_severity(report.findings, out, wide=wide, colour=colour, width=width, shell=shell,
                        title=lambda check_id: checks()[check_id].title if check_id in checks() else "")
     s = report.summary()
-    text = f"{s['errors']} errors, {s['warnings']} warnings, {s['infos']} info"
+    from kubectl_win.output.words import severity_counts
+
+    text = severity_counts(s["errors"], s["warnings"], s["infos"])
     text += "; compared with " + ", ".join(report.compared) if report.compared else \
         "; not compared with the cluster (give --cluster-from-dump)"
     write(("No problems found. " if not report.findings else "") + text)

@@ -31,9 +31,6 @@ class WebsocketArgs:
     ssl_context: ssl.SSLContext | None = None  # for asyncio/aiohttp/websockets clients
     proxy: str | None = None  # kubeconfig proxy-url, else HTTPS_PROXY/HTTP_PROXY for the server
 
-    def header_list(self) -> list[str]:
-        return [f"{k}: {v}" for k, v in self.headers.items()]
-
     def __repr__(self) -> str:  # never show the Authorization header
         return f"WebsocketArgs(url={self.url!r}, headers=<{len(self.headers)} hidden>)"
 

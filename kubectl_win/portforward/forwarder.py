@@ -25,7 +25,7 @@ from kubectl_win.kube.resources import segment
 from kubectl_win.portforward import frames, targets
 from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
 from kubectl_win.portforward.mux import STDIN_PREFIX, Channel, ChannelClosed, MuxSession, MuxUnavailable
-from kubectl_win.portforward.ports import PortPair, format_hostport
+from kubectl_win.portforward.ports import PortPair
 from kubectl_win.portforward.probe import RelaySelector, RelayUnavailable
 from kubectl_win.portforward.relays import Relay
 from kubectl_win.portforward.transport import (
@@ -473,7 +473,3 @@ def _shutdown(conn: socket.socket, how: int) -> None:
         conn.shutdown(how)
     except OSError:
         pass
-
-
-def format_endpoint(host: str, port: int) -> str:
-    return format_hostport(host, port)

@@ -297,11 +297,6 @@ class MuxSession:
             if self._channels.get(channel.id) is channel:
                 del self._channels[channel.id]
 
-    @property
-    def open_channels(self) -> int:
-        with self._lock:
-            return len(self._channels)
-
     def send(self, data: bytes | bytearray | memoryview) -> None:
         self.stream.send_stdin(data)
 

@@ -96,10 +96,10 @@ def validate_remote_host(text: str) -> str:
 
 
 def parse_listen_addresses(values: list[str] | None) -> list[str]:
-    """--address values (repeatable, comma-separated; default 127.0.0.1); `localhost` means 127.0.0.1
-    and ::1, of which at least one must bind."""
+    """--address values (repeatable, comma-separated; default localhost, as kubectl's); `localhost`
+    means 127.0.0.1 and ::1, of which at least one must bind."""
     addresses: list[str] = []
-    for value in values or ["127.0.0.1"]:
+    for value in values or ["localhost"]:
         for item in value.split(","):
             item = item.strip()
             if item == "localhost":

@@ -7,7 +7,6 @@ directory named for this session, removed with `cmd.exe /c rmdir` when the forwa
 
 from __future__ import annotations
 
-import hashlib
 import io
 import re
 import tarfile
@@ -23,10 +22,6 @@ _SESSION = re.compile(r"^[0-9a-f]{8,32}$")
 
 def relay_bytes() -> bytes:
     return resources.files("kubectl_win.portforward.relays").joinpath("native", EXE_NAME).read_bytes()
-
-
-def relay_sha256() -> str:
-    return hashlib.sha256(relay_bytes()).hexdigest()
 
 
 def upload_directory(session: str) -> str:
