@@ -126,10 +126,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except click.Abort:  # Ctrl-C or end of input at a prompt
         return ExitStatus.INTERRUPTED
     except KubectlWinError as exc:
-        if debug:
-            raise
-        print(f"error: {exc}", file=sys.stderr)
-        return exc.exit_code
+        return _report_error(f"error: {exc}", exc.exit_code, debug)
     except KeyboardInterrupt:
         return ExitStatus.INTERRUPTED
     except BrokenPipeError:
@@ -139,10 +136,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         silence_stdout()
         return ExitStatus.OK
     except Exception as exc:  # noqa: BLE001 - the one place that turns surprises into one line
-        if debug:
-            raise
-        print(f"error: internal error: {type(exc).__name__}: {exc} (rerun with --debug for details)", file=sys.stderr)
-        return ExitStatus.INTERNAL
+        return _report_error(f"error: internal error: {type(exc).__name__}: {exc}"
+                             + ("" if debug else " (rerun with --debug for details)"), ExitStatus.INTERNAL, debug)
+
+
+def _report_error(line: str, exit_code: int, debug: bool) -> int:
+    """Print an error (with --debug, after its traceback), redacted, and return its exit code: the
+    exit code is the same with and without --debug, and no credential is ever printed."""
+    from kubectl_win.redact import redact
+
+    if debug:
+        import traceback
+
+        sys.stderr.write(redact(traceback.format_exc()))
+    print(redact(line), file=sys.stderr)
+    return exit_code
 
 
 def parse_args(argv: Sequence[str]) -> tuple[Any, SimpleNamespace]:

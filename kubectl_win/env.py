@@ -23,9 +23,13 @@ class Env:
     color: bool = False
     is_windows: bool = False
     debug: bool = False
+    # The shell fix commands are quoted for (kubectl_win.shells): --shell, else detected on Windows.
+    shell: str = "posix"
 
     @classmethod
-    def from_process(cls, debug: bool = False, no_color: bool = False) -> Env:
+    def from_process(cls, debug: bool = False, no_color: bool = False, shell: str | None = None) -> Env:
+        from kubectl_win.shells import resolve_shell
+
         out_tty = _isatty(sys.stdout)
         return cls(
             stdout=sys.stdout,
@@ -36,6 +40,7 @@ class Env:
             color=out_tty and not no_color and "NO_COLOR" not in os.environ,
             is_windows=os.name == "nt",
             debug=debug,
+            shell=resolve_shell(shell),
         )
 
     def warn(self, message: str) -> None:

@@ -41,6 +41,58 @@ class ObjectRef:
         return {"apiVersion": self.apiVersion, "kind": self.kind, "namespace": self.namespace, "name": self.name}
 
 
+@record(frozen=True)
+class Fix:
+    """How to fix a finding, as data every renderer reads.
+
+    `commands` are complete commands as argument vectors, run in order; they are quoted for the user's
+    shell only when rendered (kubectl_win.shells), so nothing a cluster or file holds can break out of an
+    argument. `note` is prose: what to do where no command fits, or what the commands need around them.
+    `judgement` says why a value in the commands is a starting point to adjust, not a verdict.
+    """
+
+    commands: tuple[tuple[str, ...], ...] = ()
+    note: str = ""
+    judgement: str = ""
+
+    def __bool__(self) -> bool:
+        return bool(self.commands or self.note)
+
+    def to_dict(self, shell: str = "posix") -> dict[str, Any]:
+        from kubectl_win.shells import quote_command
+
+        return {"commands": [quote_command(argv, shell) for argv in self.commands],
+                "argv": [list(argv) for argv in self.commands], "note": self.note or None,
+                "judgement": self.judgement or None}
+
+    def text(self, shell: str = "posix") -> str:
+        """One line for renderers without structure (JUnit, SARIF messages): note, commands, judgement."""
+        from kubectl_win.shells import quote_command
+
+        parts = [self.note.rstrip(".")] if self.note else []
+        parts += [quote_command(argv, shell) for argv in self.commands]
+        if self.judgement:
+            parts.append(f"({self.judgement.rstrip('.')})")
+        return "; ".join(parts)
+
+
+NO_FIX = Fix()
+
+
+def fix_from_template(spec: Any, values: dict[str, Any]) -> Fix:
+    """A catalogue's fix template ({commands: [[arg, ...]], note, judgement}) filled with `values`.
+
+    Each argument is filled on its own, so a value is one argument whatever it holds; an unknown
+    placeholder raises KeyError (a bug the tests catch)."""
+    if isinstance(spec, str):
+        return Fix(note=spec.format_map(values))
+    return Fix(
+        commands=tuple(tuple(arg.format_map(values) for arg in argv) for argv in spec.get("commands") or ()),
+        note=str(spec.get("note") or "").format_map(values),
+        judgement=str(spec.get("judgement") or "").format_map(values),
+    )
+
+
 @record
 class Finding:
     id: str
@@ -48,7 +100,7 @@ class Finding:
     object: ObjectRef
     path: str
     message: str
-    hint: str = ""
+    fix: Fix = NO_FIX
     file: str | None = None
     line: int | None = None
     since: str | None = None
@@ -58,7 +110,7 @@ class Finding:
     # Check ids the object itself asks to ignore (kubectl-win.io/ignore); never rendered.
     object_ignores: frozenset[str] = field(factory=frozenset, repr=False, compare=False)
 
-    def to_dict(self, location: bool = True) -> dict[str, Any]:
+    def to_dict(self, location: bool = True, shell: str = "posix") -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "severity": self.severity}
         if location:
             data["file"] = self.file
@@ -66,7 +118,7 @@ class Finding:
         data["object"] = self.object.to_dict()
         data["path"] = self.path
         data["message"] = self.message
-        data["hint"] = self.hint
+        data["fix"] = self.fix.to_dict(shell) if self.fix else None
         data["enforcedBy"] = self.enforced_by
         if location:
             data["since"] = self.since

@@ -135,45 +135,205 @@ def _compose_all(text: str) -> Iterator[Any]:
 
 
 def iter_sources(paths: Iterable[str]) -> Iterator[str]:
-    """Expand directories (recursively, manifest suffixes only, hidden entries skipped) in a stable order."""
+    """Expand directories (recursively, manifest suffixes only, hidden entries skipped) in a stable order.
+
+    Symlinked sub-directories are followed, each real directory once (a link loop ends there); FIFOs,
+    sockets and devices inside a directory are passed over (opening a FIFO waits for a writer forever).
+    A path named on the command line is used as it is: `-f <(kubectl get ...)` is a pipe."""
     for path in paths:
         if path == "-" or not os.path.isdir(path):
             yield path
             continue
-        for root, dirs, files in os.walk(path):
-            dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-            for name in sorted(files):
-                if name.lower().endswith(MANIFEST_SUFFIXES) and not name.startswith("."):
-                    yield os.path.join(root, name)
+        yield from _walk(path)
 
 
-def read_text(source: str, stdin: IO[str] | None = None) -> str | Problem:
+def _walk(top: str) -> Iterator[str]:
+    import stat
+
+    seen: set[tuple[int, int]] = set()
+    for root, dirs, files in os.walk(top, followlinks=True):
+        try:
+            info = os.stat(root)
+        except OSError:
+            dirs[:] = []
+            continue
+        if (info.st_dev, info.st_ino) in seen:
+            dirs[:] = []
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        for name in sorted(files):
+            if not name.lower().endswith(MANIFEST_SUFFIXES) or name.startswith("."):
+                continue
+            full = os.path.join(root, name)
+            try:
+                mode = os.stat(full).st_mode
+            except OSError:
+                yield full  # a dangling link: reading it says why
+                continue
+            if stat.S_ISREG(mode):
+                yield full
+
+
+def read_text(source: str, stdin: IO[str] | None = None, limit: int | None = None) -> str | Problem:
     """The text of one source, or a fatal Problem saying why it cannot be read."""
+    limit = MAX_FILE_BYTES if limit is None else limit
     if source == "-":
         import sys
 
         stream = stdin or sys.stdin
         try:
-            return stream.read()
+            binary = getattr(stream, "buffer", None)
+            data: bytes | str = read_stream(binary, limit) if binary is not None else stream.read(limit + 1)
         except (OSError, UnicodeDecodeError) as exc:
             return Problem("<stdin>", f"cannot read standard input: {_one_line(exc)}", fatal=True)
+        if len(data) > limit:
+            return Problem("<stdin>", f"standard input is larger than {_size(limit)}", fatal=True)
+        return decode_text(data, "<stdin>") if isinstance(data, bytes) else data
     try:
-        size = os.path.getsize(source)
-        if size > MAX_FILE_BYTES:
-            return Problem(
-                source,
-                f"file is too large ({size // (1024 * 1024)} MiB; the limit is {MAX_FILE_BYTES // (1024 * 1024)} MiB)",
-                fatal=True,
-            )
-        with open(source, "rb") as handle:
-            raw = handle.read()
+        raw = read_capped(source, limit)
     except FileNotFoundError:
         return Problem(source, "no such file or directory", fatal=True)
     except IsADirectoryError:
         return Problem(source, "is a directory", fatal=True)
+    except TooLarge as exc:
+        return Problem(source, str(exc), fatal=True)
     except OSError as exc:
         return Problem(source, f"cannot read: {exc.strerror or _one_line(exc)}", fatal=True)
     return decode_text(raw, source)
+
+
+_SNIFF_BYTES = 8192  # what decode_text looks at to tell binary from text
+
+
+class TooLarge(OSError):
+    """An input over the size limit (a huge file, or an endless one such as /dev/zero)."""
+
+
+def read_capped(path: str, limit: int) -> bytes:
+    """A file's bytes, reading at most `limit` + 1: a regular file's size is checked first, and a device
+    or pipe that never ends (/dev/zero) stops at the limit instead of filling memory."""
+    import stat
+
+    with open(path, "rb") as handle:
+        info = os.fstat(handle.fileno())
+        if stat.S_ISDIR(info.st_mode):
+            raise IsADirectoryError(path)
+        if stat.S_ISREG(info.st_mode) and info.st_size > limit:
+            raise TooLarge(f"file is too large ({_size(info.st_size)}; the limit is {_size(limit)})")
+        raw = read_stream(handle, limit)
+    if len(raw) > limit:
+        raise TooLarge(f"input is larger than {_size(limit)} (an endless file?)")
+    return raw
+
+
+def read_stream(handle: IO[bytes], limit: int) -> bytes:
+    """At most `limit` + 1 bytes (more than `limit` means too large); binary input (/dev/zero, an image)
+    stops after its first block, which is all decode_text needs to say so."""
+    raw = handle.read(min(limit + 1, _SNIFF_BYTES))
+    if b"\x00" in raw and not raw.startswith(tuple(bom for bom, _ in _BOMS)):
+        return raw
+    while len(raw) <= limit:
+        chunk = handle.read(limit + 1 - len(raw))
+        if not chunk:
+            break
+        raw += chunk
+    return raw
+
+
+def _size(count: int) -> str:
+    return f"{count / (1024 * 1024 * 1024):.1f} GiB" if count >= 1024 ** 3 else f"{count // (1024 * 1024)} MiB"
+
+
+class NestingError(ValueError):
+    """JSON or YAML nested deeper than the parsers go (Kubernetes objects are a few dozen levels deep)."""
+
+
+class AliasBomb(ValueError):
+    """YAML whose aliases expand far beyond the document's own size (a "billion laughs")."""
+
+
+MAX_EXPANDED_NODES = 2_000_000  # what a YAML document's aliases may expand to
+
+
+def json_loads(text: str) -> Any:
+    """json.loads, with absurd nesting a NestingError (a ValueError) instead of a RecursionError."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise NestingError("nested too deeply") from None
+
+
+def check_aliases(node: Any, limit: int = MAX_EXPANDED_NODES) -> None:
+    """Raise AliasBomb when a composed YAML node tree, with its aliases expanded, has more than `limit`
+    nodes. Each node is measured once (aliases share node objects), so this costs the tree's own size."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    while stack:
+        current, expanded = stack.pop()
+        key = id(current)
+        if key in sizes:
+            continue
+        children = _children(current)
+        if not expanded and children:
+            stack.append((current, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        total = 1 + sum(sizes.get(id(child), 1) for child in children)
+        if total > limit:
+            raise AliasBomb(f"its aliases expand to more than {limit:,} values (an alias bomb?)")
+        sizes[key] = total
+
+
+def _children(node: Any) -> list[Any]:
+    value = getattr(node, "value", None)
+    if not isinstance(value, list):
+        return []
+    if getattr(node, "tag", "").endswith(":map") or (value and isinstance(value[0], tuple)):
+        return [part for pair in value for part in pair]
+    return value
+
+
+def vet_yaml(text: str) -> None:
+    """Compose every document of `text` (libyaml, bounded nesting) and check its aliases, for readers
+    that then parse it with another library (ruamel.yaml keeps comments but has neither guard)."""
+    try:
+        for node in _compose_all(text):
+            check_aliases(node)
+    except RecursionError:
+        raise NestingError("nested too deeply") from None
+
+
+def yaml_load_all(text: str) -> list[Any]:
+    """Every YAML document of `text`, read as yaml_load reads one."""
+    loader = _loader_class()(text)
+    docs = []
+    try:
+        while loader.check_node():
+            node = loader.get_node()
+            check_aliases(node)
+            docs.append(loader.construct_document(node))
+    except RecursionError:
+        raise NestingError("nested too deeply") from None
+    finally:
+        loader.dispose()
+    return docs
+
+
+def yaml_load(text: str) -> Any:
+    """The first YAML document of `text`, read safely (no tags, aliases checked, nesting bounded).
+    Raises yaml.YAMLError, NestingError or AliasBomb (both ValueErrors)."""
+    loader = _loader_class()(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None
+        check_aliases(node)
+        return loader.construct_document(node)
+    except RecursionError:
+        raise NestingError("nested too deeply") from None
+    finally:
+        loader.dispose()
 
 
 # Windows PowerShell 5.1 writes `kubectl get ... > file.yaml` as UTF-16 with a byte-order mark.
@@ -181,18 +341,19 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\x
          (b"\xfe\xff", "utf-16"))
 
 
-def read_input_text(path: str, what: str) -> str:
+def read_input_text(path: str, what: str, limit: int | None = None) -> str:
     """A whole file a user named (a dump, say) as text, in any encoding decode_text reads; an InputError
-    naming `what` ("dump", "HNS dump") when it is missing, a directory, unreadable or binary."""
+    naming `what` ("dump", "HNS dump") when it is missing, a directory, unreadable, binary or over `limit`."""
     from kubectl_win.errors import InputError
 
     try:
-        with open(path, "rb") as handle:
-            raw = handle.read()
+        raw = read_capped(path, MAX_FILE_BYTES if limit is None else limit)
     except FileNotFoundError:
         raise InputError(f"{what} not found: {path}") from None
     except IsADirectoryError:
         raise InputError(f"{path} is a directory, not a {what} file") from None
+    except TooLarge as exc:
+        raise InputError(f"cannot read {what} {path}: {exc}") from None
     except OSError as exc:
         raise InputError(f"cannot read {what} {path}: {' '.join(str(exc).split())}") from None
     text = decode_text(raw, path)  # also UTF-16, as Windows PowerShell 5.1 writes `... > dump.json`
@@ -220,33 +381,53 @@ def decode_text(raw: bytes, source: str) -> str | Problem:
 def read_objects(
     paths: Iterable[str], stdin: IO[str] | None = None, kinds: Container[str] | None = None
 ) -> Iterator[ManifestObject | Problem]:
-    """Every object in every source; Problems are yielded in place and reading goes on.
+    """Every object in every source; Problems are yielded in place and reading goes on. A directory
+    that holds no object at all is a fatal Problem: a CI gate pointed at the wrong folder must not pass.
 
     With `kinds`, YAML documents of other kinds are skipped before they are constructed (the cheap part
     of YAML is libyaml's parse; building Python objects costs more than linting them)."""
-    for source in iter_sources(paths):
-        text = read_text(source, stdin)
-        name = "<stdin>" if source == "-" else source
-        if isinstance(text, Problem):
-            yield text
-            continue
-        yield from parse_text(text, name, kinds)
+    for path in paths:
+        found = False
+        for source in iter_sources([path]):
+            text = read_text(source, stdin)
+            name = "<stdin>" if source == "-" else source
+            if isinstance(text, Problem):
+                found = True  # said why already
+                yield text
+                continue
+            for item in parse_text(text, name, kinds, count_skipped=True):
+                if item is _SKIPPED_OBJECT:
+                    found = True
+                    continue
+                found = found or isinstance(item, ManifestObject) or item.fatal
+                yield item
+        if not found and path != "-" and os.path.isdir(path):
+            yield Problem(path, "no objects found (no Kubernetes object in its .yaml, .yml or .json files)",
+                          fatal=True)
 
 
-def parse_text(text: str, source: str, kinds: Container[str] | None = None) -> Iterator[ManifestObject | Problem]:
-    """Objects of a YAML or JSON text (multi-document, kind: List expanded)."""
+_SKIPPED_OBJECT = Problem("", "an object of a kind not asked for")
+
+
+def parse_text(text: str, source: str, kinds: Container[str] | None = None,
+               count_skipped: bool = False) -> Iterator[ManifestObject | Problem]:
+    """Objects of a YAML or JSON text (multi-document, kind: List expanded). With `count_skipped`, a
+    document skipped for its kind is yielded as the _SKIPPED_OBJECT marker (read_objects counts it)."""
     if not text.strip():
         yield Problem(source, "empty file, nothing to check")
         return
     if source.lower().endswith(".json") or text.lstrip()[:1] in ("{", "["):
         try:
-            data = json.loads(text)
+            data = json_loads(text)
+        except NestingError:
+            yield Problem(source, "nested too deeply to be a Kubernetes object", fatal=True)
+            return
         except ValueError:
             pass  # not strict JSON (or JSON with comments): read it as YAML, which also names the line
         else:
             yield from _objects_of(data, source, 0, _LazyLocator(text, 0))
             return
-    yield from _parse_yaml(text, source, kinds)
+    yield from _parse_yaml(text, source, kinds, count_skipped)
 
 
 def _top_level_kind(node: Any) -> str | None:
@@ -259,7 +440,8 @@ def _top_level_kind(node: Any) -> str | None:
     return None
 
 
-def _parse_yaml(text: str, source: str, kinds: Container[str] | None = None) -> Iterator[ManifestObject | Problem]:
+def _parse_yaml(text: str, source: str, kinds: Container[str] | None = None,
+                count_skipped: bool = False) -> Iterator[ManifestObject | Problem]:
     import yaml
 
     loader = _loader_class()(text)
@@ -271,7 +453,10 @@ def _parse_yaml(text: str, source: str, kinds: Container[str] | None = None) -> 
                 kind = _top_level_kind(node)
                 if kind is not None and kind not in kinds and not kind.endswith("List"):
                     index += 1
+                    if count_skipped:
+                        yield _SKIPPED_OBJECT
                     continue
+            check_aliases(node)
             data = loader.construct_document(node)
             if data is not None:
                 yield from _objects_of(data, source, index, LineLocator(node))
@@ -282,7 +467,11 @@ def _parse_yaml(text: str, source: str, kinds: Container[str] | None = None) -> 
         yield Problem(source, f"invalid YAML: {exc.problem or exc.context or 'syntax error'}", line=line, fatal=True)
     except yaml.YAMLError as exc:
         yield Problem(source, f"invalid YAML: {_one_line(exc)}", fatal=True)
-    except (ValueError, TypeError, RecursionError) as exc:  # e.g. unhashable keys, absurd nesting
+    except AliasBomb as exc:
+        yield Problem(source, f"document {index + 1}: {exc}", fatal=True)
+    except RecursionError:
+        yield Problem(source, f"document {index + 1} is nested too deeply to be a Kubernetes object", fatal=True)
+    except (ValueError, TypeError) as exc:  # e.g. unhashable keys
         yield Problem(source, f"cannot construct document {index + 1}: {_one_line(exc)}", fatal=True)
     finally:
         loader.dispose()

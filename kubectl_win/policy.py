@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 IGNORE_ANNOTATION = "kubectl-win.io/ignore"
 DEFAULT_CONFIG = ".kubectl-win.yaml"
+MAX_CONFIG_BYTES = 4 * 1024 * 1024
 
 
 def ignores_from_annotations(*metadatas: Any) -> frozenset[str]:
@@ -91,10 +92,12 @@ def load_policy(path: str | None) -> Policy:
         return Policy()
     import yaml
 
+    from kubectl_win.manifests import read_input_text, yaml_load
+
+    text = read_input_text(path, "config", MAX_CONFIG_BYTES)
     try:
-        with open(path, encoding="utf-8") as handle:
-            data = yaml.load(handle, Loader=getattr(yaml, "CSafeLoader", yaml.SafeLoader)) or {}
-    except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
+        data = yaml_load(text) or {}
+    except (yaml.YAMLError, ValueError) as exc:  # ValueError: nesting or an alias bomb
         raise InputError(f"cannot read config {path}: {_one_line(exc)}") from None
     return parse_policy(data, path)
 

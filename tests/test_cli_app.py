@@ -103,14 +103,13 @@ def test_a_reader_that_goes_away_is_not_an_error():
     assert (process.wait(timeout=60), stderr) == (0, b"")
 
 
-def test_debug_shows_the_traceback_of_an_error(tmp_path):
-    from kubectl_win.cli import main
-    from kubectl_win.errors import KubectlWinError
-
+def test_debug_shows_the_traceback_of_an_error_and_keeps_its_exit_code(tmp_path):
     missing = str(tmp_path / "nope.json")
-    assert run_cli("doctor", "--from-dump", missing).exit_code == 2
-    with pytest.raises(KubectlWinError):
-        main(["doctor", "--from-dump", missing, "--debug"])
+    plain = run_cli("doctor", "--from-dump", missing)
+    debug = run_cli("doctor", "--from-dump", missing, "--debug")
+    assert plain.exit_code == debug.exit_code == 2
+    assert "Traceback (most recent call last)" in debug.stderr and "InputError" in debug.stderr
+    assert debug.stderr.splitlines()[-1] == plain.stderr.strip()
 
 
 def test_root_help_lists_every_command_with_its_summary():

@@ -280,7 +280,7 @@ CASES = [
 
 
 def _text(finding: Finding) -> str:
-    return f"{finding.object.display()} {finding.message} {finding.hint}"
+    return f"{finding.object.display()} {finding.message} {finding.fix.text()}"
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c.check for c in CASES])
@@ -322,8 +322,8 @@ def test_every_hint_is_filled_and_catalogue_entries_are_complete() -> None:
         assert info.severity in ("error", "warning", "info")
     for case in CASES:
         for finding in run(case.fire(), **(case.kw or {})):
-            assert finding.hint, finding
-            assert not re.search(r"\{[a-z_]+\}", finding.message + finding.hint), finding
+            assert finding.fix, finding
+            assert not re.search(r"\{[a-z_]+\}", finding.message + finding.fix.text()), finding
 
 
 def test_daemonset_that_tolerates_everything_is_an_error_not_a_warning() -> None:
@@ -339,7 +339,7 @@ def test_kep_taint_scheme_is_suggested_per_build() -> None:
     objs = [node("linux-0", os="linux"), win1809, node("win-2022", taints=[]), *agents("win-2019"),
             *agents("win-2022")]
     [finding] = [f for f in run(objs) if f.id == "windows-node-untainted"]
-    assert finding.hint == "kubectl taint nodes win-2022 os=Win2022:NoSchedule"
+    assert finding.fix.commands == (("kubectl", "taint", "nodes", "win-2022", "os=Win2022:NoSchedule"),)
 
 
 def test_missing_toleration_names_the_real_taint_and_appends_to_existing_tolerations() -> None:
@@ -348,7 +348,7 @@ def test_missing_toleration_names_the_real_taint_and_appends_to_existing_tolerat
     [finding] = [f for f in run(base(*deploy("web", spec, None), win=win))
                  if f.id == "windows-workload-missing-toleration"]
     assert "node.kubernetes.io/os=windows:NoSchedule" in finding.message
-    assert '--type json -p \'[{"op":"add","path":"/spec/template/spec/tolerations/-"' in finding.hint
+    assert '--type json -p \'[{"op":"add","path":"/spec/template/spec/tolerations/-"' in finding.fix.text()
 
 
 def test_runtime_class_scheduling_counts_as_selector_and_toleration() -> None:

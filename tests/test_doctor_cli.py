@@ -55,7 +55,8 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     linux = next(n for n in report["nodes"] if n["name"] == "aks-linux-0")
     assert linux["windowsBuild"] is None and linux["os"] == "linux"
     finding = report["findings"][0]
-    assert list(finding) == ["id", "severity", "object", "path", "message", "hint", "enforcedBy"]
+    assert list(finding) == ["id", "severity", "object", "path", "message", "fix", "enforcedBy"]
+    assert set(finding["fix"]) == {"commands", "argv", "note", "judgement"}
     enforcers = {f["id"]: f["enforcedBy"] for f in report["findings"]}
     assert enforcers["kubelet-too-old"] is None  # advice: nothing stops the node
     assert enforcers["symptom-os-build-mismatch"] == "runtime"
@@ -188,7 +189,7 @@ def test_save_dump_round_trip_gives_the_same_report(capsys: pytest.CaptureFixtur
     assert json.loads(first) == json.loads(second)
     assert json.loads(saved.read_text())["kubectlWin"]["format"] == "doctor-dump/v1"
     code, _, err = doctor(capsys, "--from-dump", str(saved), "--save-dump", str(saved))
-    assert code == 2 and "another file" in err
+    assert code == 2 and "is the same file as --from-dump" in err
 
 
 def test_kubectl_list_dump_reports_what_it_lacks(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:

@@ -11,7 +11,8 @@ from pathlib import Path
 import html5lib
 import pytest
 
-from kubectl_win.doctor.html_report import decoded_codes, split_fix
+from kubectl_win.doctor.html_report import _fix, decoded_codes
+from kubectl_win.findings import Fix
 from kubectl_win.output.html import text
 from tests.clirun import run_cli
 from tests.html_fixtures import HOSTILE, SAMPLE, hostile_dump, report_html
@@ -133,17 +134,23 @@ def test_text_escapes_isolates_and_cuts() -> None:
     assert text("y" * 10, limit=4).startswith("<bdi>yyyy</bdi><span class=\"cut\">… (6 more characters)")
 
 
-def test_fix_hints_split_into_prose_and_a_copyable_command(sample_html: str) -> None:
-    assert split_fix("kubectl taint nodes win22-1 os=windows:NoSchedule") == \
-        ("", "kubectl taint nodes win22-1 os=windows:NoSchedule", "")
-    assert split_fix("On n: check the CNI pod (kubectl get pods -A --field-selector spec.nodeName=n), then "
-                     "Get-HnsNetwork") == ("On n: check the CNI pod", "kubectl get pods -A --field-selector "
-                                           "spec.nodeName=n", "Then Get-HnsNetwork")
-    assert split_fix("kubectl label ns m x=y --overwrite (or move the workload).") == \
-        ("", "kubectl label ns m x=y --overwrite", "Or move the workload.")
-    assert split_fix("upgrade containerd.") == ("Upgrade containerd.", "", "")
+def test_fixes_render_from_the_record_prose_commands_and_judgement(sample_html: str) -> None:
+    # The record's parts, not prose parsed back: each command in its own block, the note and the caveat apart.
     assert ('<pre class="cmd"><code><bdi>kubectl taint nodes win22-1 os=windows:NoSchedule</bdi></code></pre>'
             in sample_html)
+    assert '<p class="prose judgement"><b>Needs your judgement:</b>' in sample_html
+    fix = Fix(commands=(("kubectl", "label", "ns", "m", "x=y"), ("kubectl", "get", "ns", "m")), note="then check")
+    html = _fix(fix, "powershell")
+    assert html.count('<pre class="cmd">') == 2 and '<p class="prose"><bdi>Then check</bdi></p>' in html
+    patch = _fix(Fix(commands=(("kubectl", "patch", "x", "-p", '{"a":"b c"}'),)), "powershell")
+    assert "kubectl patch x -p &#x27;{a: b c}&#x27;" in patch or "kubectl patch x -p '{a: b c}'" in patch
+
+
+def test_the_same_fix_is_shown_once_and_refers_back(sample_html: str) -> None:
+    # web-frontend's pin to build 17763 comes from three checks: the command is printed once.
+    command = "kubectl patch deployment web-frontend -n shop --type merge"
+    assert sample_html.count(command) == 1
+    assert "The same as for" in sample_html
 
 
 def test_windows_codes_in_messages_are_decoded(sample_html: str) -> None:
@@ -218,8 +225,8 @@ def test_report_never_overwrites_without_force(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--force"], "--force only applies to --report PATH"),
-    (["--report", str(SAMPLE)], "--report must name another file than --from-dump/--save-dump"),
+    (["--force"], "--force only applies to --report PATH and --save-dump PATH"),
+    (["--report", str(SAMPLE)], f"--report {SAMPLE} is the same file as --from-dump {SAMPLE}; name another file"),
 ])
 def test_report_flag_usage_errors(args: list[str], message: str) -> None:
     result = run_cli("doctor", "--from-dump", str(SAMPLE), *args)

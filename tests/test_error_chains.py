@@ -144,4 +144,4 @@ def test_doctor_deep_reads_node_logs_through_the_structural_matcher() -> None:
     assert set(found) == {"symptom-kubelet-perf-counters", "symptom-kubelet-stats"}
     assert "2x in the last hour" in found["symptom-kubelet-perf-counters"].message
     assert "0x800007D6 = PDH_NO_DATA" in found["symptom-kubelet-perf-counters"].message
-    assert "lodctr /R" in found["symptom-kubelet-perf-counters"].hint
+    assert "lodctr /R" in found["symptom-kubelet-perf-counters"].fix.text()

@@ -83,7 +83,7 @@ def test_json_contract(tmp_path: Path) -> None:
     assert data["schemaVersion"] == "kubectl-win/v1"
     assert data["summary"] == {"objects": 1, "errors": 1, "warnings": 0, "infos": 0}
     [finding] = data["findings"]
-    assert set(finding) == {"id", "severity", "file", "line", "object", "path", "message", "hint", "enforcedBy",
+    assert set(finding) == {"id", "severity", "file", "line", "object", "path", "message", "fix", "enforcedBy",
                             "since", "source"}
     assert finding["id"] == "windows-privileged"
     assert finding["enforcedBy"] == "api-server"

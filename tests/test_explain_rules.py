@@ -181,15 +181,15 @@ def test_explicit_windows_is_an_error_with_the_api_server_wording() -> None:
     [finding] = lint_object(pod(container={"securityContext": {"privileged": False}}))
     assert (finding.severity, finding.path) == ("error", "spec.containers[0].securityContext.privileged")
     assert "cannot be set for a windows pod" in finding.message
-    assert "HostProcess" in finding.hint
+    assert "HostProcess" in finding.fix.note
 
 
 def test_targeting_windows_without_os_is_a_warning_naming_why() -> None:
     [finding] = lint_object(pod(os=None, selector=True, container={"securityContext": {"privileged": True}}))
     assert finding.severity == "warning"
     assert "ignored on Windows nodes" in finding.message
-    assert "spec.os.name: windows" in finding.hint
-    assert "nodeSelector kubernetes.io/os=windows" in finding.hint
+    assert "spec.os.name: windows" in finding.fix.note
+    assert "nodeSelector kubernetes.io/os=windows" in finding.fix.note
 
 
 def test_pods_for_linux_or_nowhere_are_not_reported_unless_assumed() -> None:

@@ -42,7 +42,7 @@ def test_each_failure_pattern_is_found_and_nothing_else(scenario: Scenario) -> N
     report = analyze_objects(dump, build_view(items) if items is not None else None)
     assert {f.id for f in report.findings} == scenario.expected, [f.message for f in report.findings]
     for finding in report.findings:
-        assert finding.hint and finding.source and "{" not in finding.message
+        assert finding.fix and finding.source and "{" not in finding.message
 
 
 def test_every_pattern_has_a_scenario_and_every_check_is_exercised() -> None:

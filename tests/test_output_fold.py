@@ -7,13 +7,15 @@ import io
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import Finding, Fix, ObjectRef
 from kubectl_win.output.fold import blocks, display_path, render_blocks, wrap
 
 
 def finding(check: str, severity: str, name: str, path: str = "spec.containers[0].image", message: str = "m",
-            file: str | None = None, line: int | None = None, hint: str = "") -> Finding:
-    return Finding(check, severity, ObjectRef("apps/v1", "Deployment", "web", name), path, message, hint,
+            file: str | None = None, line: int | None = None, hint: str = "",
+            command: tuple[str, ...] = ()) -> Finding:
+    return Finding(check, severity, ObjectRef("apps/v1", "Deployment", "web", name), path, message,
+                   Fix(commands=(command,) if command else (), note=hint),
                    file=file, line=line)
 
 
@@ -71,12 +73,13 @@ def test_rendered_blocks_fit_the_width_and_list_folded_objects() -> None:
 
 
 def test_wide_unfolds_and_colour_marks_only_the_severity() -> None:
-    findings = [finding("memory", "warning", f"app-{i}", hint=f"kubectl set resources app-{i}") for i in range(3)]
+    findings = [finding("memory", "warning", f"app-{i}", command=("kubectl", "set", "resources", f"app-{i}"))
+                for i in range(3)]
     out = io.StringIO()
     render_blocks(findings, out, 80, wide=True, colour=True)
     text = out.getvalue()
     assert text.count("\033[33mWARNING\033[0m") == 3
-    assert "on 3 objects" not in text and text.count("fix: kubectl set resources") == 3
+    assert "on 3 objects" not in text and text.count("fix:\n") == 3 and text.count("kubectl set resources app-") == 3
 
 
 def test_display_path() -> None:

@@ -118,13 +118,18 @@ def test_an_unclaimed_windows_message_is_a_generic_warning_only_on_windows() -> 
     assert "HCS_E_OPERATION_SYSTEM_CALLBACK_ALREADY_SET" in findings[0].message
 
 
-def test_fix_templates_quote_cluster_values() -> None:
+def test_a_cluster_value_stays_one_argument_of_the_fix_command() -> None:
+    import shlex
+
     hostile = "win-0;rm -rf /"
     objs = [node(hostile), pod("web", windows_spec(), node=hostile),
-            event(("Pod", "shop", "web"), "FailedMount", CORPUS[[e["class"] for e in CORPUS].index(
-                "symptom-csi-proxy-missing")]["message"], host=hostile)]
-    [finding] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-csi-proxy-missing"]
-    assert "'win-0;rm -rf /'" in finding.hint
+            event(("Pod", "shop", "web"), "FailedCreatePodSandBox", CORPUS[[e["class"] for e in CORPUS].index(
+                "symptom-hns-failure")]["message"], host=hostile)]
+    [finding] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-hns-failure"]
+    [argv] = finding.fix.commands
+    assert argv[-1] == f"spec.nodeName={hostile}"
+    [command] = finding.fix.to_dict()["commands"]
+    assert shlex.split(command) == list(argv)
 
 
 def test_a_not_ready_windows_node_is_matched_on_its_ready_message() -> None:
@@ -151,7 +156,7 @@ def test_an_unrecognised_windows_warning_is_reported_folded_by_reason_with_codes
     [mount] = [f for f in found if "FailedMount" in f.message]
     assert "5x" in mount.message
     [logon] = [f for f in found if "FailedCreatePodSandBox" in f.message]
-    assert "0x520 = ERROR_NO_SUCH_LOGON_SESSION" in logon.message and "sandbox" in logon.hint
+    assert "0x520 = ERROR_NO_SUCH_LOGON_SESSION" in logon.message and "sandbox" in logon.fix.text()
 
 
 def test_failing_container_states_and_not_ready_conditions_nobody_claims_are_reported() -> None:

@@ -48,7 +48,22 @@ def run(args: list[str], columns: int | None, cwd: Path = ROOT) -> tuple[int, st
 
 
 def widest(text: str) -> int:
-    return max(len(line) for line in text.splitlines())
+    """The widest line of prose: fix commands stay whole however wide (commands(text) checks them)."""
+    return max(len(line) for line in text.splitlines() if not line.lstrip().startswith("kubectl "))
+
+
+def commands(text: str) -> list[str]:
+    return [line.strip() for line in text.splitlines() if line.lstrip().startswith("kubectl ")]
+
+
+def test_fix_commands_are_never_wrapped_on_a_terminal() -> None:
+    # Pasted, a wrapped `kubectl patch ... --type merge` runs without its -p: commands stay one line.
+    _, narrow = run(["doctor", "--from-dump", str(SAMPLE)], 60)
+    _, piped = run(["doctor", "--from-dump", str(SAMPLE)], None)
+    patch = ("kubectl patch daemonset node-exporter -n monitoring --type merge -p "
+             "'{\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{\"kubernetes.io/os\":\"linux\"}}}}}'")
+    assert patch in commands(narrow) and patch in commands(piped)
+    assert set(commands(narrow)) <= set(commands(piped))  # (a folded check lists objects, -o wide their fixes)
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +116,7 @@ def test_doctor_on_a_narrow_terminal(tmp_path: Path) -> None:
     assert worst == sorted(worst, reverse=True)  # every block with an error comes first
     assert ("WARNING windows-memory-limit-missing on 3 objects: A Windows workload has no memory limit"
             in " ".join(out.split()))
-    assert "fix: kubectl taint nodes win22-1 os=windows:NoSchedule" in out
+    assert "fix:\n" in out and "kubectl taint nodes win22-1 os=windows:NoSchedule" in commands(out)
     assert out.rstrip().splitlines()[-1].startswith("12 errors, 11 warnings, 2 info;")
     _, piped = run(["doctor", "--from-dump", str(SAMPLE)], None)
     assert piped.startswith("ERRORS (12)\nID ")

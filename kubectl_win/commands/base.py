@@ -16,7 +16,9 @@ import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
+from kubectl_win.commands.flags import Choice
 from kubectl_win.env import Env
+from kubectl_win.shells import SHELLS
 
 HELP_OPTIONS = ["-h", "--help"]
 
@@ -26,12 +28,14 @@ class ProcessFlags:
 
     debug = False
     no_color = False
+    shell: str | None = None
     # When set, `invoke` hands the parsed arguments here instead of running the command (tests).
     capture: Callable[[Callable[..., int], SimpleNamespace], None] | None = None
 
     @classmethod
     def reset(cls) -> None:
         cls.debug = cls.no_color = False
+        cls.shell = None
 
 
 def _set_flag(name: str) -> Callable[[click.Context, click.Parameter, bool], None]:
@@ -48,7 +52,15 @@ def process_options() -> list[click.Option]:
                      help="show a traceback instead of a one-line error"),
         click.Option(["--no-color"], is_flag=True, expose_value=False, callback=_set_flag("no_color"),
                      help="never colour output"),
+        click.Option(["--shell", "fix_shell"], type=Choice(SHELLS), expose_value=False, callback=_set_shell,
+                     metavar="SHELL", help="quote fix commands for this shell: posix|powershell|cmd (default: the "
+                                           "shell it runs in on Windows, else posix)"),
     ]
+
+
+def _set_shell(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
+    if value:
+        ProcessFlags.shell = value
 
 
 class _Behaviour:
@@ -158,7 +170,8 @@ def invoke(run: Callable[[Any, Env], int], params: dict[str, Any]) -> int:
         ProcessFlags.capture(run, args)
         return 0
     try:
-        return int(run(args, Env.from_process(debug=ProcessFlags.debug, no_color=ProcessFlags.no_color)) or 0)
+        env = Env.from_process(debug=ProcessFlags.debug, no_color=ProcessFlags.no_color, shell=ProcessFlags.shell)
+        return int(run(args, env) or 0)
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away: not an error for us. Handled here, before click's
         # main loop turns it into exit 1.

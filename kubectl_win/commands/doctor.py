@@ -44,6 +44,9 @@ def doctor(
              "instead of the cluster")] = None,
     save_dump: Annotated[str | None, typer.Option(
         "--save-dump", metavar="PATH", help="also write what doctor read to PATH, for --from-dump")] = None,
+    no_redact: Annotated[bool, typer.Option(
+        "--no-redact", help="--save-dump keeps env values, commands, arguments, every annotation and inline gMSA "
+                            "specs (by default it keeps only what the checks read, to be shared)")] = False,
     deep: Annotated[bool, typer.Option(
         "--deep", help="also look inside each Windows node: HNS through a short-lived HostProcess pod "
                        "(kubectl win hns) and the last hour of kubelet, containerd and kube-proxy logs")] = False,
@@ -59,7 +62,8 @@ def doctor(
         "--report", metavar="PATH",
         help="also write the report as one self-contained HTML page to PATH (with -o html: instead of "
              "stdout)")] = None,
-    force: Annotated[bool, typer.Option("--force", help="let --report replace an existing file")] = False,
+    force: Annotated[bool, typer.Option("--force", help="let --report and --save-dump replace an existing file")
+                     ] = False,
     progress: Annotated[str, typer.Option(
         "--progress", metavar="WHEN", click_type=Choice(("auto", "always", "never")),
         help="progress on stderr while reading the cluster: auto (on a terminal, not in CI)|always|never "
@@ -79,8 +83,6 @@ def run(args: Any, env: Env) -> int:
     from kubectl_win.findings import exit_code
 
     scope = args.scope or "cluster"
-    if args.from_dump and args.save_dump and args.from_dump == args.save_dump:
-        raise UsageError("--save-dump must name another file than --from-dump")
     if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
         raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
     if args.deep and args.from_dump:
@@ -88,12 +90,13 @@ def run(args: Any, env: Env) -> int:
                          "(use kubectl win hns --from-file for a node's HNS dump)")
     if args.max_nodes < 1:
         raise UsageError("--max-nodes must be 1 or more")
-    _check_report_path(args)
+    _check_output_paths(args)
     namespace = None if args.all_namespaces else args.namespace
     if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump:
         namespace = _context_namespace(args)
     progress = _progress(args, env)
-    options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump,
+    options = DoctorOptions(scope=scope, from_dump=args.from_dump, save_dump=args.save_dump, force=args.force,
+                            redact=not args.no_redact,
                             kube_flags=None if args.from_dump else _kube_flags(args), namespace=namespace,
                             config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None)
     try:
@@ -113,32 +116,28 @@ def run(args: Any, env: Env) -> int:
     return exit_code(report.findings, args.fail_on)
 
 
-def _check_report_path(args: Any) -> None:
-    import os
-
+def _check_output_paths(args: Any) -> None:
+    """--save-dump and --report, refused before the cluster is read (see kubectl_win/sharefile.py)."""
     from kubectl_win.errors import UsageError
+    from kubectl_win.sharefile import check_target
 
-    if not args.report:
-        if args.force:
-            raise UsageError("--force only applies to --report PATH")
-        return
-    for other in (args.from_dump, args.save_dump):
-        if other and os.path.abspath(other) == os.path.abspath(args.report):
-            raise UsageError("--report must name another file than --from-dump/--save-dump")
-    if os.path.isdir(args.report):
-        raise UsageError(f"--report {args.report}: is a directory")
-    folder = os.path.dirname(os.path.abspath(args.report))
-    if not os.path.isdir(folder):
-        raise UsageError(f"--report {args.report}: folder {folder} does not exist")
-    if os.path.lexists(args.report) and not args.force:  # checked before reading the cluster, again on write
-        raise UsageError(f"{args.report} already exists (use --force to overwrite)")
+    if args.no_redact and not args.save_dump:
+        raise UsageError("--no-redact only applies to --save-dump PATH")
+    if args.force and not (args.report or args.save_dump):
+        raise UsageError("--force only applies to --report PATH and --save-dump PATH")
+    inputs = [("--from-dump", args.from_dump), ("--config", args.config)]
+    if args.save_dump:
+        check_target(args.save_dump, "--save-dump", force=args.force, inputs=inputs)
+    if args.report:
+        check_target(args.report, "--report", force=args.force,
+                     inputs=[*inputs, ("--save-dump", args.save_dump)])
 
 
 def _write_report(report, args: Any) -> None:  # type: ignore[no-untyped-def]
     from kubectl_win.doctor.html_report import render_html
-    from kubectl_win.scaffold.writer import write_files
+    from kubectl_win.sharefile import write_shared
 
-    write_files([(args.report, render_html(report, _source(args)))], force=args.force)
+    write_shared(args.report, render_html(report, _source(args)), force=args.force, what="report")
 
 
 def _source(args: Any) -> str:
@@ -185,11 +184,11 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
     if output in ("json", "yaml"):
         from kubectl_win.output.structured import render_json, render_yaml
 
-        (render_json if output == "json" else render_yaml)(report.to_dict(), out)
+        (render_json if output == "json" else render_yaml)(report.to_dict(env.shell), out)
     elif output == "junit":
         from kubectl_win.output.junit import render_junit
 
-        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor")
+        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor", shell=env.shell)
     elif output == "sarif":
         from kubectl_win.output.sarif import render_sarif
 
@@ -199,13 +198,13 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
 
             rules.update(hns_catalog.sarif_rules())
         for finding in report.findings:
-            rules.setdefault(finding.id, {"description": finding.id, "help": finding.hint,
+            rules.setdefault(finding.id, {"description": finding.id, "help": finding.fix.text(env.shell),
                                           "source": finding.source or ""})
-        render_sarif(report.findings, rules, out)
+        render_sarif(report.findings, rules, out, shell=env.shell)
     elif output == "html":
         from kubectl_win.doctor.html_report import render_html
 
-        out.write(render_html(report, source))
+        out.write(render_html(report, source, shell=env.shell))
     else:
         wide = output == "wide"
         width = None
@@ -216,4 +215,4 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
         if report.scope == "nodes":
             render_nodes(report, out, wide, width)
             out.write("\n")
-        render_findings(report, out, wide, env.color, width)
+        render_findings(report, out, wide, env.color, width, env.shell)

@@ -84,7 +84,7 @@ def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-de
     if output in ("json", "yaml"):
         from kubectl_win.output.structured import render_json, render_yaml
 
-        (render_json if output == "json" else render_yaml)(report.to_dict(), env.stdout)
+        (render_json if output == "json" else render_yaml)(report.to_dict(env.shell), env.stdout)
         return
     from kubectl_win.hns.report import render as render_table
 
@@ -93,4 +93,4 @@ def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-de
         from kubectl_win.output.fold import terminal_width
 
         width = terminal_width()
-    render_table(report, env.stdout, wide=output == "wide", colour=env.color, width=width)
+    render_table(report, env.stdout, wide=output == "wide", colour=env.color, width=width, shell=env.shell)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.knowledge import load
 
 
@@ -17,7 +17,8 @@ class CheckInfo:
     severity: str
     title: str
     message: str
-    hint: str
+    # A fix template ({commands, note, judgement}), or "check": the check builds the Fix itself.
+    fix: Any
     remediation: str
     source: str
     enforced_by: str | None = None
@@ -31,49 +32,42 @@ def catalog() -> dict[str, CheckInfo]:
     """doctor_checks.yaml, plus the symptom checks that knowledge/symptoms.yaml alone defines (their
     title, severity, cause and sources live with their patterns)."""
     entries = load("doctor_checks")["checks"]
-    out = {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["hint"],
+    out = {e["id"]: CheckInfo(e["id"], e["area"], e["severity"], e["title"], e["message"], e["fix"],
                               e["remediation"], e["source"], e.get("enforced_by")) for e in entries}
     for entry in load("symptoms")["symptoms"]:
         if entry["check"] in out:
             continue
         out[entry["check"]] = CheckInfo(
             entry["check"], "events", entry.get("severity") or "warning", entry.get("title") or entry["check"],
-            SYMPTOM_MESSAGE, "{fix}", " ".join(str(entry.get("cause") or "").split()).rstrip(".") + ".",
+            SYMPTOM_MESSAGE, "check", " ".join(str(entry.get("cause") or "").split()).rstrip(".") + ".",
             "; ".join(entry.get("sources") or ()), entry.get("enforced_by"))
     return out
 
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,
-            ignores: frozenset[str] = frozenset(), **values: Any) -> Finding:
-    """A Finding whose message and hint are the catalogue's templates filled with `values`.
+            ignores: frozenset[str] = frozenset(), fix: Fix | None = None, **values: Any) -> Finding:
+    """A Finding whose message and fix are the catalogue's templates filled with `values`.
 
-    An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch. Hints are
-    commands to copy, and a dump can come from anyone, so every text value is shell-quoted in the hint
-    (a plain name is left as it is); `fix` values are whole commands doctor/fixes.py already quoted.
+    An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch. A check
+    whose catalogue entry says `fix: check` passes the Fix it built (doctor/fixes.py) as `fix`.
     """
     info = catalog()[check_id]
+    if info.fix == "check":
+        if fix is None:
+            raise KeyError(f"{check_id}: the check must pass its fix")
+    else:
+        fix = fix_from_template(info.fix, values)
     return Finding(
         id=check_id,
         severity=severity or info.severity,
         object=obj,
         path=path,
         message=info.message.format_map(values),
-        hint=info.hint.format_map(quoted(values)),
+        fix=fix,
         source=info.source,
         enforced_by=info.enforced_by,
         object_ignores=ignores,
     )
-
-
-PREBUILT = frozenset({"fix"})
-
-
-def quoted(values: dict[str, Any]) -> dict[str, Any]:
-    """The values with every string shell-quoted, except the pre-built commands (PREBUILT)."""
-    import shlex
-
-    return {k: shlex.quote(v) if isinstance(v, str) and k not in PREBUILT and v else v
-            for k, v in values.items()}
 
 
 def sarif_rules() -> dict[str, dict[str, str]]:

@@ -151,7 +151,8 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
 def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
     """One finding per symptom per component: the catalogue's own entries (generic matches are too noisy in
     logs), then kube-proxy's HNS failures the catalogue does not claim."""
-    from kubectl_win.doctor.catalog import finding, quoted
+    from kubectl_win.doctor.catalog import finding
+    from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.hns.catalog import finding as hns_finding
     from kubectl_win.wincodes import describe
@@ -170,9 +171,10 @@ def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
     for check, (count, line, found) in sorted(seen.items()):
         text = " ".join(line.split())
         excerpt = (text if len(text) <= EXCERPT else text[:EXCERPT - 1] + "…") + describe(found.codes)
-        values = quoted({"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()})
-        fix = found.fix.format_map(values) if found.fix else \
-            f"kubectl win logs {node} {component} --since 1h --pattern {found.check.removeprefix('symptom-')}"
+        values = {"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()}
+        fix = fix_from_template(found.fix, values) if found.fix else Fix(commands=(
+            ("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
+             found.check.removeprefix("symptom-")),))
         where = f" (on {node}, {count}x in the last hour)" if count > 1 else f" (on {node}, in the last hour)"
         try:
             out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",

@@ -9,9 +9,8 @@ reading it back gives the same snapshot and therefore the same findings.
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
-from typing import IO, Any
+from typing import Any
 
 from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, Snapshot, SnapshotBuilder
 from kubectl_win.errors import InputError
@@ -19,7 +18,9 @@ from kubectl_win.findings import SCHEMA_VERSION
 from kubectl_win.manifests import read_input_text
 
 HEADER_KEY = "kubectlWin"
+NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (kubectl_win/doctor/share.py)
 DUMP_FORMAT = "doctor-dump/v1"
+MAX_DUMP_BYTES = 1024 ** 3  # a saved dump of a 150,000-pod cluster is a few hundred MiB
 _ORDER = {kind: index for index, kind in enumerate(KIND_ORDER)}
 
 
@@ -77,7 +78,11 @@ def read_dump(path: str, builder: SnapshotBuilder) -> None:
 
 
 def _read_documents(path: str) -> list[Any]:
-    text = read_input_text(path, "dump")
+    """The JSON documents of a dump (one after another, as `kubectl get -o json` runs append them), or
+    its YAML documents (`kubectl get -o yaml`, as explain -f reads)."""
+    text = read_input_text(path, "dump", MAX_DUMP_BYTES)
+    if text.lstrip()[:1] not in ("{", "[") and text.strip():
+        return _read_yaml_documents(text, path)
     decoder = json.JSONDecoder()
     docs = []
     position = 0
@@ -89,11 +94,35 @@ def _read_documents(path: str) -> list[Any]:
             break
         try:
             doc, position = decoder.raw_decode(text, position)
+        except RecursionError:
+            raise InputError(f"{path}: nested too deeply to be a dump of Kubernetes objects") from None
         except json.JSONDecodeError as exc:
             what = "truncated" if exc.pos >= len(text.rstrip()) or "Unterminated" in exc.msg else "malformed"
             raise InputError(f"{path}: {what} JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
                              f"(expected the output of kubectl get ... -o json or --save-dump)") from None
         docs.append(doc)
+    if not docs:
+        raise InputError(f"{path}: empty dump (expected the output of kubectl get ... -o json or --save-dump)")
+    return docs
+
+
+def _read_yaml_documents(text: str, path: str) -> list[Any]:
+    import yaml
+
+    from kubectl_win.manifests import NestingError, yaml_load_all
+
+    try:
+        docs = [doc for doc in yaml_load_all(text) if doc is not None]
+    except NestingError:
+        raise InputError(f"{path}: nested too deeply to be a dump of Kubernetes objects") from None
+    except (ValueError, TypeError) as exc:  # an alias bomb, unhashable keys, a bad timestamp
+        raise InputError(f"{path}: {' '.join(str(exc).split())}") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 1}" if mark else ""
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise InputError(f"{path}: neither JSON nor valid YAML{where}: {problem} "
+                         "(expected the output of kubectl get ... -o json|yaml or --save-dump)") from None
     if not docs:
         raise InputError(f"{path}: empty dump (expected the output of kubectl get ... -o json or --save-dump)")
     return docs
@@ -130,33 +159,33 @@ def _items_of(doc: dict[str, Any], path: str,
 
 
 class DumpWriter:
-    """Streams reduced objects into a List file as they are read, then writes the header."""
+    """Streams reduced objects into a List file as they are read, then writes the header; the file
+    appears (0600, atomically) only when the run succeeds."""
 
-    def __init__(self, path: str) -> None:
+    def __init__(self, path: str, force: bool = False, redact: bool = True) -> None:
+        from kubectl_win.doctor import share
+        from kubectl_win.sharefile import SharedFile
+
         self.path = path
-        self._tmp = f"{path}.tmp{os.getpid()}"
-        try:
-            self._out: IO[str] = open(self._tmp, "w", encoding="utf-8")  # noqa: SIM115 - closed in finish/abort
-        except OSError as exc:
-            raise InputError(f"cannot write dump {path}: {' '.join(str(exc).split())}") from None
-        self._out.write('{"apiVersion": "v1", "kind": "List", "items": [\n')
+        self._redact = share.for_sharing if redact else None
+        self._out = SharedFile(path, force=force, what="dump")
+        note = share.NOTE if redact else share.NOTE_UNREDACTED
+        self._out.write(f'{{"apiVersion": "v1", "kind": "List", "{NOTE_KEY}": {json.dumps(note)}, "items": [\n')
         self._first = True
 
     def write(self, obj: dict[str, Any]) -> None:
         if not self._first:
             self._out.write(",\n")
         self._first = False
+        if self._redact is not None:
+            obj = self._redact(obj)
         self._out.write(json.dumps(obj, separators=(",", ":"), ensure_ascii=False))
 
     def finish(self, header: dict[str, Any]) -> None:
-        header = {"format": DUMP_FORMAT, "schemaVersion": SCHEMA_VERSION, **header}
+        header = {"format": DUMP_FORMAT, "schemaVersion": SCHEMA_VERSION,
+                  "redacted": self._redact is not None, **header}
         self._out.write(f'\n], "{HEADER_KEY}": ' + json.dumps(header, ensure_ascii=False) + "}\n")
-        self._out.close()
-        os.replace(self._tmp, self.path)
+        self._out.commit()
 
     def abort(self) -> None:
-        self._out.close()
-        try:
-            os.unlink(self._tmp)
-        except OSError:
-            pass
+        self._out.abort()

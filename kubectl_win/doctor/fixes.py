@@ -1,12 +1,12 @@
-"""Exact kubectl commands for hints: patches with the object's real names, keys and values."""
+"""Exact kubectl commands for fixes: patches with the object's real names, keys and values, as argument
+vectors (findings.Fix) that the renderers quote for the user's shell."""
 
 from __future__ import annotations
 
 import json
-import shlex
 from typing import Any
 
-from kubectl_win.findings import ObjectRef
+from kubectl_win.findings import Fix, ObjectRef
 
 _RESOURCE = {"Deployment": "deployment", "StatefulSet": "statefulset", "DaemonSet": "daemonset", "Job": "job",
              "CronJob": "cronjob", "ReplicaSet": "replicaset", "ReplicationController": "replicationcontroller",
@@ -18,9 +18,8 @@ def resource(ref: ObjectRef) -> str:
     return _RESOURCE.get(ref.kind, ref.kind.lower())
 
 
-def _target(ref: ObjectRef) -> str:
-    ns = f" -n {shlex.quote(ref.namespace)}" if ref.namespace else ""
-    return f"{resource(ref)} {shlex.quote(ref.name)}{ns}"
+def _target(ref: ObjectRef) -> tuple[str, ...]:
+    return (resource(ref), ref.name) + (("-n", ref.namespace) if ref.namespace else ())
 
 
 def _nest(spec_path: str, leaf: dict[str, Any]) -> dict[str, Any]:
@@ -31,26 +30,28 @@ def _nest(spec_path: str, leaf: dict[str, Any]) -> dict[str, Any]:
 
 
 def _json(doc: Any) -> str:
-    return shlex.quote(json.dumps(doc, separators=(",", ":")))
+    return json.dumps(doc, separators=(",", ":"))
 
 
-def merge_patch(ref: ObjectRef, spec_path: str, spec_patch: dict[str, Any]) -> str:
+def merge_patch(ref: ObjectRef, spec_path: str, spec_patch: dict[str, Any], note: str = "") -> Fix:
     """`kubectl patch` with a merge patch of the pod spec (a bare pod's placement cannot change: recreate)."""
     if ref.kind == "Pod" and ("nodeSelector" in spec_patch or "affinity" in spec_patch):
-        return (f"delete pod {ref.name} and recreate it with {_describe(spec_patch)} "
-                f"(a running pod's placement cannot be patched)")
-    return f"kubectl patch {_target(ref)} --type merge -p {_json(_nest(spec_path, spec_patch))}"
+        return Fix(note=f"Delete pod {ref.name} and recreate it with {_describe(spec_patch)} (a running pod's "
+                        f"placement cannot be patched)." + (f" {note}" if note else ""))
+    return Fix(commands=(("kubectl", "patch", *_target(ref), "--type", "merge", "-p",
+                          _json(_nest(spec_path, spec_patch))),), note=note)
 
 
-def node_selector(ref: ObjectRef, spec_path: str, labels: dict[str, str]) -> str:
-    return merge_patch(ref, spec_path, {"nodeSelector": labels})
+def node_selector(ref: ObjectRef, spec_path: str, labels: dict[str, str], note: str = "") -> Fix:
+    return merge_patch(ref, spec_path, {"nodeSelector": labels}, note)
 
 
-def add_toleration(ref: ObjectRef, spec_path: str, has_tolerations: bool, toleration: dict[str, str]) -> str:
+def add_toleration(ref: ObjectRef, spec_path: str, has_tolerations: bool, toleration: dict[str, str]) -> Fix:
     if not has_tolerations:
         return merge_patch(ref, spec_path, {"tolerations": [toleration]})
     pointer = "/" + spec_path.replace(".", "/") + "/tolerations/-"
-    return f"kubectl patch {_target(ref)} --type json -p {_json([{'op': 'add', 'path': pointer, 'value': toleration}])}"
+    return Fix(commands=(("kubectl", "patch", *_target(ref), "--type", "json", "-p",
+                          _json([{"op": "add", "path": pointer, "value": toleration}])),))
 
 
 def toleration_for(key: str, value: str, effect: str) -> dict[str, str]:
@@ -59,15 +60,23 @@ def toleration_for(key: str, value: str, effect: str) -> dict[str, str]:
     return {"key": key, "operator": "Exists", "effect": effect}
 
 
-def memory_limits(ref: ObjectRef, containers: list[tuple[str, str, str]]) -> str:
+def memory_limits(ref: ObjectRef, containers: list[tuple[str, str, str]], judgement: str = "") -> Fix:
     """containers: (name, path, suggested limit). `kubectl set resources` where it works, a patch otherwise."""
     if ref.kind in _SET_RESOURCES:
-        return " && ".join(f"kubectl set resources {resource(ref)}/{shlex.quote(ref.name)}"
-                           + (f" -n {shlex.quote(ref.namespace)}" if ref.namespace else "")
-                           + f" -c {shlex.quote(name)} --limits=memory={limit}" for name, _, limit in containers)
+        return Fix(commands=tuple(
+            ("kubectl", "set", "resources", f"{resource(ref)}/{ref.name}",
+             *(("-n", ref.namespace) if ref.namespace else ()), "-c", name, f"--limits=memory={limit}")
+            for name, _, limit in containers), judgement=judgement)
     parts = ", ".join(f"{path}.resources.limits.memory: {limit}" for _, path, limit in containers)
-    verb = "recreate the pod with" if ref.kind == "Pod" else f"set in {ref.kind} {ref.name} and re-apply:"
-    return f"{verb} {parts}"
+    verb = "Recreate the pod with" if ref.kind == "Pod" else f"Set in {ref.kind} {ref.name} and re-apply:"
+    return Fix(note=f"{verb} {parts}.", judgement=judgement)
+
+
+def combine(*fixes: Fix, note: str = "") -> Fix:
+    """One fix doing each of `fixes` in turn (their commands in order, their notes joined)."""
+    notes = [f.note for f in fixes if f.note] + ([note] if note else [])
+    return Fix(commands=tuple(c for f in fixes for c in f.commands), note=" ".join(notes),
+               judgement=" ".join(f.judgement for f in fixes if f.judgement))
 
 
 def _describe(spec_patch: dict[str, Any]) -> str:

@@ -8,7 +8,6 @@ area and severity with their fix commands, and what was skipped. All cluster tex
 
 from __future__ import annotations
 
-import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from datetime import UTC, datetime
@@ -18,7 +17,8 @@ from kubectl_win import __version__, builds
 from kubectl_win.doctor import catalog
 from kubectl_win.doctor.report import DoctorReport
 from kubectl_win.doctor.snapshot import NodeRecord
-from kubectl_win.findings import SEVERITY_RANK, Finding
+from kubectl_win.findings import SEVERITY_RANK, Finding, Fix
+from kubectl_win.output.fix_lines import fix_key
 from kubectl_win.output.html import page, plain, text
 from kubectl_win.versions import parse_version
 
@@ -41,10 +41,9 @@ AREA_TITLES = {
     "gmsa": "gMSA and HostProcess", "events": "Events and container states", "hns": "HNS on the nodes",
     "pods": "Pod fields Windows rejects or ignores",
 }
-_REMARK = re.compile(r"^(?P<cmd>.*?)\s+\((?P<remark>(?:or|then|and|e\.g\.)\b[^()]*)\)\.?$")
 
 
-def render_html(report: DoctorReport, source: str = "", now: datetime | None = None) -> str:
+def render_html(report: DoctorReport, source: str = "", now: datetime | None = None, shell: str = "posix") -> str:
     """The whole page. `source` says where the data came from (a dump's file name, a context)."""
     anchors = {id(f): f"f-{index}" for index, f in enumerate(report.findings, 1)}
     generated = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
@@ -52,7 +51,7 @@ def render_html(report: DoctorReport, source: str = "", now: datetime | None = N
         _summary(report),
         _node_matrix(report, anchors),
         _hns(report),
-        _findings(report, anchors),
+        _findings(report, anchors, shell),
         _skipped(report),
     ]
     counts = Counter(f.severity for f in report.findings)
@@ -403,7 +402,7 @@ def _area(finding: Finding) -> str:
     return info.area if info else "pods"
 
 
-def _findings(report: DoctorReport, anchors: dict[int, str]) -> str:
+def _findings(report: DoctorReport, anchors: dict[int, str], shell: str = "posix") -> str:
     head = '<section class="block" id="findings">\n'
     if not report.findings:
         return head + ('<h2>Findings</h2>\n<div class="clean"><span aria-hidden="true">✔</span> No problems found: '
@@ -419,6 +418,7 @@ def _findings(report: DoctorReport, anchors: dict[int, str]) -> str:
         return (-severity["error"], -severity["warning"], order.index(name) if name in order else len(order), name)
 
     sections = []
+    shown: dict[tuple[object, ...], tuple[str, str]] = {}  # fix -> (object, anchor) it was first shown under
     for name, items in sorted(areas.items(), key=area_key):
         items = sorted(items, key=lambda f: -SEVERITY_RANK[f.severity])  # stable: keeps doctor's order inside
         counts = Counter(f.severity for f in items)
@@ -426,13 +426,13 @@ def _findings(report: DoctorReport, anchors: dict[int, str]) -> str:
                         for s in SEVERITIES if counts.get(s))
         title = AREA_TITLES.get(name, name.replace("-", " ").capitalize())
         sections.append(f'<section class="area"><h3>{text(title)} <span class="counts">{pills}</span></h3>\n'
-                        + "".join(_finding(f, anchors[id(f)]) for f in items) + "</section>\n")
+                        + "".join(_finding(f, anchors[id(f)], shell, shown) for f in items) + "</section>\n")
     counts = Counter(f.severity for f in report.findings)
     return (head + f'<h2>Findings <span class="sub">{text(_count_words(counts))}, grouped by area</span></h2>\n'
             + "".join(sections) + "</section>\n")
 
 
-def _finding(f: Finding, anchor: str) -> str:
+def _finding(f: Finding, anchor: str, shell: str, shown: dict[tuple[object, ...], tuple[str, str]]) -> str:
     obj = f.object
     kind = f'<span class="kind">{text(obj.kind)}/</span>' if obj.kind else ""
     namespace = f'{text(obj.namespace, 253)}/' if obj.namespace else ""
@@ -448,69 +448,31 @@ def _finding(f: Finding, anchor: str) -> str:
             f"<dt>{text(code)}</dt><dd>{text(meaning)}"
             + (f'<span class="hint">{text(_sentence(hint))}</span>' if hint else "") + "</dd>"
             for code, meaning, hint in codes) + "</dl>")
-    if f.hint:
-        parts.append(_fix(f.hint))
+    key = fix_key(f) if f.fix else None
+    if key in shown:
+        parts.append('<div class="fix"><div class="label">Fix</div><p class="prose">The same as for '
+                     f'<a href="#{shown[key][1]}">{text(shown[key][0])}</a>.</p></div>')
+    elif key is not None:
+        shown[key] = (f.object.display(), anchor)
+        parts.append(_fix(f.fix, shell))
     parts.append("</article>\n")
     return "".join(parts)
 
 
-def _fix(hint: str) -> str:
-    before, command, after = split_fix(hint)
+def _fix(fix: Fix, shell: str) -> str:
+    """The fix record as it is: prose, then each command in a block of its own, then the judgement."""
+    from kubectl_win.shells import quote_command
+
     out = ['<div class="fix"><div class="label">Fix'
-           + ('<span class="how">click the command to select it</span>' if command else "") + "</div>"]
-    if before:
-        out.append(f'<p class="prose">{text(before)}</p>')
-    if command:
-        out.append(f'<pre class="cmd"><code>{text(command)}</code></pre>')
-    if after:
-        out.append(f'<p class="prose">{text(after)}</p>')
+           + ('<span class="how">click a command to select it</span>' if fix.commands else "") + "</div>"]
+    if fix.note:
+        out.append(f'<p class="prose">{text(_sentence(fix.note))}</p>')
+    out.extend(f'<pre class="cmd"><code>{text(quote_command(argv, shell), 100_000)}</code></pre>'
+               for argv in fix.commands)
+    if fix.judgement:
+        out.append(f'<p class="prose judgement"><b>Needs your judgement:</b> {text(fix.judgement)}</p>')
     out.append("</div>")
     return "".join(out)
-
-
-def split_fix(hint: str) -> tuple[str, str, str]:
-    """(prose before, the kubectl command, prose after) of a fix hint; no command: (hint, "", "")."""
-    match = re.search(r"(?:^|(?<=[\s:;(]))kubectl\s", hint)
-    if not match:
-        return _sentence(hint), "", ""
-    before = hint[: match.start()].rstrip()
-    if before.endswith("("):  # "check the CNI pod (kubectl get pods ...), then ...": the command is the aside
-        close = _closing_paren(hint, match.start())
-        command, after = hint[match.start():close], hint[close + 1:].lstrip(" ,;.")
-        before = before[:-1]
-    else:
-        command, after = hint[match.start():], ""
-        segments = command.split("; ")
-        keep = 1
-        while keep < len(segments) and segments[keep].startswith("kubectl "):
-            keep += 1
-        command, after = "; ".join(segments[:keep]), "; ".join(segments[keep:])
-        remark = _REMARK.match(command)
-        if remark:
-            command = remark.group("cmd")
-            after = f"{remark.group('remark')}. {after}".strip()
-    command = command.rstrip()
-    if command.endswith(".") and not command.endswith(".."):
-        command = command[:-1]
-    return _sentence(before.rstrip().rstrip(":;,").rstrip()), command, _sentence(after)
-
-
-def _closing_paren(textual: str, start: int) -> int:
-    """Index of the ')' closing the '(' just before `start`, skipping quoted text; the end if none."""
-    depth, quote = 1, ""
-    for index in range(start, len(textual)):
-        char = textual[index]
-        if quote:
-            quote = "" if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "(":
-            depth += 1
-        elif char == ")":
-            depth -= 1
-            if depth == 0:
-                return index
-    return len(textual)
 
 
 def _sentence(prose: str) -> str:

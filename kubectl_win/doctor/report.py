@@ -38,7 +38,7 @@ class DoctorReport:
                      "podsScanned": self.counts.get("pods", 0), "skipped": len(self.skipped)})
         return data
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, shell: str = "posix") -> dict[str, Any]:
         nodes = self.nodes if self.scope != "nodes" else [n for n in self.nodes if n.windows]
         return {
             "schemaVersion": SCHEMA_VERSION,
@@ -46,7 +46,7 @@ class DoctorReport:
             "scope": self.scope,
             "cluster": {"serverVersion": self.server_version},
             "nodes": [node_dict(n) for n in nodes],
-            "findings": [f.to_dict(location=False) for f in self.findings],
+            "findings": [f.to_dict(location=False, shell=shell) for f in self.findings],
             "summary": self.summary(),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
             **({"hns": {"nodes": self.hns}} if self.hns is not None else {}),
@@ -99,9 +99,10 @@ def _ready(node: NodeRecord) -> str:
 
 
 def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colour: bool = False,
-                    width: int | None = None) -> None:
+                    width: int | None = None, shell: str = "posix") -> None:
     """The findings (see output.findings_table), then one summary line; with `width`, none wider."""
-    render_by_severity(report.findings, out, wide=wide, colour=colour, width=width, title=check_title)
+    render_by_severity(report.findings, out, wide=wide, colour=colour, width=width, title=check_title,
+                       shell=shell)
     if width:
         from kubectl_win.output.fold import Writer
 

@@ -21,6 +21,8 @@ class DoctorOptions:
     scope: str = "cluster"
     from_dump: str | None = None
     save_dump: str | None = None
+    force: bool = False  # --save-dump may replace an existing file
+    redact: bool = True  # --save-dump keeps only what the checks read (False: --no-redact)
     kube_flags: Any = None  # kubectl_win.kube.KubeFlags; built lazily so dump runs never import the client
     namespace: str | None = None  # None: every namespace
     config: str | None = None
@@ -29,7 +31,7 @@ class DoctorOptions:
 
 
 def take_snapshot(options: DoctorOptions) -> Snapshot:
-    writer = DumpWriter(options.save_dump) if options.save_dump else None
+    writer = DumpWriter(options.save_dump, options.force, options.redact) if options.save_dump else None
     builder = SnapshotBuilder(sink=writer.write if writer else None)
     try:
         if options.from_dump:

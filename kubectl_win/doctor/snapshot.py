@@ -21,6 +21,7 @@ from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
 from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
+from kubectl_win.redact import redact
 from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
@@ -377,7 +378,7 @@ class SnapshotBuilder:
         count = _count(obj.get("count")) or _count(series.get("count")) or 1
         key = (_fold_key(found.check, reason), ref)
         previous = self._events.get(key)
-        record = EventRecord(found.check, ref, reason, " ".join(message.split()), host,
+        record = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
                              count + (previous.count if previous else 0), codes=found.codes)
         self._events[key] = record
         self._keep(reduce.event(obj))
@@ -460,7 +461,8 @@ class SnapshotBuilder:
                 key = (_fold_key(found.check, reason), ref)
                 previous = self._events.get(key)
                 if previous is None:
-                    self._events[key] = EventRecord(found.check, ref, reason, message, node_name, 1, record.name,
+                    self._events[key] = EventRecord(found.check, ref, reason, redact(message), node_name, 1,
+                                                    record.name,
                                                     codes=found.codes)
                 elif found.check == symptoms.UNRECOGNISED:
                     self._events[key] = replace(previous, count=previous.count + 1)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 from kubectl_win.doctor import structure
 from kubectl_win.knowledge import load
@@ -45,7 +46,7 @@ class Symptom:
     pattern: re.Pattern[str] | None
     codes: frozenset[int]
     cause: str
-    fix: str
+    fix: Any  # a fix template (findings.fix_from_template): a note, or {commands, note}; "" when built by the check
     broad: bool = False  # tried after the structural matcher
     windows_only: bool = False
 
@@ -54,7 +55,7 @@ class Symptom:
 class Match:
     check: str
     cause: str
-    fix: str  # a template ({node}, {namespace}, {pod}, {object}); "" when the check builds its own
+    fix: Any  # a fix template ({node}, {namespace}, {pod}, {object}); "" when the check builds its own
     codes: tuple[Decoded, ...]
     generic: bool = False
     windows_only: bool = False  # only meaningful on a Windows node or pod
@@ -70,7 +71,7 @@ def catalogue() -> tuple[Symptom, ...]:
         out.append(Symptom(entry["check"], frozenset(entry.get("where") or WHERE),
                            frozenset(entry.get("reasons") or ()), pattern,
                            frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
-                           " ".join(str(entry.get("cause") or "").split()), str(entry.get("fix") or ""),
+                           " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
                            bool(entry.get("broad")), bool(entry.get("windows_only"))))
     return tuple(out)
 

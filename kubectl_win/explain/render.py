@@ -22,7 +22,7 @@ def render_report(report: ExplainReport, output: str, env: Env, live: bool = Fal
     if output in ("json", "yaml"):
         from kubectl_win.output.structured import render_json, render_yaml
 
-        (render_json if output == "json" else render_yaml)(report.payload(), env.stdout)
+        (render_json if output == "json" else render_yaml)(report.payload(env.shell), env.stdout)
         return
     if output == "sarif":
         from kubectl_win.explain.rules import all_rules
@@ -31,7 +31,7 @@ def render_report(report: ExplainReport, output: str, env: Env, live: bool = Fal
         rules = {
             rule.id: {"description": rule.summary, "help": rule.instead, "source": rule.source} for rule in all_rules()
         }
-        render_sarif(report.findings, rules, env.stdout)
+        render_sarif(report.findings, rules, env.stdout, shell=env.shell)
         return
     _render_table(report, output == "wide", env, live)
 
@@ -45,13 +45,13 @@ def _render_table(report: ExplainReport, wide: bool, env: Env, live: bool) -> No
             ["object", "path", "severity", "message"] if live else ["location", "object", "path", "severity", "message"]
         )
         if wide:
-            headers = headers[:-1] + ["id", "message", "hint"]
+            headers = headers[:-1] + ["id", "message", "fix"]
         rows = []
         for finding in report.findings:
             location = f"{finding.file}:{finding.line}" if finding.line else (finding.file or "")
             row = [finding.object.display(), finding.path, finding.severity.upper()]
             row = row if live else [location] + row
-            row += [finding.id, finding.message, finding.hint] if wide else [finding.message]
+            row += [finding.id, finding.message, finding.fix.text(env.shell)] if wide else [finding.message]
             rows.append(row)
         render_table(headers, rows, env.stdout, colour_column=2 if live else 3, colour=env.color)
         if not wide:
@@ -72,7 +72,8 @@ def _render_terminal(report: ExplainReport, wide: bool, env: Env) -> None:
     writer = Writer(env.stdout, width)
     if report.findings:
         summaries = {rule.id: rule.summary for rule in all_rules()}
-        render_blocks(report.findings, env.stdout, width, wide=wide, colour=env.color, title=summaries.get)
+        render_blocks(report.findings, env.stdout, width, wide=wide, colour=env.color, title=summaries.get,
+                      shell=env.shell)
         writer.blank()
         if not wide:
             writer.text("Run with -o wide for the fix of each finding and every finding of a folded check, or "

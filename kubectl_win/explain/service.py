@@ -40,10 +40,10 @@ class ExplainReport:
     def unreadable(self) -> bool:
         return any(problem.fatal for problem in self.problems)
 
-    def payload(self) -> dict[str, Any]:
+    def payload(self, shell: str = "posix") -> dict[str, Any]:
         return {
             "schemaVersion": SCHEMA_VERSION,
-            "findings": [finding.to_dict() for finding in self.findings],
+            "findings": [finding.to_dict(shell=shell) for finding in self.findings],
             "summary": {"objects": self.objects, **summarize(self.findings)},
         }
 

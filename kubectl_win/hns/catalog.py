@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import Finding, ObjectRef, fix_from_template
 from kubectl_win.knowledge import load
 
 
@@ -18,7 +18,7 @@ class HnsCheck:
     severity: str
     title: str
     message: str
-    hint: str
+    fix: Any  # a fix template: {commands: [[arg, ...]], note}
     remediation: str
     sources: tuple[str, ...]
 
@@ -31,7 +31,7 @@ class TextPattern:
 
 @cache
 def checks() -> dict[str, HnsCheck]:
-    return {e["id"]: HnsCheck(e["id"], int(e["pattern"]), e["severity"], e["title"], e["message"], e["hint"],
+    return {e["id"]: HnsCheck(e["id"], int(e["pattern"]), e["severity"], e["title"], e["message"], e["fix"],
                               e["remediation"], tuple(e["sources"])) for e in load("hns")["checks"]}
 
 
@@ -53,7 +53,7 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", **values: Any) -> Fin
     """A Finding from the catalogue's templates; an unknown id or placeholder raises (a bug tests catch)."""
     info = checks()[check_id]
     return Finding(id=check_id, severity=info.severity, object=obj, path=path,
-                   message=info.message.format_map(values), hint=info.hint.format_map(values),
+                   message=info.message.format_map(values), fix=fix_from_template(info.fix, values),
                    source="; ".join(info.sources))
 
 

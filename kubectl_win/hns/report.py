@@ -29,10 +29,10 @@ class HnsReport:
         data["comparedWith"] = self.compared
         return data
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self, shell: str = "posix") -> dict[str, Any]:
         return {"schemaVersion": SCHEMA_VERSION, "kind": "HnsReport",
                 "hns": hns_section(self.node, self.state),
-                "findings": [f.to_dict(location=False) for f in self.findings],
+                "findings": [f.to_dict(location=False, shell=shell) for f in self.findings],
                 "summary": self.summary()}
 
 
@@ -47,14 +47,14 @@ def state_line(node: str | None, state: HnsState) -> str:
 
 
 def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = False,
-           width: int | None = None) -> None:
+           width: int | None = None, shell: str = "posix") -> None:
     """The node's state line, its findings (see output.findings_table) and a summary; with `width`, none wider."""
     from kubectl_win.hns.catalog import checks
 
     write = Writer(out, width).text if width else (lambda text: out.write(text + "\n"))
     write(state_line(report.node, report.state))
     out.write("\n")
-    render_by_severity(report.findings, out, wide=wide, colour=colour, width=width,
+    render_by_severity(report.findings, out, wide=wide, colour=colour, width=width, shell=shell,
                        title=lambda check_id: checks()[check_id].title if check_id in checks() else "")
     s = report.summary()
     text = f"{s['errors']} errors, {s['warnings']} warnings, {s['infos']} info"

@@ -31,8 +31,12 @@ def read_hns_dump(path: str) -> dict[str, Any]:
 
 
 def parse_hns_text(text: str, origin: str) -> dict[str, Any]:
+    from kubectl_win.manifests import NestingError, json_loads
+
     try:
-        doc = json.loads(text)
+        doc = json_loads(text)
+    except NestingError:
+        raise InputError(f"{origin}: nested too deeply to be an HNS dump") from None
     except json.JSONDecodeError as exc:
         raise InputError(f"{origin}: not JSON at line {exc.lineno} column {exc.colno}: {exc.msg} "
                          "(expected one object with networks, endpoints, policyLists, loadBalancers, ...)") from None

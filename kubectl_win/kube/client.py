@@ -330,21 +330,10 @@ class Cluster:
 
 def env_proxy(server: str) -> str | None:
     """HTTPS_PROXY / HTTP_PROXY for the server, as kubectl (Go) reads them: never for loopback
-    hosts, and not for hosts NO_PROXY matches."""
-    import ipaddress
-    import urllib.request
+    hosts, and not for hosts NO_PROXY matches (CIDRs, ports and IPv6 included; see kubectl_win/proxies.py)."""
+    from kubectl_win.proxies import proxy_for
 
-    parts = urlsplit(server)
-    host = parts.hostname or ""
-    try:
-        if host == "localhost" or ipaddress.ip_address(host).is_loopback:
-            return None
-    except ValueError:
-        pass
-    proxy = urllib.request.getproxies_environment().get(parts.scheme)
-    if not proxy or urllib.request.proxy_bypass_environment(host):
-        return None
-    return proxy
+    return proxy_for(server)
 
 
 def _parse(data: bytes) -> Any:

@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from kubectl_win.kube.errors import CredentialPluginError, KubeconfigError, NoKubeconfig
+from kubectl_win.redact import redact as _redact
+from kubectl_win.redact import remember
 
 INCLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _OVERRIDE_CONTEXT = "kubectl-win-override"
@@ -96,8 +98,12 @@ class ClientConfig:
             if value:
                 prefix = cfg.api_key_prefix.get(key)
                 value = f"{prefix} {value}" if prefix else value
-                scheme, _, rest = value.partition(" ")
-                return f"Bearer {rest}" if scheme.lower() == "bearer" else value
+                scheme, _, rest = value.strip().partition(" ")
+                # client-go trims a token file's whitespace (`echo $T > file` adds a newline, CRLF on
+                # Windows); the loader here keeps it, which would make the header invalid.
+                rest = rest.strip()
+                remember(rest)
+                return f"Bearer {rest}" if scheme.lower() == "bearer" else f"{scheme} {rest}".strip()
         return None
 
 
@@ -111,13 +117,25 @@ def kubeconfig_paths(flags: KubeFlags) -> list[Path]:
     return [path for path in paths if path.exists()]
 
 
+MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
+
+
 def _read_yaml(path: Path) -> dict:
     import yaml
 
+    from kubectl_win.manifests import Problem, TooLarge, decode_text, read_capped, yaml_load
+
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        text = decode_text(read_capped(str(path), MAX_KUBECONFIG_BYTES), str(path))
+        if isinstance(text, Problem):
+            raise KubeconfigError(f"kubeconfig {path}: {text.message}")
+        data = yaml_load(text)
+    except TooLarge as exc:
+        raise KubeconfigError(f"cannot read kubeconfig {path}: {exc}") from None
     except OSError as exc:
         raise KubeconfigError(f"cannot read kubeconfig {path}: {exc.strerror}") from None
+    except ValueError as exc:  # nesting or an alias bomb
+        raise KubeconfigError(f"kubeconfig {path}: {exc}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark else ""
@@ -222,6 +240,11 @@ def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, wh
         if not server:
             raise KubeconfigError(f'cluster "{context["cluster"]}" in {where} has no server')
     user = loader._user  # the loader's view of the user entry (None when the context names none)
+    if user is not None:
+        for key in ("token", "password"):
+            remember(user.safe_get(key) if hasattr(user, "safe_get") else None)
+    for value in cfg.api_key.values():
+        remember(str(value).partition(" ")[2] or str(value))
     reload = None
     if user is not None and "exec" in user and loader_errors and not _has_credentials(cfg):
         # The loader logs a failed credential plugin and carries on without credentials; say why.
@@ -278,10 +301,3 @@ def load_incluster(flags: KubeFlags) -> ClientConfig:
         except OSError:
             namespace = ""
     return ClientConfig(cfg.host.rstrip("/"), namespace or "default", None, cfg, None, "in-cluster config")
-
-
-def _redact(text: str) -> str:
-    """Loader messages can quote kubeconfig values; never let a token through."""
-    import re
-
-    return re.sub(r"(?i)(bearer\s+|token['\"]?\s*[:=]\s*['\"]?)[A-Za-z0-9._\-~+/=]+", r"\1<redacted>", text)

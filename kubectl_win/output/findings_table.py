@@ -10,21 +10,24 @@ from collections.abc import Callable, Sequence
 from typing import IO
 
 from kubectl_win.findings import Finding
+from kubectl_win.output.fix_lines import PROSE, first_fixes, fix_lines
 from kubectl_win.output.table import RESET, SEVERITY_COLOURS, render_table
 
 SEVERITY_TITLES = (("error", "ERRORS"), ("warning", "WARNINGS"), ("info", "INFO"))
 
 
 def render_by_severity(findings: Sequence[Finding], out: IO[str], *, wide: bool = False, colour: bool = False,
-                       width: int | None = None, title: Callable[[str], str] | None = None) -> None:
+                       width: int | None = None, title: Callable[[str], str] | None = None,
+                       shell: str = "posix") -> None:
     """Write the findings (not the summary line); `title(check_id)` names a folded check."""
     if width:
         from kubectl_win.output.fold import render_blocks
 
-        render_blocks(findings, out, width, wide=wide, fixes=True, colour=colour, title=title)
+        render_blocks(findings, out, width, wide=wide, fixes=True, colour=colour, title=title, shell=shell)
         if findings:
             out.write("\n")
         return
+    firsts = {id(f) for f in first_fixes(findings)}  # a fix shown under an error is not repeated under a warning
     for severity, heading in SEVERITY_TITLES:
         group = [f for f in findings if f.severity == severity]
         if not group:
@@ -33,11 +36,23 @@ def render_by_severity(findings: Sequence[Finding], out: IO[str], *, wide: bool 
         out.write((SEVERITY_COLOURS[severity] + heading + RESET if colour else heading) + "\n")
         if wide:
             render_table(["id", "object", "path", "message", "fix"],
-                         [[f.id, f.object.display(), f.path or "-", f.message, f.hint] for f in group], out)
+                         [[f.id, f.object.display(), f.path or "-", f.message, f.fix.text(shell)] for f in group], out)
         else:
             render_table(["id", "object", "message"], [[f.id, f.object.display(), f.message] for f in group], out)
-            out.write("  fix:\n")
-            for f in group:
-                if f.hint:
-                    out.write(f"    {f.object.display()}: {f.hint}\n")
+            with_fix = [f for f in group if id(f) in firsts]
+            if with_fix:
+                out.write("  fix:\n")
+            for f in with_fix:
+                write_fix_lines(f, out, shell)
         out.write("\n")
+
+
+def write_fix_lines(finding: Finding, out: IO[str], shell: str) -> None:
+    """`    OBJECT: note`, then each command alone on its line (never wrapped), then the judgement."""
+    lines = fix_lines(finding.fix, shell)
+    head = f"    {finding.object.display()}:"
+    if lines[0][0] == PROSE:
+        head += " " + lines.pop(0)[1]
+    out.write(head + "\n")
+    for _kind, text in lines:
+        out.write(f"      {text}\n")

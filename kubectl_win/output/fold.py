@@ -25,7 +25,8 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from kubectl_win.findings import SEVERITY_RANK, Finding
+from kubectl_win.findings import SEVERITY_RANK, Finding, Fix
+from kubectl_win.output.fix_lines import COMMAND, fix_key, fix_lines
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -150,6 +151,11 @@ class Writer:
         for line in lines[1:]:
             self.out.write(" " * hanging + line + "\n")
 
+    def line(self, text: str, indent: int = 0) -> None:
+        """One line as it is, however wide: a command to copy (the terminal may wrap it on screen, but a
+        copy of it stays one line)."""
+        self.out.write(" " * indent + text + "\n")
+
     def fits(self, text: str, indent: int) -> bool:
         return indent + len(text) <= self.width
 
@@ -173,24 +179,27 @@ def render_blocks(
     colour: bool = False,
     title: Callable[[str], str] | None = None,
     cwd: str | None = None,
+    shell: str = "posix",
 ) -> None:
-    """Write findings as blocks. `fixes` adds each finding's hint (doctor always, explain with -o wide);
+    """Write findings as blocks. `fixes` adds each finding's fix (doctor always, explain with -o wide);
     `title(check_id)` names a folded check (the catalogue's one-line description)."""
     writer = Writer(out, width, colour)
+    shown: dict[tuple[object, ...], str] = {}  # fix -> the object it was printed under (one root cause, one fix)
     for index, block in enumerate(blocks(findings, fold=not wide)):
         if index:
             writer.blank()
         if block.folded:
             _folded(writer, block, title, cwd)
         else:
-            _object(writer, block, fixes or wide, cwd)
+            _object(writer, block, fixes or wide, cwd, shell, shown)
 
 
 def _where(finding: Finding, cwd: str | None) -> str:
     return display_path(finding.file, cwd) if finding.file else ""
 
 
-def _object(writer: Writer, block: Block, fixes: bool, cwd: str | None) -> None:
+def _object(writer: Writer, block: Block, fixes: bool, cwd: str | None, shell: str,
+            shown: dict[tuple[object, ...], str]) -> None:
     first = block.findings[0]
     where = _where(first, cwd)
     writer.text(first.object.display() + (f"  {where}" if where else ""), hanging=4)
@@ -205,8 +214,29 @@ def _object(writer: Writer, block: Block, fixes: bool, cwd: str | None) -> None:
             writer.text("  ".join(part for part in (f.id, line) if part), indent=2, first=label, hanging=body)
             writer.text(f.path, indent=body)
         writer.text(f.message, indent=body)
-        if fixes and f.hint:
-            writer.text(f.hint, indent=body, first="fix: ", hanging=body + 5)
+        if fixes and f.fix:
+            key = fix_key(f)
+            if key in shown:
+                where = "" if shown[key] == f.object.display() else f" for {shown[key]}"
+                writer.text(f"fix: the one above{where}", indent=body)
+                continue
+            shown[key] = f.object.display()
+            write_fix(writer, f.fix, body, shell)
+
+
+def write_fix(writer: Writer, fix: Fix, indent: int, shell: str) -> None:
+    """`fix:` and the note (wrapped), then each command on a line of its own, never wrapped."""
+    lines = fix_lines(fix, shell)
+    inner = indent + len("fix: ")
+    if lines and lines[0][0] == COMMAND:
+        writer.text("fix:", indent=indent)
+    for index, (kind, text) in enumerate(lines):
+        if kind == COMMAND:
+            writer.line(text, inner)
+        elif index == 0:
+            writer.text(text, indent=indent, first="fix: ", hanging=inner)
+        else:
+            writer.text(text, indent=inner)
 
 
 def _folded(writer: Writer, block: Block, title: Callable[[str], str] | None, cwd: str | None) -> None:

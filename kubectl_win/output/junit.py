@@ -13,7 +13,8 @@ if TYPE_CHECKING:
 
 
 def render_junit(
-    findings: Iterable[Finding], check_ids: Sequence[str], out: IO[str], suite: str = "kubectl-win"
+    findings: Iterable[Finding], check_ids: Sequence[str], out: IO[str], suite: str = "kubectl-win",
+    shell: str = "posix",
 ) -> None:
     by_check: dict[str, list[Finding]] = {check_id: [] for check_id in check_ids}
     for finding in findings:
@@ -26,7 +27,8 @@ def render_junit(
         problems = [f for f in items if f.severity != "info"]
         if problems:
             text = "\n".join(
-                f"[{f.severity}] {f.object.display()} {f.path}: {f.message} {f.hint}".rstrip() for f in problems
+                f"[{f.severity}] {f.object.display()} {f.path}: {f.message}"
+                + (f"\n  fix: {f.fix.text(shell)}" if f.fix else "") for f in problems
             )
             out.write(
                 f"\n    <failure type={quoteattr(problems[0].severity)} message={quoteattr(problems[0].message)}>"

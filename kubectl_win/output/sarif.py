@@ -16,7 +16,8 @@ SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
 
 
-def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str, Any]],
+                   shell: str = "posix") -> dict[str, Any]:
     """rules maps check id -> {"description": ..., "help": ..., "source": ...} for the ids used."""
     findings = list(findings)
     used = sorted({f.id for f in findings})
@@ -29,10 +30,11 @@ def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str,
             "level": LEVELS[finding.severity],
             "message": {
                 "text": f"{finding.object.display()}: {finding.path}: {finding.message}"
-                + (f" Fix: {finding.hint}" if finding.hint else "")
+                + (f" Fix: {finding.fix.text(shell)}" if finding.fix else "")
             },
             "properties": {"object": finding.object.to_dict(), "path": finding.path,
-                           "enforcedBy": finding.enforced_by},
+                           "enforcedBy": finding.enforced_by,
+                           "fix": finding.fix.to_dict(shell) if finding.fix else None},
         }
         location: dict[str, Any] = {
             "logicalLocations": [
@@ -81,8 +83,9 @@ def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str,
     }
 
 
-def render_sarif(findings: Iterable[Finding], rules: Mapping[str, Mapping[str, Any]], out: IO[str]) -> None:
-    render_json(sarif_document(findings, rules), out)
+def render_sarif(findings: Iterable[Finding], rules: Mapping[str, Mapping[str, Any]], out: IO[str],
+                 shell: str = "posix") -> None:
+    render_json(sarif_document(findings, rules, shell), out)
 
 
 def _uri(path: str) -> str:

@@ -47,11 +47,15 @@ def patch_sources(paths: Iterable[str], placement: Placement, explicit_taints: b
                   stdin: IO[str] | None = None) -> list[FilePatch]:
     """Patch every file (directories expanded); InputError before anything is written if one cannot be read."""
     patches = []
-    for source in iter_sources(paths):
-        text = read_text(source, stdin)
-        if isinstance(text, Problem):
-            raise InputError(str(text))
-        patches.append(patch_text(text, source, placement, explicit_taints))
+    for path in paths:
+        sources = list(iter_sources([path]))
+        if not sources:
+            raise InputError(f"{path}: no objects found (no .yaml, .yml or .json files)")
+        for source in sources:
+            text = read_text(source, stdin)
+            if isinstance(text, Problem):
+                raise InputError(str(text))
+            patches.append(patch_text(text, source, placement, explicit_taints))
     return patches
 
 
@@ -60,13 +64,26 @@ def patch_text(text: str, source: str, placement: Placement, explicit_taints: bo
     body = text.replace("\r\n", "\n") if crlf else text
     result = FilePatch(source, text, text)
     placer = _Placer(placement, explicit_taints, result)
+    import yaml
+
+    from kubectl_win.manifests import vet_yaml
+
     try:
         if source.lower().endswith(".json") or body.lstrip()[:1] == "{":
             patched = _patch_json(body, placer)
         else:
+            vet_yaml(body)  # nesting and alias bombs, before ruamel.yaml (which guards against neither)
             patched = _patch_yaml(body, placer)
+    except RecursionError:
+        raise InputError(f"{source}: cannot parse: nested too deeply") from None
     except ValueError as exc:
         raise InputError(f"{source}: cannot parse: {exc}") from None
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = f" at line {mark.line + 1}" if mark else ""
+        raise InputError(f"{source}: cannot parse{where}: {exc.problem or exc.context or 'invalid YAML'}") from None
+    except yaml.YAMLError as exc:
+        raise InputError(f"{source}: cannot parse: {' '.join(str(exc).split())}") from None
     if patched is not None:
         result.patched = patched.replace("\n", "\r\n") if crlf else patched
     return result
@@ -88,7 +105,9 @@ def _patch_yaml(text: str, placer: _Placer) -> str | None:
 
 
 def _patch_json(text: str, placer: _Placer) -> str | None:
-    data = json.loads(text)
+    from kubectl_win.manifests import json_loads
+
+    data = json_loads(text)
     if not placer.patch_any(data):
         return None
     indent = _json_indent(text)

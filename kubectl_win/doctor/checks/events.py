@@ -6,9 +6,9 @@ import json
 
 from kubectl_win import builds
 from kubectl_win.doctor import fixes, structure, symptoms
-from kubectl_win.doctor.catalog import finding, quoted
+from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.manifests import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 from kubectl_win.wincodes import decode_exit, describe
@@ -59,68 +59,92 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(), **values)
 
 
-def _template_fix(event: EventRecord, pod: PodRecord | None, node_name: str) -> str:
-    """The catalogue's fix for the check, every cluster value shell-quoted; for the generic checks, what
-    the decoded codes say."""
+def _template_fix(event: EventRecord, pod: PodRecord | None, node_name: str) -> Fix:
+    """The catalogue's fix for the check; for the generic checks, what the decoded codes say."""
     template = next((s.fix for s in symptoms.catalogue() if s.check == event.check), "")
     if template:
         owner = pod.owner_ref if pod else event.ref
-        values = quoted({"node": node_name, "namespace": owner.namespace or "default", "object": owner.display(),
-                         "pod": f"{pod.namespace}/{pod.name}" if pod else owner.display()})
-        return template.format_map(values)
+        values = {"node": node_name, "namespace": owner.namespace or "default", "object": owner.display(),
+                  "pod": f"{pod.namespace}/{pod.name}" if pod else owner.display()}
+        return fix_from_template(template, values)
     hints = [f"{c.hex}: {c.hint}" for c in event.codes if c.hint]
-    logs = ("read the containerd and kubelet logs on the node (kubectl win logs, or Get-WinEvent on the node) "
-            "around the time of the message")
+    logs = ("Read the containerd and kubelet logs on the node (kubectl win logs, or Get-WinEvent on the node) "
+            "around the time of the message.")
     if event.check == symptoms.UNRECOGNISED:
         chain = structure.parse(event.message, event.reason)
         if chain.operation or chain.components:
             hints.insert(0, f"the error chain reads: {chain.describe()}")
-        return "; ".join([*hints, logs])
+        return Fix(note="; ".join([*hints, logs]))
     if hints:
-        return "; ".join(hints)
-    return logs
+        return Fix(note="; ".join(hints))
+    return Fix(note=logs)
 
 
-def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) -> str:  # type: ignore[no-untyped-def]
+def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) -> Fix:  # type: ignore[no-untyped-def]
     if event.check not in _BUILT_FIXES:
         return _template_fix(event, pod, node.name if node is not None else (event.node or "the node"))
     owner = pod.owner_ref if pod else event.ref
     spec_path = spec_path_of(owner.kind)
     if event.check == "symptom-os-build-mismatch":
         if node is not None and node.build_number:
-            text = (f"use images (and a pause image) built for build {node.build_number} "
+            text = (f"Use images (and a pause image) built for build {node.build_number} "
                     f"({builds.tags_for(node.build_number)})")
             image_builds = [b for b in (builds.image_build(c.image) for c in (pod.containers if pod else ()))
                             if b is not None and b != node.build_number]
             info = builds.build_of(image_builds[0]) if image_builds else None
             if info is not None:
-                text += ", or pin the workload to the image's build: " + fixes.node_selector(
-                    owner, spec_path, {BUILD_LABEL: info.version})
-            return text
-        return "compare the image tag with the node's node.kubernetes.io/windows-build label (kubectl get nodes -L " \
-               "node.kubernetes.io/windows-build) and use the matching tag"
+                return fixes.node_selector(owner, spec_path, {BUILD_LABEL: info.version},
+                                           note=text + ", or pin the workload to the image's build with the command.")
+            return Fix(note=text + ".")
+        return Fix(commands=(("kubectl", "get", "nodes", "-L", BUILD_LABEL),),
+                   note="Compare the image tag with the nodes' node.kubernetes.io/windows-build label and use the "
+                        "matching tag.")
     if event.check == "symptom-no-matching-platform":
         if node is not None and node.windows and not (pod and pod.target.windows):
-            return "this Linux image must not run on Windows: " + fixes.node_selector(
-                owner, spec_path, {OS_LABEL: "linux"})
-        return ("use an image with a windows/amd64 variant for the node's build (docker manifest inspect IMAGE "
-                "lists the platforms)")
+            return fixes.node_selector(owner, spec_path, {OS_LABEL: "linux"},
+                                       note="This Linux image must not run on Windows.")
+        return Fix(note="Use an image with a windows/amd64 variant for the node's build (kubectl win images IMAGE "
+                        "--build BUILD reads its platforms from the registry).")
     if event.check == "symptom-container-administrator-nonroot":
         return fixes.merge_patch(owner, spec_path,
                                  {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}})
     if event.check == "symptom-untolerated-windows-taint":
         taints = sorted({t for n in snapshot.windows_nodes for t in n.scheduling_taints}, key=lambda t: t.text())
         if not taints:
-            return ("add the toleration for the Windows nodes' taint "
-                    "(kubectl describe nodes -l kubernetes.io/os=windows)")
+            return Fix(commands=(("kubectl", "describe", "nodes", "-l", "kubernetes.io/os=windows"),),
+                       note="Add the toleration for the Windows nodes' taint (the command shows it).")
         taint = taints[0]
         toleration = fixes.toleration_for(taint.key, taint.value, taint.effect)
+        workload = _owner_by_name(snapshot, owner) if pod is None and owner.kind == "Pod" else None
+        if workload is not None:  # the same patch the placement check gives its controller: printed once
+            return fixes.add_toleration(workload.ref, workload.spec_path, bool(workload.placement.tolerations),
+                                        toleration)
         if pod is None and owner.kind == "Pod":
-            return (f"add the toleration {json.dumps(toleration, separators=(',', ':'))} to the pod template of "
-                    f"{owner.name}'s controller (kubectl get pod {owner.name} -n {owner.namespace} -o "
-                    f"jsonpath='{{.metadata.ownerReferences[0].name}}')")
+            return Fix(commands=(("kubectl", "get", "pod", owner.name, "-n", owner.namespace or "default", "-o",
+                                  "jsonpath={.metadata.ownerReferences[0].name}"),),
+                       note=f"Add the toleration {json.dumps(toleration, separators=(',', ':'))} to the pod template "
+                            f"of {owner.name}'s controller (the command names it).")
         return fixes.add_toleration(owner, spec_path, True, toleration)
-    return ""
+    return NO_FIX
+
+
+# How controllers name their pods: <cronjob>-<minutes>-<5>, <deployment>-<hash>-<5>, <daemonset>-<5>,
+# <statefulset>-<ordinal>, <job>-<5> (kubernetes pkg/controller: names from generateName).
+_POD_NAME_SHAPES = {"CronJob": r"-\d+-[a-z0-9]{5}", "Deployment": r"-[a-z0-9]{6,10}-[a-z0-9]{5}",
+                    "DaemonSet": r"-[a-z0-9]{5}", "StatefulSet": r"-\d+", "Job": r"-[a-z0-9]{5}",
+                    "ReplicaSet": r"-[a-z0-9]{5}"}
+
+
+def _owner_by_name(snapshot: Snapshot, pod_ref: ObjectRef):  # type: ignore[no-untyped-def]
+    """The workload a pod that is gone (only its events remain) came from, by the name its controller gave it."""
+    import re
+
+    for workload in snapshot.workloads:
+        shape = _POD_NAME_SHAPES.get(workload.ref.kind)
+        if shape and workload.ref.namespace == pod_ref.namespace and \
+                re.fullmatch(re.escape(workload.ref.name) + shape, pod_ref.name):
+            return workload
+    return None
 
 
 def _exit_codes(snapshot: Snapshot) -> list[Finding]:
@@ -146,5 +170,5 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
                 ignores=pod.ignores, container=state.name, pod=f"{pod.namespace}/{pod.name}",
                 code=state.last_exit_code, hex=decoded.hex, name=decoded.name, meaning=decoded.meaning,
                 restarts=state.restarts,
-                fix=decoded.hint or f"look up {decoded.hex} in Microsoft's [MS-ERREF] reference"))
+                fix=Fix(note=decoded.hint or f"Look up {decoded.hex} in Microsoft's [MS-ERREF] reference.")))
     return out

@@ -8,7 +8,7 @@ from kubectl_win import builds
 from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.snapshot import PodRecord, Snapshot
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import Finding, Fix, ObjectRef
 from kubectl_win.manifests import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 
@@ -45,7 +45,8 @@ def _os_mismatch(snapshot: Snapshot) -> list[Finding]:
         pod = pods[0]
         fix = fixes.node_selector(owner, spec_path_of(owner.kind), {OS_LABEL: pod.target.os or ""})
         if node_os == "windows":
-            fix += f"; and taint the Windows nodes (kubectl taint nodes {pod.node} os=windows:NoSchedule)"
+            fix = fixes.combine(fix, Fix(commands=(("kubectl", "taint", "nodes", pod.node, "os=windows:NoSchedule"),)),
+                                note="Taint the Windows nodes too, so nothing else without a selector lands there.")
         out.append(finding("pod-os-mismatch", pod.ref, "spec.nodeName", ignores=pod.ignores, pod=_pod_label(pods),
                            target=pod.target.os, reasons=pod.target.because(), node_os=node_os, node=pod.node,
                            fix=fix))
@@ -70,9 +71,10 @@ def _build_mismatch(snapshot: Snapshot) -> list[Finding]:
         container = next(c for c in pod.containers if c.name == container_name)
         image_info = builds.build_of(image_build)
         image_version = image_info.version if image_info else str(image_build)
-        fix = (f"use the image tag built for {node_build} ({builds.tags_for(node_build)}) or pin the workload to "
-               f"build {image_build} nodes: "
-               + fixes.node_selector(owner, spec_path_of(owner.kind), {BUILD_LABEL: image_version}))
+        fix = fixes.node_selector(
+            owner, spec_path_of(owner.kind), {BUILD_LABEL: image_version},
+            note=f"Either use the image tag built for {node_build} ({builds.tags_for(node_build)}), or pin the "
+                 f"workload to build {image_build} nodes with the command.")
         out.append(finding("image-build-mismatch", pod.ref, container.path + ".image", ignores=pod.ignores,
                            container=container.name, pod=_pod_label(pods), image=container.image,
                            image_os=image_info.name if image_info else "an unknown Windows build",

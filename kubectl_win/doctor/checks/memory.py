@@ -44,7 +44,15 @@ def _limits(ref: ObjectRef, containers: tuple[Container, ...], ignores: frozense
     missing = [c for c in containers if not c.init and not c.memory_limit]
     if not missing:
         return []
-    fix = fixes.memory_limits(ref, [(c.name, c.path, c.memory_request or DEFAULT_LIMIT) for c in missing])
+    guessed = [c.name for c in missing if not c.memory_request]
+    judgement = ""
+    if guessed:
+        judgement = (f"{DEFAULT_LIMIT} for {', '.join(guessed)} is a starting point, not a measurement: size the "
+                     "limit to the container's working set (kubectl top pod --containers).")
+    if len(guessed) < len(missing):
+        judgement += (" " if judgement else "") + "Containers that request memory get their request as the limit."
+    fix = fixes.memory_limits(ref, [(c.name, c.path, c.memory_request or DEFAULT_LIMIT) for c in missing],
+                              judgement=judgement)
     path = missing[0].path + ".resources.limits.memory"
     return [finding("windows-memory-limit-missing", ref, path, ignores=ignores, object=ref.display(),
                     containers=", ".join(c.name for c in missing), fix=fix)]

@@ -9,7 +9,7 @@ from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, Taint, WorkloadRecord
-from kubectl_win.findings import Finding
+from kubectl_win.findings import Finding, Fix
 from kubectl_win.knowledge import load
 from kubectl_win.wellknown import OS_LABEL, windows_taint_keys
 
@@ -97,12 +97,12 @@ def _windows_workload(workload: WorkloadRecord, placement, windows, index) -> li
             return out
         selector = ", ".join(f"{k}={v}" for k, v in placement.node_selector.items()) or "node affinity"
         labels = sorted({n.build_label or n.windows_build or "" for n in windows} - {""})
-        fix = (f"select labels a Windows node has, for example nodeSelector "
-               f"{{kubernetes.io/os: windows, node.kubernetes.io/windows-build: '{labels[0]}'}}"
-               if labels else "select labels a Windows node has (kubectl get nodes -l kubernetes.io/os=windows "
-                              "--show-labels)")
         if labels:
-            fix += f" (builds present: {', '.join(labels)})"
+            fix = Fix(note=f"Select labels a Windows node has, for example nodeSelector {{kubernetes.io/os: windows, "
+                           f"node.kubernetes.io/windows-build: '{labels[0]}'}} (builds present: {', '.join(labels)}).")
+        else:
+            fix = Fix(commands=(("kubectl", "get", "nodes", "-l", "kubernetes.io/os=windows", "--show-labels"),),
+                      note="Select labels a Windows node has; the command lists them.")
         out.append(finding("windows-workload-no-matching-node", ref, workload.spec_path + ".nodeSelector",
                            ignores=workload.ignores, object=ref.display(), selector=selector, count=len(windows),
                            fix=fix))
