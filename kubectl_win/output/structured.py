@@ -10,20 +10,6 @@ if TYPE_CHECKING:
 
 
 def render_json(payload: Any, out: IO[str]) -> None:
-    """Indented JSON; orjson (the same text as json.dump with indent=2, several times faster on doctor's
-    large reports) when installed and the payload is plain JSON data, the stdlib otherwise."""
-    try:
-        import orjson
-    except ImportError:
-        orjson = None
-    if orjson is not None:
-        try:
-            text = orjson.dumps(payload, option=orjson.OPT_INDENT_2).decode("utf-8")
-        except TypeError:
-            pass
-        else:
-            out.write(text + "\n")
-            return
     json.dump(payload, out, indent=2, sort_keys=False, ensure_ascii=False)
     out.write("\n")
 
