@@ -23,7 +23,7 @@ NAMESPACED_RESOURCES = ("pods", "deployments", "statefulsets", "daemonsets", "jo
                         "replicationcontrollers", "services", "endpointslices", "events")
 PAGE_SIZE = 500
 SERVER_ERRORS = frozenset({429, 500, 502, 503, 504})
-AHEAD = 2  # pages fetched ahead of processing
+AHEAD = 2  # pages queued ahead of processing (one more is being fetched): each parsed page holds ~10 MiB
 
 Progress = Callable[[str, int], None]
 

@@ -281,6 +281,8 @@ class SnapshotBuilder:
     _read: set[str] = field(default_factory=set)
     _skipped: list[Skipped] = field(default_factory=list)
     _windows_pods: set[tuple[str, str]] = field(default_factory=set)
+    _targets: dict[tuple[str, ...], Target] = field(default_factory=dict)
+    _daemonsets_seen: set[str] = field(default_factory=set)
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def mark_read(self, resource: str) -> None:
@@ -400,9 +402,17 @@ class SnapshotBuilder:
         node_name = _text(spec.get("nodeName")) or None
         node = self._nodes.get(node_name) if node_name else None
         owner = _controller_of(meta)
-        if owner is not None and owner.kind == "DaemonSet":
+        if owner is not None and owner.kind == "DaemonSet" and owner.name not in self._daemonsets_seen:
+            self._daemonsets_seen.add(owner.name)
             self._agents_seen.update(_agent_names(owner.name))
-        target = infer_target(spec, meta)
+        # Pods of one template share their target (per-pod work stays small on a 150,000-pod cluster; a
+        # DaemonSet's per-node affinity names nodes, never an OS).
+        template_key = _template_key(meta, owner)
+        target = self._targets.get(template_key) if template_key is not None else None
+        if target is None:
+            target = infer_target(spec, meta)
+            if template_key is not None:
+                self._targets[template_key] = target
         on_windows = node is not None and node.windows
         if not (on_windows or target.windows):
             if owner is None and not node_name:
@@ -684,6 +694,19 @@ def _ignores(*metadatas: Any) -> frozenset[str]:
         if isinstance(annotations, dict) and IGNORE_ANNOTATION in annotations:
             return ignores_from_annotations(*metadatas)
     return _EMPTY
+
+
+def _template_key(meta: dict[str, Any], owner: ObjectRef | None) -> tuple[str, ...] | None:
+    """(namespace, owner kind, owner name, template hash) for a pod of a controller with a hash label."""
+    if owner is None:
+        return None
+    labels = meta.get("labels")
+    if not isinstance(labels, dict):
+        return None
+    template_hash = labels.get("pod-template-hash") or labels.get("controller-revision-hash")
+    if not isinstance(template_hash, str):
+        return None
+    return (str(meta.get("namespace") or ""), owner.kind, owner.name, template_hash)
 
 
 def _group_key(namespace: str, owner: ObjectRef | None, meta: dict[str, Any], spec: dict[str, Any],
