@@ -129,8 +129,8 @@ def test_the_archive_is_what_krew_needs_and_the_manifest_lists_it(release_dir):
             "kubectl-win/python/python.exe", "kubectl-win/python/python313.zip",
             "kubectl-win/lib/kubectl_win/__init__.py", "kubectl-win/lib/kubectl_win/knowledge/compiled/"
             "field_rules.json"} <= names
-    assert not [name for name in names if name.endswith(".pyc") or "/bin/" in name or name.startswith("kubectl-win/lib/cryptography")
-                or "pydantic" in name]
+    unwanted = ("kubectl-win/lib/cryptography", "kubectl-win/lib/pydantic", "kubectl-win/lib/bin/")
+    assert not [name for name in names if name.endswith(".pyc") or name.startswith(unwanted)]
     text_ = krew.render(TAG, {("windows", "amd64"): archive.sha256(target)}, base_url="https://example.invalid/dl")
     manifest = yaml.safe_load(text_)
     assert krew.validate(manifest, "win.yaml") == []
@@ -218,11 +218,11 @@ def test_explain_reads_crlf_utf16_and_stdin_under_drive_letter_unc_and_non_ascii
     utf16.write_bytes(b"\xff\xfe" + POD.replace("\n", "\r\n").encode("utf-16-le"))  # PowerShell 5.1's `>`
     for path in (windows_path(crlf), "\\\\?\\" + windows_path(utf16)):
         result = wine.run("explain", "-f", path, "-o", "json")
-        assert result.returncode == 1, result.stderr
+        assert result.returncode == 0, result.stderr
         report = json.loads(result.stdout)
         assert any("runAsUser" in json.dumps(finding) for finding in report["findings"]), report
     piped = wine.run("explain", "-f", "-", "-o", "json", stdin=b"\xff\xfe" + POD.encode("utf-16-le"))
-    assert piped.returncode == 1, piped.stderr
+    assert piped.returncode == 0, piped.stderr
     assert json.loads(piped.stdout)["findings"] == json.loads(wine.run("explain", "-f", windows_path(crlf), "-o",
                                                                        "json").stdout)["findings"]
 
@@ -235,7 +235,7 @@ def test_scaffold_writes_files_and_hns_reads_a_file_and_completion_speaks_powers
     assert result.returncode == 0, result.stderr
     written = list(out.rglob("*.yaml"))
     assert written and "kubernetes.io/os: windows" in written[0].read_text(encoding="utf-8")
-    hns_dumps = sorted((ROOT / "tests" / "fixtures" / "hns").glob("*.json"))
+    hns_dumps = sorted((ROOT / "tests" / "fixtures" / "hns").glob("win-*.json"))
     if hns_dumps:
         result = wine.run("hns", "--from-file", windows_path(hns_dumps[0]))
         assert result.returncode in (0, 1), result.stderr
@@ -308,8 +308,13 @@ def test_port_forward_listens_relays_and_ends_cleanly_on_ctrl_c(wine, apiserver,
 
         from tests.test_portforward_rig import exchange
 
-        with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
-            assert exchange(sock, b"hello from windows\r\n") == b"hello from windows\r\nEOF after 20\n"
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:
+                reply = exchange(sock, b"hello from windows\r\n")
+        except OSError as exc:
+            os.killpg(process.pid, signal.SIGKILL)
+            raise AssertionError(f"{exc}: {process.stderr.read().decode()}") from None
+        assert reply == b"hello from windows\r\nEOF after 20\n"
         os.killpg(process.pid, signal.SIGINT)  # what a terminal's Ctrl-C sends: the console's CTRL_C_EVENT
         code = process.wait(60)
     finally:
