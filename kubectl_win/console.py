@@ -108,11 +108,12 @@ def console_events_interrupt(stop: Callable[[], None] | None = None) -> Any:
 
 def _register_close_handler(stop: Callable[[], None] | None, left: Any) -> Any:
     try:
-        import _thread
         import ctypes
+        import signal
         from ctypes import wintypes
 
-        interrupt = stop or _thread.interrupt_main
+        # A real SIGINT (not _thread.interrupt_main) also wakes a main thread blocked in time.sleep.
+        interrupt = stop or (lambda: signal.raise_signal(signal.SIGINT))
 
         @ctypes.WINFUNCTYPE(wintypes.BOOL, wintypes.DWORD)
         def on_event(event: int) -> bool:

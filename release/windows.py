@@ -110,14 +110,24 @@ def check_signatures(folder: Path) -> None:
 def wheels(cache: Path) -> list[Path]:
     """The locked win_amd64 wheels (windows-wheels.txt), downloaded once and checked by sha256."""
     wheelhouse = cache / "wheels"
-    _pip("download", "--no-deps", "--require-hashes", *PIP_PLATFORM, "--dest", str(wheelhouse), "-r", str(LOCK),
-         quiet_cached=True)
-    wanted = {_canonical(line.split("==")[0]): line.split("==")[1].split()[0] for line in _lock_lines()}
-    found = []
-    for path in sorted(wheelhouse.glob("*.whl")):
-        name, version = path.name.split("-")[:2]
-        if wanted.get(_canonical(name)) == version:
-            found.append(path)
+    wanted = {}
+    for line in _lock_lines():
+        requirement, _, digest = line.partition(" --hash=sha256:")
+        name, _, version = requirement.partition("==")
+        wanted[(_canonical(name), version)] = digest.strip()
+
+    def present() -> list[Path]:
+        found = []
+        for path in sorted(wheelhouse.glob("*.whl")):
+            name, version = path.name.split("-")[:2]
+            if wanted.get((_canonical(name), version)) == _sha256(path):
+                found.append(path)
+        return found
+
+    found = present()
+    if len(found) != len(wanted):
+        _pip("download", "--no-deps", "--require-hashes", *PIP_PLATFORM, "--dest", str(wheelhouse), "-r", str(LOCK))
+        found = present()
     if len(found) != len(wanted):
         raise WindowsBuildError(f"wheelhouse {wheelhouse} lacks some of {LOCK.name}")
     return found
@@ -217,7 +227,7 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def _pip(*args: str, quiet_cached: bool = False) -> None:
+def _pip(*args: str) -> None:
     result = subprocess.run([sys.executable, "-m", "pip", *args, "--disable-pip-version-check", "-q"],
                             capture_output=True, text=True, timeout=900)
     if result.returncode != 0:
