@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_win.errors import InputError, UsageError
+from kubectl_win.errors import InputError
 
 BUNDLE_FORMAT = "kubectl-win-bundle/1"
 MAX_MEMBER_BYTES = 256 << 20
