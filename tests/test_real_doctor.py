@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 
 from kubectl_win.doctor import reduce
+from kubectl_win.doctor.share import for_sharing
 from kubectl_win.kube import KubeFlags, NotFound, connect
 from tests.apiserver import ApiServer
 from tests.clirun import run_cli
@@ -166,11 +167,11 @@ def test_kubectl_get_equals_doctor_inventory_and_save_dump(real_sample: RealClus
     dumped = json.loads(dump_path.read_text())["items"]
     by_key = {(o["kind"], o["metadata"].get("namespace"), o["metadata"]["name"]): o for o in dumped}
     for node in nodes:
-        assert by_key[("Node", None, node["metadata"]["name"])] == reduce.node(node)
+        assert by_key[("Node", None, node["metadata"]["name"])] == for_sharing(reduce.node(node))
     kept = [p for p in pods if ("Pod", p["metadata"]["namespace"], p["metadata"]["name"]) in by_key]
     assert kept, "the dump keeps the pods doctor reports on"
     for pod in kept:
-        assert by_key[("Pod", pod["metadata"]["namespace"], pod["metadata"]["name"])] == reduce.pod(pod)
+        assert by_key[("Pod", pod["metadata"]["namespace"], pod["metadata"]["name"])] == for_sharing(reduce.pod(pod))
 
     # kubectl's own JSON as --from-dump gives the live findings (bar the skew checks: it has no version).
     everything_json = kubectl_json(kubectl, real_sample, "get", ",".join(
