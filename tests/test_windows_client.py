@@ -397,3 +397,14 @@ def test_ctrl_break_and_console_close_unwind_like_ctrl_c(wine):
                       exe=wine.folder / "python" / "python.exe", timeout=120)
     lines = result.stdout.decode().split("\r\n")[:2]
     assert lines == ["break unwound like Ctrl-C 0 True", "close unwound like Ctrl-C 0 True"], result.stderr
+
+
+def test_fix_commands_are_quoted_for_the_shell_that_started_the_tool(wine, tmp_path):
+    # No --shell: the tool finds cmd.exe among its ancestors (past the launcher) and quotes for it.
+    dump = windows_path(SAMPLE_DUMP)
+    result = wine.cmd(f'"{windows_path(wine.exe)}" doctor --from-dump "{dump}" -o json > fixes.json\n', tmp_path)
+    findings = json.loads((tmp_path / "fixes.json").read_bytes())["findings"]
+    commands = [c for f in findings if f["fix"] for c in f["fix"]["commands"]]
+    patch = next(c for c in commands if c.startswith("kubectl patch daemonset node-exporter"))
+    assert patch.endswith('-p "{spec: {template: {spec: {nodeSelector: {kubernetes.io/os: linux}}}}}"'), \
+        (patch, result.stderr)
