@@ -12,11 +12,19 @@ do not see each other's objects, faults or RBAC denials.
 from __future__ import annotations
 
 import os
+
+import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+
+# A shell that starts a job in the background without job control (`cmd &` in a script) leaves SIGINT
+# ignored, and exec passes an ignored signal on: the tool started by a test would then never see the
+# Ctrl-C the test sends it. A handler here is reset to the default in every child, as a terminal gives it.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 from tests.apiserver import ApiServer, FaultInjector, Store
 from tests.apiserver.auth import Auth
