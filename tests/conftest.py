@@ -12,7 +12,6 @@ do not see each other's objects, faults or RBAC denials.
 from __future__ import annotations
 
 import os
-
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
