@@ -107,6 +107,13 @@ def pod(obj: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def pod_template(obj: dict[str, Any]) -> dict[str, Any]:
+    """A pod as its template: metadata and spec, no status (what explain's rules read of a group's pod)."""
+    out = _base(obj, "v1", "Pod", "labels", "annotations", "ownerReferences")
+    out["spec"] = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    return out
+
+
 def workload(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "", "", "labels", "annotations", "ownerReferences")
     out["spec"] = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}

@@ -148,10 +148,15 @@ class NodeIndex:
         return [n for group in self._grouped(keys) if fits(placement, group[0]) for n in group]
 
     def selecting(self, placement: Placement) -> list[NodeRecord]:
+        return [n for group in self.selecting_groups(placement) for n in group]
+
+    def selecting_groups(self, placement: Placement) -> list[list[NodeRecord]]:
+        """The nodes `selects` holds for, in groups whose nodes have the same scheduling taints (one node per
+        group when the placement reads node names)."""
         keys = _label_keys(placement)
         if keys is None:
-            return [n for n in self.nodes if selects(placement, n)]
-        return [n for group in self._grouped(keys) if selects(placement, group[0]) for n in group]
+            return [[n] for n in self.nodes if selects(placement, n)]
+        return [group for group in self._grouped(keys) if selects(placement, group[0])]
 
 
 def _label_keys(placement: Placement) -> tuple[str, ...] | None:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import gc
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,10 +39,11 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
     writer = DumpWriter(options.save_dump, options.force, options.redact) if options.save_dump else None
     builder = SnapshotBuilder(sink=writer.write if writer else None)
     try:
-        if options.from_dump:
-            read_dump(options.from_dump, builder)
-        else:
-            _read_live(options, builder)
+        with _no_cycle_collection():
+            if options.from_dump:
+                read_dump(options.from_dump, builder)
+            else:
+                _read_live(options, builder)
         if options.images is not None:
             _resolve_images(builder, options.images)
     except BaseException:
@@ -50,6 +53,21 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
     if writer:
         writer.finish(builder.header())
     return builder.build()
+
+
+@contextmanager
+def _no_cycle_collection() -> Iterator[None]:
+    """Pause the cyclic garbage collector while objects are read. Parsed pages are trees of dicts and lists
+    without cycles, freed by reference counting as soon as a page is done; the collector would otherwise run
+    every few hundred of the millions of containers a large cluster's pages hold, and walk every record kept
+    so far each time (a quarter of doctor's time at 150,000 pods). It resumes, as it was, when reading ends."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:

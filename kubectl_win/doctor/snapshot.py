@@ -68,25 +68,25 @@ class NodeRecord:
     build_source: str = ""  # where windows_build came from: status.nodeInfo.kernelVersion or a label
     node_info_missing: bool = False  # status.nodeInfo absent or empty (a partial Node object)
 
-    @property
-    def windows(self) -> bool:
-        return self.os == "windows"
+    # Derived once per node (checks read them for every pod on the node).
+    windows: bool = field(init=False, repr=False, compare=False)
+    windows_build: str | None = field(init=False, repr=False, compare=False)
+    build_number: int | None = field(init=False, repr=False, compare=False)
+    scheduling_taints: tuple[Taint, ...] = field(init=False, repr=False, compare=False)
 
-    @property
-    def windows_build(self) -> str | None:
-        """major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), else from the
-        build label or a cloud label when nodeInfo is missing; Windows only."""
-        if not self.windows:
-            return None
-        match = re.match(r"^(\d+\.\d+\.\d+)", self.kernel_version or "")
-        if match:
-            return match.group(1)
-        return self.labelled_build
-
-    @property
-    def build_number(self) -> int | None:
-        build = self.windows_build
-        return int(build.split(".")[2]) if build else None
+    def __post_init__(self) -> None:
+        windows = self.os == "windows"
+        # major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), else from the
+        # build label or a cloud label when nodeInfo is missing; Windows only.
+        build = None
+        if windows:
+            match = re.match(r"^(\d+\.\d+\.\d+)", self.kernel_version or "")
+            build = match.group(1) if match else self.labelled_build
+        object.__setattr__(self, "windows", windows)
+        object.__setattr__(self, "windows_build", build)
+        object.__setattr__(self, "build_number", int(build.split(".")[2]) if build else None)
+        object.__setattr__(self, "scheduling_taints",
+                           tuple(t for t in self.taints if t.effect in ("NoSchedule", "NoExecute")))
 
     @property
     def runtime(self) -> str | None:
@@ -96,10 +96,6 @@ class NodeRecord:
     @property
     def runtime_release(self) -> str:
         return (self.runtime_version or "").partition("://")[2]
-
-    @property
-    def scheduling_taints(self) -> tuple[Taint, ...]:
-        return tuple(t for t in self.taints if t.effect in ("NoSchedule", "NoExecute"))
 
     @property
     def ref(self) -> ObjectRef:
@@ -182,13 +178,30 @@ class PodGroup:
     """Pods that share one template (same controller and template hash, or the same spec): linted once,
     reported once, and their records share the group's target and containers."""
 
-    pod: dict[str, Any]  # a representative pod, reduced
+    packed: bytes  # a representative pod (metadata and spec), as JSON: a fraction of its size as dicts
     on_windows: bool
     count: int = 1
     target: Target = field(default_factory=lambda: Target(None, False))
     containers: tuple[Container, ...] = ()
     host_process: bool = False
     lint: tuple[Any, tuple[Any, ...]] | None = None  # (Kubernetes version, explain's findings), linted early
+
+    @property
+    def pod(self) -> dict[str, Any]:
+        """The representative pod, decoded afresh on each call (rarely needed: the group is linted early)."""
+        import orjson
+
+        return orjson.loads(self.packed)
+
+
+@dataclass(frozen=True, slots=True)
+class _Template:
+    """What the builder works out once per pod template (see SnapshotBuilder._template_of)."""
+
+    owner: ObjectRef | None  # the controller named in ownerReferences
+    controller: ObjectRef | None  # the same, a ReplicaSet resolved to its Deployment
+    target: Target
+    key: tuple[str, ...] | None  # (namespace, owner kind, owner name, template hash), None without a hash
 
 
 @dataclass(frozen=True, slots=True)
@@ -281,7 +294,10 @@ class SnapshotBuilder:
     _read: set[str] = field(default_factory=set)
     _skipped: list[Skipped] = field(default_factory=list)
     _windows_pods: set[tuple[str, str]] = field(default_factory=set)
-    _targets: dict[tuple[str, ...], Target] = field(default_factory=dict)
+    _templates: dict[tuple[str, ...], _Template] = field(default_factory=dict)
+    _strings: dict[str, str] = field(default_factory=dict)
+    _values: dict[Any, Any] = field(default_factory=dict)
+    _placements: dict[bytes, Placement] = field(default_factory=dict)
     _daemonsets_seen: set[str] = field(default_factory=set)
 
     # -- bookkeeping -------------------------------------------------------------------------------
@@ -312,9 +328,10 @@ class SnapshotBuilder:
             self.skip(f"{resource}/{namespace + '/' if namespace else ''}{name}",
                       f"a field has the wrong shape ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
 
-    def _keep(self, reduced: dict[str, Any]) -> None:
+    def _keep(self, reducer: Callable[[dict[str, Any]], dict[str, Any]], obj: dict[str, Any]) -> None:
+        """Hand the object, reduced, to the sink; without a sink (no --save-dump) nothing is reduced."""
         if self.sink is not None:
-            self.sink(reduced)
+            self.sink(reducer(obj))
 
     # -- per kind --------------------------------------------------------------------------------
     def _add_node(self, obj: dict[str, Any]) -> None:
@@ -325,12 +342,12 @@ class SnapshotBuilder:
                 else "build unknown"
             self.skip(f"nodes/{record.name}", f"status.nodeInfo is missing: container runtime and kubelet version "
                       f"unknown, {build}")
-        self._keep(reduce.node(obj))
+        self._keep(reduce.node, obj)
 
     def _add_namespace(self, obj: dict[str, Any]) -> None:
         meta = _meta(obj)
         self._namespaces[str(meta.get("name") or "")] = _str_map(meta.get("labels"))
-        self._keep(reduce.namespace(obj))
+        self._keep(reduce.namespace, obj)
 
     def _add_runtime_class(self, obj: dict[str, Any]) -> None:
         scheduling = obj.get("scheduling") if isinstance(obj.get("scheduling"), dict) else {}
@@ -338,11 +355,11 @@ class SnapshotBuilder:
         self._runtime_classes[name] = RuntimeClassRecord(
             name, str(obj.get("handler") or ""), _str_map(scheduling.get("nodeSelector")),
             tuple(t for t in scheduling.get("tolerations") or () if isinstance(t, dict)))
-        self._keep(reduce.runtime_class(obj))
+        self._keep(reduce.runtime_class, obj)
 
     def _add_gmsa(self, obj: dict[str, Any]) -> None:
         self._gmsa.add(str(_meta(obj).get("name") or ""))
-        self._keep(reduce.gmsa(obj))
+        self._keep(reduce.gmsa, obj)
 
     def _add_service(self, obj: dict[str, Any]) -> None:
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
@@ -351,10 +368,10 @@ class SnapshotBuilder:
             self._services += 1
             ports = spec.get("ports")
             self._service_ports += len(ports) if isinstance(ports, list) else 0
-        self._keep(reduce.service(obj))
+        self._keep(reduce.service, obj)
 
     def _add_endpoint_slice(self, obj: dict[str, Any]) -> None:
-        self._keep(reduce.endpoint_slice(obj))  # for `hns --cluster-from-dump`; no doctor check reads them
+        self._keep(reduce.endpoint_slice, obj)  # for `hns --cluster-from-dump`; no doctor check reads them
 
     def _add_event(self, obj: dict[str, Any]) -> None:
         reason = _text(obj.get("reason"))
@@ -384,7 +401,7 @@ class SnapshotBuilder:
         record = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
                              count + (previous.count if previous else 0), codes=found.codes)
         self._events[key] = record
-        self._keep(reduce.event(obj))
+        self._keep(reduce.event, obj)
 
     def _windows_related(self, ref: ObjectRef, host: str | None) -> bool:
         if ref.kind == "Node":
@@ -398,40 +415,31 @@ class SnapshotBuilder:
     def _add_pod(self, obj: dict[str, Any]) -> None:
         meta = _meta(obj)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
         node_name = _text(spec.get("nodeName")) or None
         node = self._nodes.get(node_name) if node_name else None
-        owner = _controller_of(meta)
-        if owner is not None and owner.kind == "DaemonSet" and owner.name not in self._daemonsets_seen:
-            self._daemonsets_seen.add(owner.name)
-            self._agents_seen.update(_agent_names(owner.name))
-        # Pods of one template share their target (per-pod work stays small on a 150,000-pod cluster; a
-        # DaemonSet's per-node affinity names nodes, never an OS).
-        template_key = _template_key(meta, owner)
-        target = self._targets.get(template_key) if template_key is not None else None
-        if target is None:
-            target = infer_target(spec, meta)
-            if template_key is not None:
-                self._targets[template_key] = target
         on_windows = node is not None and node.windows
-        if not (on_windows or target.windows):
-            if owner is None and not node_name:
-                self._workloads.append(workload_record(obj, spec, "spec", target))
-                self._keep(reduce.pod(obj))
+        template = self._template_of(meta, spec)
+        if not (on_windows or template.target.windows):
+            # Most pods of a large cluster end here: Linux pods on Linux nodes are counted, not kept.
+            if template.owner is None and not node_name:
+                self._workloads.append(self._compact(workload_record(obj, spec, "spec", template.target)))
+                self._keep(reduce.pod, obj)
             return
-        namespace = str(meta.get("namespace") or "")
-        group_key = _group_key(namespace, owner, meta, spec, on_windows)
+        namespace = self._shared(_text(meta.get("namespace")))
+        group_key = template.key + (on_windows,) if template.key is not None else \
+            _group_key(namespace, template.owner, spec, on_windows)
         group_index = self._group_index.get(group_key) if group_key is not None else None
-        reduced = reduce.pod(obj)
         if group_index is None:
+            representative = reduce.pod_template(obj)
             group_index = len(self._groups)
-            group = PodGroup(reduced, on_windows, target=target, containers=containers_of(spec, "spec"),
+            group = PodGroup(_pack(representative), on_windows, target=template.target,
+                             containers=self._shared_containers(containers_of(spec, "spec")),
                              host_process=is_host_process(spec))
             if self.server_version is not None:
                 from kubectl_win.doctor.checks.pods import lint_group, version_of
 
                 version = version_of(self.server_version)
-                group.lint = (version, tuple(lint_group(reduced, on_windows, version)))
+                group.lint = (version, tuple(lint_group(representative, on_windows, version)))
             self._groups.append(group)
             if group_key is not None:
                 self._group_index[group_key] = group_index
@@ -439,27 +447,26 @@ class SnapshotBuilder:
             # Same template: share the group's records instead of keeping one copy per pod.
             group = self._groups[group_index]
             group.count += 1
-        labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-        template_hash = next((str(labels[k]) for k in TEMPLATE_HASH_LABELS if k in labels), None)
-        controller = _resolve_controller(owner, template_hash)
+        status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+        controller = template.controller
         record = PodRecord(
             namespace=namespace,
-            name=str(meta.get("name") or ""),
-            node=node_name,
-            phase=str(status.get("phase") or ""),
+            name=_text(meta.get("name")),
+            node=node.name if node is not None else node_name,
+            phase=self._shared(_text(status.get("phase"))),
             controller=controller,
             target=group.target,
             containers=group.containers,
             host_process=group.host_process,
-            runtime_class=_text(spec.get("runtimeClassName")) or None,
+            runtime_class=self._shared(_text(spec.get("runtimeClassName"))) or None,
             states=_container_states(status),
             group=group_index,
             ignores=_ignores(meta),
         )
         self._pods.append(record)
         self._windows_pods.add((namespace, record.name))
-        if owner is None and not node_name:
-            self._workloads.append(workload_record(obj, spec, "spec", target))
+        if template.owner is None and not node_name:
+            self._workloads.append(self._compact(workload_record(obj, spec, "spec", template.target)))
         for state in record.states:
             for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
                                            ("terminated", state.terminated_reason, state.terminated_message)):
@@ -472,13 +479,82 @@ class SnapshotBuilder:
                 key = (_fold_key(found.check, reason), ref)
                 previous = self._events.get(key)
                 if previous is None:
-                    self._events[key] = EventRecord(found.check, ref, reason, redact(message), node_name, 1,
+                    self._events[key] = EventRecord(found.check, ref, reason, redact(message), record.node, 1,
                                                     record.name,
                                                     codes=found.codes)
                 elif found.check == symptoms.UNRECOGNISED:
                     self._events[key] = replace(previous, count=previous.count + 1)
-        self._keep(reduced)
+        self._keep(reduce.pod, obj)
 
+    def _template_of(self, meta: dict[str, Any], spec: dict[str, Any]) -> _Template:
+        """The pod's owner, controller and target, computed once per pod template: pods of a controller that
+        label their template hash (Deployments, DaemonSets, StatefulSets) share one entry, so the per-pod
+        work of a 150,000-pod cluster stays a few dictionary lookups (a DaemonSet's per-node affinity names
+        nodes, never an OS)."""
+        # Plain loops rather than generators: this runs for every pod of the cluster.
+        labels = meta.get("labels")
+        template_hash = None
+        if isinstance(labels, dict):
+            for label in TEMPLATE_HASH_LABELS:
+                value = labels.get(label)
+                if value and isinstance(value, str):
+                    template_hash = value
+                    break
+        key = None
+        if template_hash is not None:
+            refs = meta.get("ownerReferences")
+            for ref in refs if isinstance(refs, list) else ():
+                if isinstance(ref, dict) and ref.get("controller") is True:
+                    key = (_text(meta.get("namespace")), _text(ref.get("kind")), _text(ref.get("name")),
+                           template_hash)
+                    cached = self._templates.get(key)
+                    if cached is not None:
+                        return cached
+                    break
+        owner = _controller_of(meta)
+        if owner is not None and owner.kind == "DaemonSet" and owner.name not in self._daemonsets_seen:
+            self._daemonsets_seen.add(owner.name)
+            self._agents_seen.update(_agent_names(owner.name))
+        template = _Template(owner, _resolve_controller(owner, template_hash), infer_target(spec, meta), key)
+        if key is not None:
+            self._templates[key] = template
+        return template
+
+    def _compact(self, workload: WorkloadRecord) -> WorkloadRecord:
+        """The record with the parts many workloads repeat (targets, placements, the strings of references and
+        container paths) shared between records: at 20,000 workloads that halves what they hold."""
+        ref = workload.ref
+        shared = self._shared
+        ref = ObjectRef(shared(ref.apiVersion), shared(ref.kind), shared(ref.namespace) if ref.namespace else None,
+                        ref.name)
+        return replace(workload, ref=ref, target=self._shared_value(workload.target),
+                       placement=self._shared_placement(workload.placement),
+                       containers=self._shared_containers(workload.containers))
+
+    def _shared_containers(self, containers: tuple[Container, ...]) -> tuple[Container, ...]:
+        shared = self._shared
+        return tuple(Container(shared(c.path), c.name, c.image,
+                               shared(c.memory_limit) if c.memory_limit is not None else None,
+                               shared(c.memory_request) if c.memory_request is not None else None, c.init)
+                     for c in containers)
+
+    def _shared_value(self, value: Any) -> Any:
+        return self._values.setdefault(value, value)
+
+    def _shared_placement(self, placement: Placement) -> Placement:
+        import orjson
+
+        try:
+            key = orjson.dumps([placement.node_selector, placement.required_terms, placement.tolerations,
+                                placement.node_name, placement.runtime_class], option=orjson.OPT_SORT_KEYS)
+        except TypeError:  # a value JSON cannot hold (a dump read from YAML may have one): kept as it is
+            return placement
+        return self._placements.setdefault(key, placement)
+
+    def _shared(self, text: str) -> str:
+        """One string object for text many records repeat (namespaces, phases): a large cluster's records
+        would otherwise each hold their own copy from the parsed page."""
+        return self._strings.setdefault(text, text)
     def _add_workload(self, obj: dict[str, Any]) -> None:
         meta = _meta(obj)
         if _controller_of(meta) is not None and obj.get("kind") in ("Job", "ReplicaSet"):
@@ -488,9 +564,9 @@ class SnapshotBuilder:
             return
         template = templates[0]
         target = infer_target(template.spec, template.metadata)
-        self._workloads.append(workload_record(obj, template.spec, format_path(template.spec_path), target,
-                                               template.metadata))
-        self._keep(reduce.workload(obj))
+        self._workloads.append(self._compact(workload_record(obj, template.spec, format_path(template.spec_path),
+                                                             target, template.metadata)))
+        self._keep(reduce.workload, obj)
 
     # -- result ----------------------------------------------------------------------------------
     def build(self) -> Snapshot:
@@ -696,28 +772,11 @@ def _ignores(*metadatas: Any) -> frozenset[str]:
     return _EMPTY
 
 
-def _template_key(meta: dict[str, Any], owner: ObjectRef | None) -> tuple[str, ...] | None:
-    """(namespace, owner kind, owner name, template hash) for a pod of a controller with a hash label."""
+def _group_key(namespace: str, owner: ObjectRef | None, spec: dict[str, Any], on_windows: bool) -> Any:
+    """Pods of a controller that labels no template hash (Jobs, bare ReplicaSets) share a template when their
+    specs are the same but for the per-pod fields."""
     if owner is None:
         return None
-    labels = meta.get("labels")
-    if not isinstance(labels, dict):
-        return None
-    template_hash = labels.get("pod-template-hash") or labels.get("controller-revision-hash")
-    if not isinstance(template_hash, str):
-        return None
-    return (str(meta.get("namespace") or ""), owner.kind, owner.name, template_hash)
-
-
-def _group_key(namespace: str, owner: ObjectRef | None, meta: dict[str, Any], spec: dict[str, Any],
-               on_windows: bool) -> Any:
-    """Pods of one controller share a template: by its hash label, else by an identical spec."""
-    if owner is None:
-        return None
-    labels = meta.get("labels") if isinstance(meta.get("labels"), dict) else {}
-    template_hash = next((labels[k] for k in TEMPLATE_HASH_LABELS if k in labels), None)
-    if template_hash:
-        return (namespace, owner.kind, owner.name, template_hash, on_windows)
     fingerprint = canonical({k: v for k, v in spec.items() if k not in _PER_POD_SPEC_FIELDS})
     return (namespace, owner.kind, owner.name, hash(fingerprint), on_windows)
 
@@ -820,6 +879,15 @@ def _count(value: Any) -> int | None:
 
 def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def _pack(pod: dict[str, Any]) -> bytes:
+    import orjson
+
+    try:
+        return orjson.dumps(pod)
+    except TypeError:  # a value JSON cannot hold (a dump read from YAML may have dates): as text
+        return orjson.dumps(json.loads(json.dumps(pod, default=str)))
 
 
 def canonical(obj: Any) -> str:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 from kubectl_win.doctor import structure
@@ -122,6 +122,13 @@ def match(message: str, reason: str = "", where: str = "events") -> Match | None
     """The catalogue entry claiming the text, else a generic Windows result, else None."""
     if not message:
         return None
+    return _match(message, reason, where)
+
+
+@lru_cache(maxsize=4096)
+def _match(message: str, reason: str, where: str) -> Match | None:
+    # A cluster repeats its messages (every pod of a crashing Deployment, every event of a failing sandbox):
+    # each distinct text is matched once. Matches are frozen, so sharing them is safe.
     codes = find_codes(message)
     found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
              or _text_match(message, reason, where, codes, True))

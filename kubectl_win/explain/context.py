@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from kubectl_win.explain.rules import Location
 from kubectl_win.explain.target import Target
 from kubectl_win.manifests import Path, iter_containers
-from kubectl_win.record import record
+from kubectl_win.record import field, record
 from kubectl_win.versions import Version
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -33,6 +33,37 @@ class PodContext:
     target: Target
     windows: bool  # treated as a Windows pod (targets Windows, or --assume-windows)
     version: Version
+    _keys: dict[str, frozenset[str]] = field(factory=dict, repr=False, compare=False)
+
+    def may_hold(self, location: Location) -> bool:
+        """False when no object of the location's scope has its first key, so every hit of it is MISSING
+        (doctor lints thousands of templates; most rules name fields a given pod does not set)."""
+        if not location.path:
+            return True
+        keys = self._keys.get(location.scope)
+        if keys is None:
+            keys = self._keys[location.scope] = frozenset(self._scope_keys(location.scope))
+        return location.path[0] in keys
+
+    def _scope_keys(self, scope: str) -> Iterator[str]:
+        if scope == "pod":
+            yield from self.spec
+        elif scope == "metadata":
+            yield from self.metadata
+        elif scope in ("container", "mount"):
+            for _, _, container in iter_containers(self.spec):
+                if scope == "container":
+                    yield from container
+                else:
+                    mounts = container.get("volumeMounts")
+                    for mount in mounts if isinstance(mounts, list) else ():
+                        if isinstance(mount, dict):
+                            yield from mount
+        elif scope == "volume":
+            volumes = self.spec.get("volumes")
+            for volume in volumes if isinstance(volumes, list) else ():
+                if isinstance(volume, dict):
+                    yield from volume
 
     @property
     def explicit_windows(self) -> bool:

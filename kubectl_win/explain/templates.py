@@ -53,6 +53,8 @@ def _fired(rule: Rule, ctx: PodContext, containers: tuple[str, ...] | None = Non
     """The hits whose value fires the rule's trigger; a key-prefix trigger points the path at the key."""
     assert rule.check is not None
     for location in rule.check.at:
+        if not ctx.may_hold(location):
+            continue  # every trigger needs a value, and none of this scope's objects has the key
         for hit in ctx.hits(location, containers):
             fired = triggered(rule.check.trigger, hit.value)
             if fired is None:

@@ -225,6 +225,9 @@ class _Gen:
                 continue
             labels = {"k8s-app": ds_name}
             ds_uid = self.uid()
+            # The DaemonSet controller labels its pods with the template's revision hash, as real ones are.
+            pod_labels = {**labels, "controller-revision-hash": f"{self.rng.getrandbits(40):010x}"[:10],
+                          "pod-template-generation": "1"}
             pod_spec: dict = {"nodeSelector": win_select if is_windows else {"kubernetes.io/os": "linux"}}
             if is_windows:
                 pod_spec["tolerations"] = win_tol
@@ -244,8 +247,8 @@ class _Gen:
                 if made >= self.spec.pods:
                     return made
                 suffix = _suffix(self.counts.get("Pod", 0))
-                self.put(self._pod(f"{ds_name}-{suffix}", "kube-system", labels, owner, node, image, is_windows,
-                                   pod_spec, 20))
+                self.put(self._pod(f"{ds_name}-{suffix}", "kube-system", pod_labels, owner, node, image,
+                                   is_windows, pod_spec, 20))
                 made += 1
         return made
 
@@ -285,20 +288,23 @@ class _Gen:
                       "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template},
                       "status": {"replicas": replicas, "readyReplicas": replicas, "updatedReplicas": replicas,
                                  "availableReplicas": replicas}})
+            rs_labels = {**labels, "pod-template-hash": hash_}
+            rs_template = {"metadata": {"labels": rs_labels}, "spec": template["spec"]}
             self.put({"apiVersion": "apps/v1", "kind": "ReplicaSet",
-                      "metadata": {"name": f"{app}-{hash_}", "namespace": ns, "uid": rs_uid, "labels": labels,
+                      "metadata": {"name": f"{app}-{hash_}", "namespace": ns, "uid": rs_uid, "labels": rs_labels,
                                    "creationTimestamp": _ts(created),
                                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": app,
                                                         "uid": dep_uid, "controller": True}]},
-                      "spec": {"replicas": replicas, "selector": {"matchLabels": labels}, "template": template},
+                      "spec": {"replicas": replicas, "selector": {"matchLabels": rs_labels}, "template": rs_template},
                       "status": {"replicas": replicas, "readyReplicas": replicas}})
             owner = {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": f"{app}-{hash_}", "uid": rs_uid,
                      "controller": True, "blockOwnerDeletion": True}
+            pod_labels = rs_labels  # the ReplicaSet's pods carry its template hash, as real ones do
             pods = []
             for _ in range(replicas):
                 node = rng.choice(candidates) if candidates else ""
                 pod_name = f"{app}-{hash_}-{_suffix(self.counts.get('Pod', 0))}"
-                self.put(self._pod(pod_name, ns, labels, owner, node, image, is_windows, pod_spec, created + 20))
+                self.put(self._pod(pod_name, ns, pod_labels, owner, node, image, is_windows, pod_spec, created + 20))
                 pods.append((pod_name, node))
             out.append(_Deployment(ns, app, labels, is_windows, pods[0][0], pods[0][1]))
             made += replicas

@@ -14,9 +14,16 @@ from kubectl_win.knowledge import load
 from kubectl_win.wellknown import OS_LABEL, windows_taint_keys
 
 
-def suggested_taint(node: NodeRecord, windows: tuple[NodeRecord, ...]) -> str:
-    """The taint the other Windows nodes use (KEP-116's os=Win<release> per build), else os=windows."""
-    used = Counter(t for n in windows for t in n.scheduling_taints if t.key in windows_taint_keys())
+def os_taints_in_use(windows: tuple[NodeRecord, ...]) -> Counter[Taint]:
+    keys = windows_taint_keys()
+    return Counter(t for n in windows for t in n.scheduling_taints if t.key in keys)
+
+
+def suggested_taint(node: NodeRecord, windows: tuple[NodeRecord, ...], used: Counter[Taint] | None = None) -> str:
+    """The taint the other Windows nodes use (KEP-116's os=Win<release> per build), else os=windows.
+    `used` is os_taints_in_use(windows) when the caller suggests taints for many nodes."""
+    if used is None:
+        used = os_taints_in_use(windows)
     if not used:
         return "os=windows"
     taint = used.most_common(1)[0][0]
@@ -33,12 +40,13 @@ def run(snapshot: Snapshot) -> list[Finding]:
         return []
     findings: list[Finding] = []
     if "nodes" in snapshot.read and snapshot.namespace is None:
+        used = os_taints_in_use(windows)
         for node in windows:
             if not node.scheduling_taints:
                 findings.append(finding("windows-node-untainted", node.ref, "spec.taints", ignores=node.ignores,
-                                        node=node.name, taint=suggested_taint(node, windows)))
+                                        node=node.name, taint=suggested_taint(node, windows, used)))
             else:
-                findings.extend(_unrelated_taints(node, windows, snapshot))
+                findings.extend(_unrelated_taints(node, windows, snapshot, used))
     index = scheduling.NodeIndex(windows)
     for workload in snapshot.workloads:
         placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
@@ -49,7 +57,8 @@ def run(snapshot: Snapshot) -> list[Finding]:
     return findings
 
 
-def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapshot: Snapshot) -> list[Finding]:
+def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapshot: Snapshot,
+                      used: Counter[Taint]) -> list[Finding]:
     """A Windows node whose only NoSchedule/NoExecute taints have nothing to do with the OS (spot capacity,
     GPUs, dedicated pools): every Linux pod that tolerates them, as spot-aware workloads do, can land there."""
     transient = set(load("taints")["transient_taint_keys"])
@@ -67,7 +76,7 @@ def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapsho
              else "; any Linux pod that tolerates them can land there")
     return [finding("windows-node-taints-not-os", node.ref, "spec.taints", ignores=node.ignores, node=node.name,
                     taints=", ".join(t.text() for t in lasting), linux=linux,
-                    taint=suggested_taint(node, windows))]
+                    taint=suggested_taint(node, windows, used))]
 
 
 def _linux_workload(workload: WorkloadRecord, placement, index) -> list[Finding]:  # type: ignore[no-untyped-def]
@@ -91,8 +100,8 @@ def _windows_workload(workload: WorkloadRecord, placement, windows, index) -> li
         out.append(finding("windows-workload-no-os-selector", ref, workload.spec_path + ".nodeSelector",
                            ignores=workload.ignores, object=ref.display(), reasons=workload.target.because(),
                            fix=fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "windows"})))
-    selected = index.selecting(placement)
-    if not selected:
+    groups = index.selecting_groups(placement)  # nodes alike in what the placement reads, taints included
+    if not groups:
         if placement.node_name:
             return out
         selector = ", ".join(f"{k}={v}" for k, v in placement.node_selector.items()) or "node affinity"
@@ -107,11 +116,16 @@ def _windows_workload(workload: WorkloadRecord, placement, windows, index) -> li
                            ignores=workload.ignores, object=ref.display(), selector=selector, count=len(windows),
                            fix=fix))
         return out
-    if any(not scheduling.blocking_taints(placement, n) for n in selected):
+    blocking_by_group = [scheduling.blocking_taints(placement, group[0]) for group in groups]
+    if not all(blocking_by_group):
         return out
-    blocking: Counter[Taint] = Counter(t for n in selected for t in scheduling.blocking_taints(placement, n))
+    blocking: Counter[Taint] = Counter()
+    for group, taints in zip(groups, blocking_by_group, strict=True):
+        for taint in taints:
+            blocking[taint] += len(group)
     taint = blocking.most_common(1)[0][0]
-    nodes = [n.name for n in selected if taint in scheduling.blocking_taints(placement, n)]
+    nodes = [n.name for group, taints in zip(groups, blocking_by_group, strict=True) if taint in taints
+             for n in group]
     toleration = fixes.toleration_for(taint.key, taint.value, taint.effect)
     fix = fixes.add_toleration(ref, workload.spec_path, bool(workload.placement.tolerations), toleration)
     out.append(finding("windows-workload-missing-toleration", ref, workload.spec_path + ".tolerations",

@@ -38,7 +38,7 @@ def run(snapshot: Snapshot) -> list[Finding]:
             lint_group(group.pod, group.on_windows, version)
         # Ids doctor checks itself (memory limits) are reported once on the workload, with its exact fix.
         findings = [f for f in findings if f.id not in own]
-        if group.count > 1:
+        if group.count > 1 and findings:
             owner = _owner(group.pod)
             suffix = f" (the same in {group.count - 1} more pods of {owner})"
             findings = [replace(f, message=f.message + suffix) for f in findings]
