@@ -224,7 +224,10 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
     if output in ("json", "yaml"):
         from kubectl_win.output.structured import render_json, render_yaml
 
-        (render_json if output == "json" else render_yaml)(report.to_dict(env.shell), out)
+        if output == "json":
+            render_json(report.to_dict(env.shell, lazy=True), out)
+        else:
+            render_yaml(report.to_dict(env.shell), out)
     elif output == "junit":
         from kubectl_win.output.junit import render_junit
 

@@ -39,15 +39,19 @@ class DoctorReport:
                      "podsScanned": self.counts.get("pods", 0), "skipped": len(self.skipped)})
         return data
 
-    def to_dict(self, shell: str = "posix") -> dict[str, Any]:
+    def to_dict(self, shell: str = "posix", *, lazy: bool = False) -> dict[str, Any]:
+        """The JSON contract. `lazy`: nodes and findings as iterators, for render_json to stream (a large
+        cluster's report is then never held as dicts all at once)."""
         nodes = self.nodes if self.scope != "nodes" else [n for n in self.nodes if n.windows]
+        node_dicts = (node_dict(n) for n in nodes)
+        finding_dicts = (f.to_dict(location=self.locations, shell=shell) for f in self.findings)
         return {
             "schemaVersion": SCHEMA_VERSION,
             "kind": "DoctorReport",
             "scope": self.scope,
             "cluster": {"serverVersion": self.server_version},
-            "nodes": [node_dict(n) for n in nodes],
-            "findings": [f.to_dict(location=self.locations, shell=shell) for f in self.findings],
+            "nodes": node_dicts if lazy else list(node_dicts),
+            "findings": finding_dicts if lazy else list(finding_dicts),
             "summary": self.summary(),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
             **({"hns": {"nodes": self.hns}} if self.hns is not None else {}),

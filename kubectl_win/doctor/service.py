@@ -39,11 +39,10 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
     writer = DumpWriter(options.save_dump, options.force, options.redact) if options.save_dump else None
     builder = SnapshotBuilder(sink=writer.write if writer else None)
     try:
-        with _no_cycle_collection():
-            if options.from_dump:
-                read_dump(options.from_dump, builder)
-            else:
-                _read_live(options, builder)
+        if options.from_dump:
+            read_dump(options.from_dump, builder)
+        else:
+            _read_live(options, builder)
         if options.images is not None:
             _resolve_images(builder, options.images)
     except BaseException:
@@ -57,10 +56,11 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
 
 @contextmanager
 def _no_cycle_collection() -> Iterator[None]:
-    """Pause the cyclic garbage collector while objects are read. Parsed pages are trees of dicts and lists
-    without cycles, freed by reference counting as soon as a page is done; the collector would otherwise run
-    every few hundred of the millions of containers a large cluster's pages hold, and walk every record kept
-    so far each time (a quarter of doctor's time at 150,000 pods). It resumes, as it was, when reading ends."""
+    """Pause the cyclic garbage collector while the cluster is read and checked. Parsed pages are trees of
+    dicts and lists without cycles, freed by reference counting as soon as a page is done, and records and
+    findings form none either; the collector would otherwise run every few hundred of the millions of
+    containers a large cluster's pages hold, walking every record kept so far each time (about a sixth of
+    doctor's time at 150,000 pods). It resumes, as it was, when the checks are done."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -92,8 +92,9 @@ def run_doctor(options: DoctorOptions) -> DoctorReport:
     if options.scope not in SCOPES:
         raise ValueError(f"unknown scope {options.scope!r}")
     policy = load_policy(options.config)
-    snapshot = take_snapshot(options)
-    findings = run_checks(snapshot, options.scope)
+    with _no_cycle_collection():
+        snapshot = take_snapshot(options)
+        findings = run_checks(snapshot, options.scope)
     deep = _run_deep(options, snapshot) if options.deep is not None and options.scope != "workloads" else None
     if deep is not None:
         findings.extend(deep.findings)

@@ -178,7 +178,7 @@ class PodGroup:
     """Pods that share one template (same controller and template hash, or the same spec): linted once,
     reported once, and their records share the group's target and containers."""
 
-    packed: bytes  # a representative pod (metadata and spec), as JSON: a fraction of its size as dicts
+    packed: str  # a representative pod (metadata and spec), as JSON: a fraction of its size as dicts
     on_windows: bool
     count: int = 1
     target: Target = field(default_factory=lambda: Target(None, False))
@@ -515,7 +515,8 @@ class SnapshotBuilder:
         if owner is not None and owner.kind == "DaemonSet" and owner.name not in self._daemonsets_seen:
             self._daemonsets_seen.add(owner.name)
             self._agents_seen.update(_agent_names(owner.name))
-        template = _Template(owner, _resolve_controller(owner, template_hash), infer_target(spec, meta), key)
+        template = _Template(owner, _resolve_controller(owner, template_hash),
+                             self._shared_value(infer_target(spec, meta)), key)
         if key is not None:
             self._templates[key] = template
         return template
@@ -527,9 +528,10 @@ class SnapshotBuilder:
         shared = self._shared
         ref = ObjectRef(shared(ref.apiVersion), shared(ref.kind), shared(ref.namespace) if ref.namespace else None,
                         ref.name)
-        return replace(workload, ref=ref, target=self._shared_value(workload.target),
-                       placement=self._shared_placement(workload.placement),
-                       containers=self._shared_containers(workload.containers))
+        return WorkloadRecord(ref, shared(workload.spec_path), self._shared_value(workload.target),
+                              self._shared_placement(workload.placement),
+                              self._shared_containers(workload.containers), workload.host_process, workload.gmsa,
+                              workload.ignores)
 
     def _shared_containers(self, containers: tuple[Container, ...]) -> tuple[Container, ...]:
         shared = self._shared
@@ -881,13 +883,15 @@ def _opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
 
 
-def _pack(pod: dict[str, Any]) -> bytes:
+def _pack(pod: dict[str, Any]) -> str:
+    # As str, not orjson's bytes: orjson leaves its output buffer's spare capacity allocated (4 KiB for a
+    # 1 KiB pod), a str is allocated to size.
     import orjson
 
     try:
-        return orjson.dumps(pod)
+        return orjson.dumps(pod).decode()
     except TypeError:  # a value JSON cannot hold (a dump read from YAML may have dates): as text
-        return orjson.dumps(json.loads(json.dumps(pod, default=str)))
+        return json.dumps(pod, default=str, separators=(",", ":"))
 
 
 def canonical(obj: Any) -> str:

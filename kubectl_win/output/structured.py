@@ -10,30 +10,71 @@ if TYPE_CHECKING:
 
 
 def render_json(payload: Any, out: IO[str]) -> None:
-    """Indented JSON, the text json.dump(indent=2) writes. orjson writes it several times faster (doctor's
-    report on a large cluster is tens of MB), straight to the byte stream under a UTF-8 text stream so the
-    text is never held twice; the stdlib serves what orjson refuses (non-string keys, huge integers)."""
+    """Indented JSON, the text json.dump(indent=2) writes, streamed: a top-level mapping is written one entry at
+    a time and its lists (or iterators, which are consumed as they go) one item at a time, so doctor's report
+    on a large cluster (tens of MB) is never held whole, neither as text nor, when the caller passes
+    iterators, as dicts. orjson encodes each piece several times faster than the stdlib, which serves what
+    orjson refuses (non-string keys, huge integers); under a UTF-8 text stream bytes go to its buffer."""
+    write = _writer(out)
+    if not isinstance(payload, dict) or not payload or not all(isinstance(k, str) for k in payload):
+        write(_encode(payload, 0) + b"\n")
+        return
+    write(b"{\n")
+    last = len(payload) - 1
+    for index, (key, value) in enumerate(payload.items()):
+        head = b"  " + _encode(str(key), 0) + b": "
+        tail = b",\n" if index < last else b"\n"
+        if isinstance(value, list | tuple) or _is_iterator(value):
+            _write_array(write, head, value, tail)
+        else:
+            write(head + _encode(value, 2) + tail)
+    write(b"}\n")
+
+
+def _write_array(write: Any, head: bytes, items: Any, tail: bytes) -> None:
+    iterator = iter(items)
+    first = next(iterator, _END)
+    if first is _END:
+        write(head + b"[]" + tail)
+        return
+    write(head + b"[\n")
+    item = first
+    while item is not _END:
+        following = next(iterator, _END)
+        write(b"    " + _encode(item, 4) + (b",\n" if following is not _END else b"\n"))
+        item = following
+    write(b"  ]" + tail)
+
+
+_END = object()
+
+
+def _is_iterator(value: Any) -> bool:
+    return hasattr(value, "__next__") and hasattr(value, "__iter__")
+
+
+def _encode(value: Any, indent: int) -> bytes:
+    """value as indented JSON, its lines after the first indented by `indent` more spaces."""
     try:
         import orjson
-    except ImportError:  # pragma: no cover - orjson is a dependency; a vendored copy may lack it
-        orjson = None
-    if orjson is not None:
-        try:
-            data = orjson.dumps(payload, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-        except TypeError:
-            data = None
-        if data is not None:
-            buffer = getattr(out, "buffer", None)
-            encoding = str(getattr(out, "encoding", "") or "").lower().replace("-", "").replace("_", "")
-            if buffer is not None and encoding == "utf8":
-                out.flush()
-                buffer.write(data)
-                buffer.flush()
-            else:
-                out.write(data.decode("utf-8"))
-            return
-    json.dump(payload, out, indent=2, sort_keys=False, ensure_ascii=False)
-    out.write("\n")
+
+        data = orjson.dumps(value, option=orjson.OPT_INDENT_2)
+    except (ImportError, TypeError):
+        data = json.dumps(value, indent=2, ensure_ascii=False).encode("utf-8")
+    return data.replace(b"\n", b"\n" + b" " * indent) if indent else data
+
+
+def _writer(out: IO[str]) -> Any:
+    buffer = getattr(out, "buffer", None)
+    encoding = str(getattr(out, "encoding", "") or "").lower().replace("-", "").replace("_", "")
+    if buffer is not None and encoding == "utf8":
+        out.flush()
+
+        def write(data: bytes) -> None:
+            buffer.write(data)
+
+        return write
+    return lambda data: out.write(data.decode("utf-8"))
 
 
 def render_yaml(payload: Any, out: IO[str]) -> None:
