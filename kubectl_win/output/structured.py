@@ -10,11 +10,12 @@ if TYPE_CHECKING:
 
 
 def render_json(payload: Any, out: IO[str]) -> None:
-    """Indented JSON, the text json.dump(indent=2) writes, streamed: a top-level mapping is written one entry at
-    a time and its lists (or iterators, which are consumed as they go) one item at a time, so doctor's report
-    on a large cluster (tens of MB) is never held whole, neither as text nor, when the caller passes
-    iterators, as dicts. orjson encodes each piece several times faster than the stdlib, which serves what
-    orjson refuses (non-string keys, huge integers); under a UTF-8 text stream bytes go to its buffer."""
+    """Indented JSON, the text json.dump(indent=2) writes (floats in orjson's notation), streamed: a
+    top-level mapping is written one entry at a time and its lists (or iterators, consumed as they go) one
+    item at a time, so doctor's report on a large cluster (tens of MB) is never held whole, neither as text
+    nor, when the caller passes iterators, as dicts. orjson encodes each piece several times faster than
+    the stdlib, which serves what orjson refuses (non-string keys, huge integers); under a UTF-8 text
+    stream the bytes go to its buffer."""
     write = _writer(out)
     if not isinstance(payload, dict) or not payload or not all(isinstance(k, str) for k in payload):
         write(_encode(payload, 0) + b"\n")
