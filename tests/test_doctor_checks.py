@@ -429,6 +429,19 @@ def test_pods_of_one_template_are_linted_once_and_reported_once() -> None:
     assert all("the same in 2 more pods of ReplicaSet/web-5d8f7c9b6" in f.message for f in explain)
 
 
+def test_pods_of_a_controller_without_a_template_hash_share_a_group_only_when_their_specs_do() -> None:
+    same = windows_spec(securityContext={"runAsUser": 1000})
+    other = windows_spec(securityContext={"runAsUser": 2000})
+    objs = base(*(pod(f"batch-{s}", same, namespace="shop", node="win-0", owner=("Job", "batch"), template_hash=None)
+                  for s in ("aaaaa", "bbbbb")),
+                pod("batch-ccccc", other, namespace="shop", node="win-0", owner=("Job", "batch"), template_hash=None))
+    snapshot = snapshot_of(*objs)
+    batch = [g for g in snapshot.pod_groups if g.pod["metadata"]["name"].startswith("batch-")]
+    assert sorted(g.count for g in batch) == [1, 2]
+    explain = [f for f in run_checks(snapshot) if f.id not in catalog()]
+    assert {f.message.endswith("(the same in 1 more pods of Job/batch)") for f in explain} == {True, False}
+
+
 def test_linux_pods_on_linux_nodes_are_counted_not_kept() -> None:
     objs = base(*(pod(f"api-{i}", linux_spec(), node="linux-0", owner=("ReplicaSet", "api-1")) for i in range(50)))
     snapshot = snapshot_of(*objs)
