@@ -147,9 +147,6 @@ class NodeIndex:
             return [n for n in self.nodes if fits(placement, n)]
         return [n for group in self._grouped(keys) if fits(placement, group[0]) for n in group]
 
-    def selecting(self, placement: Placement) -> list[NodeRecord]:
-        return [n for group in self.selecting_groups(placement) for n in group]
-
     def selecting_groups(self, placement: Placement) -> list[list[NodeRecord]]:
         """The nodes `selects` holds for, in groups whose nodes have the same scheduling taints (one node per
         group when the placement reads node names)."""
