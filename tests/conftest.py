@@ -31,9 +31,6 @@ from tests.realcluster.fixtures import real_cluster  # noqa: F401 - a fixture
 from tests.registry.fixtures import htpasswd_registry, plain_registry, token_registry  # noqa: F401 - fixtures
 from tests.tools import require_kubectl
 
-# shared/ sits beside the checkout (here and in CI); tests skip when it is absent.
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "windows-manifests"
-
 
 @dataclass
 class ApiServerHandle:

@@ -14,7 +14,7 @@ import pytest
 from tests.apiserver import ApiServer
 from tests.apiserver.store import Store
 from tests.apiserver.synthetic import SyntheticSpec, generate
-from tests.conftest import CORPUS
+from tests.tools import require_corpus
 
 
 def _node(name: str, os_name: str = "windows", ready: str = "True") -> dict:
@@ -388,11 +388,9 @@ def test_seed_directory_with_multi_documents_and_lists(tmp_path: Path, http_apis
 
 
 def test_seed_from_the_shared_corpus(http_apiserver) -> None:
-    if not CORPUS.is_dir():
-        pytest.skip(f"{CORPUS} is absent")
     from tests.apiserver.seed import seed
 
-    loaded, _ = seed(http_apiserver.store, CORPUS)
+    loaded, _ = seed(http_apiserver.store, require_corpus())
     assert loaded > 0
 
 

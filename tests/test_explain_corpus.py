@@ -7,10 +7,12 @@ from pathlib import Path
 import pytest
 
 from tests.clirun import run_cli
+from tests.tools import CORPUS, require_corpus
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "windows-manifests"
 
-pytestmark = pytest.mark.skipif(not CORPUS.is_dir(), reason=f"corpus not present at {CORPUS}")
+@pytest.fixture(autouse=True, scope="module")
+def _corpus() -> None:
+    require_corpus()
 
 
 @pytest.fixture(scope="module")

@@ -16,10 +16,10 @@ from kubectl_win.manifests import pod_templates
 from kubectl_win.scaffold.generate import scaffold_workload
 from kubectl_win.scaffold.options import HOSTPROCESS_USERS, PlacementOptions, Taint, WorkloadOptions, build_name
 from tests.clirun import run_cli
-from tests.conftest import CORPUS
 from tests.realcluster.cluster import RealCluster, RestClient
 from tests.realcluster.seed import path_for
 from tests.test_scaffold_templates import BUILDS, CASES, KIND_MATRIX
+from tests.tools import require_corpus
 
 
 def ensure_namespace(client: RestClient, name: str) -> None:
@@ -98,13 +98,12 @@ def test_scaffold_cli_output_is_accepted_by_the_real_api_server(real_cluster: Re
     assert problems == []
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared manifest corpus is not available")
 def test_scaffold_patch_of_the_corpus_is_accepted_by_the_real_api_server(real_cluster: RealCluster) -> None:
     """Every pod-bearing object of the published corpus that the server accepts as published is still
     accepted, by dry run and a real create, as `scaffold patch` rewrites it (with and without a build and
     taint). Runs on both real servers."""
     client = real_cluster.client()
-    files = sorted(p for p in CORPUS.iterdir() if p.suffix in (".yaml", ".yml"))
+    files = sorted(p for p in require_corpus().iterdir() if p.suffix in (".yaml", ".yml"))
     problems, checked, not_accepted_as_published = [], 0, set()
     for options_index, options in enumerate(([], ["--windows-build", "ltsc2022", "--taint", "os=Win2022:NoSchedule"])):
         for file_index, path in enumerate(files):

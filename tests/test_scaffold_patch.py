@@ -14,9 +14,9 @@ import yaml
 
 from kubectl_win.manifests import pod_templates
 from tests.clirun import run_cli
+from tests.tools import require_corpus
 
 # shared/ sits beside the checkout (here and in CI); tests skip when it is absent.
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "windows-manifests"
 
 MIXED = """\
 # Rendered by the chart
@@ -313,12 +313,11 @@ def test_json_list_and_crlf_inputs(tmp_path: Path) -> None:
     assert "\r\n" in out and "\n" not in out.replace("\r\n", "")
 
 
-@pytest.mark.skipif(not CORPUS.is_dir(), reason="the shared manifest corpus is not available")
 @pytest.mark.parametrize("options", [[], ["--windows-build", "ltsc2022", "--taint", "os=Win2022:NoSchedule"]])
 def test_corpus_patches_keep_every_original_value(options: list[str]) -> None:
     from kubectl_win.explain import infer_target
 
-    files = sorted(p for p in CORPUS.iterdir() if p.suffix in (".yaml", ".yml"))
+    files = sorted(p for p in require_corpus().iterdir() if p.suffix in (".yaml", ".yml"))
     assert files
     for path in files:
         result = run_cli("scaffold", "patch", "-f", str(path), *options)

