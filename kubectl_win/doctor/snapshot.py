@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubectl_win.doctor import reduce, symptoms
+from kubectl_win.doctor.interning import Interner
 from kubectl_win.doctor.quantity import parse_bytes
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
@@ -295,9 +296,7 @@ class SnapshotBuilder:
     _skipped: list[Skipped] = field(default_factory=list)
     _windows_pods: set[tuple[str, str]] = field(default_factory=set)
     _templates: dict[tuple[str, ...], _Template] = field(default_factory=dict)
-    _strings: dict[str, str] = field(default_factory=dict)
-    _values: dict[Any, Any] = field(default_factory=dict)
-    _placements: dict[bytes, Placement] = field(default_factory=dict)
+    _interner: Interner = field(default_factory=Interner)
     _daemonsets_seen: set[str] = field(default_factory=set)
 
     # -- bookkeeping -------------------------------------------------------------------------------
@@ -422,10 +421,11 @@ class SnapshotBuilder:
         if not (on_windows or template.target.windows):
             # Most pods of a large cluster end here: Linux pods on Linux nodes are counted, not kept.
             if template.owner is None and not node_name:
-                self._workloads.append(self._compact(workload_record(obj, spec, "spec", template.target)))
+                self._workloads.append(workload_record(obj, spec, "spec", template.target, interner=self._interner))
                 self._keep(reduce.pod, obj)
             return
-        namespace = self._shared(_text(meta.get("namespace")))
+        intern = self._interner.text
+        namespace = intern(_text(meta.get("namespace")))
         group_key = template.key + (on_windows,) if template.key is not None else \
             _group_key(namespace, template.owner, spec, on_windows)
         group_index = self._group_index.get(group_key) if group_key is not None else None
@@ -433,7 +433,7 @@ class SnapshotBuilder:
             representative = reduce.pod_template(obj)
             group_index = len(self._groups)
             group = PodGroup(_pack(representative), on_windows, target=template.target,
-                             containers=self._shared_containers(containers_of(spec, "spec")),
+                             containers=containers_of(spec, "spec", self._interner),
                              host_process=is_host_process(spec))
             if self.server_version is not None:
                 from kubectl_win.doctor.checks.pods import lint_group, version_of
@@ -453,12 +453,12 @@ class SnapshotBuilder:
             namespace=namespace,
             name=_text(meta.get("name")),
             node=node.name if node is not None else node_name,
-            phase=self._shared(_text(status.get("phase"))),
+            phase=intern(_text(status.get("phase"))),
             controller=controller,
             target=group.target,
             containers=group.containers,
             host_process=group.host_process,
-            runtime_class=self._shared(_text(spec.get("runtimeClassName"))) or None,
+            runtime_class=intern(_text(spec.get("runtimeClassName"))) or None,
             states=_container_states(status),
             group=group_index,
             ignores=_ignores(meta),
@@ -466,7 +466,7 @@ class SnapshotBuilder:
         self._pods.append(record)
         self._windows_pods.add((namespace, record.name))
         if template.owner is None and not node_name:
-            self._workloads.append(self._compact(workload_record(obj, spec, "spec", template.target)))
+            self._workloads.append(workload_record(obj, spec, "spec", template.target, interner=self._interner))
         for state in record.states:
             for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
                                            ("terminated", state.terminated_reason, state.terminated_message)):
@@ -500,63 +500,24 @@ class SnapshotBuilder:
                 if value and isinstance(value, str):
                     template_hash = value
                     break
+        controller_ref = _controller_ref(meta)
         key = None
-        if template_hash is not None:
-            refs = meta.get("ownerReferences")
-            for ref in refs if isinstance(refs, list) else ():
-                if isinstance(ref, dict) and ref.get("controller") is True:
-                    key = (_text(meta.get("namespace")), _text(ref.get("kind")), _text(ref.get("name")),
-                           template_hash)
-                    cached = self._templates.get(key)
-                    if cached is not None:
-                        return cached
-                    break
-        owner = _controller_of(meta)
+        if controller_ref is not None and template_hash is not None:
+            key = (_text(meta.get("namespace")), _text(controller_ref.get("kind")), _text(controller_ref.get("name")),
+                   template_hash)
+            cached = self._templates.get(key)
+            if cached is not None:
+                return cached
+        owner = _owner(controller_ref, meta) if controller_ref is not None else None
         if owner is not None and owner.kind == "DaemonSet" and owner.name not in self._daemonsets_seen:
             self._daemonsets_seen.add(owner.name)
             self._agents_seen.update(_agent_names(owner.name))
         template = _Template(owner, _resolve_controller(owner, template_hash),
-                             self._shared_value(infer_target(spec, meta)), key)
+                             self._interner.value(infer_target(spec, meta)), key)
         if key is not None:
             self._templates[key] = template
         return template
 
-    def _compact(self, workload: WorkloadRecord) -> WorkloadRecord:
-        """The record with the parts many workloads repeat (targets, placements, the strings of references and
-        container paths) shared between records: at 20,000 workloads that halves what they hold."""
-        ref = workload.ref
-        shared = self._shared
-        ref = ObjectRef(shared(ref.apiVersion), shared(ref.kind), shared(ref.namespace) if ref.namespace else None,
-                        ref.name)
-        return WorkloadRecord(ref, shared(workload.spec_path), self._shared_value(workload.target),
-                              self._shared_placement(workload.placement),
-                              self._shared_containers(workload.containers), workload.host_process, workload.gmsa,
-                              workload.ignores)
-
-    def _shared_containers(self, containers: tuple[Container, ...]) -> tuple[Container, ...]:
-        shared = self._shared
-        return tuple(Container(shared(c.path), c.name, c.image,
-                               shared(c.memory_limit) if c.memory_limit is not None else None,
-                               shared(c.memory_request) if c.memory_request is not None else None, c.init)
-                     for c in containers)
-
-    def _shared_value(self, value: Any) -> Any:
-        return self._values.setdefault(value, value)
-
-    def _shared_placement(self, placement: Placement) -> Placement:
-        import orjson
-
-        try:
-            key = orjson.dumps([placement.node_selector, placement.required_terms, placement.tolerations,
-                                placement.node_name, placement.runtime_class], option=orjson.OPT_SORT_KEYS)
-        except TypeError:  # a value JSON cannot hold (a dump read from YAML may have one): kept as it is
-            return placement
-        return self._placements.setdefault(key, placement)
-
-    def _shared(self, text: str) -> str:
-        """One string object for text many records repeat (namespaces, phases): a large cluster's records
-        would otherwise each hold their own copy from the parsed page."""
-        return self._strings.setdefault(text, text)
     def _add_workload(self, obj: dict[str, Any]) -> None:
         meta = _meta(obj)
         if _controller_of(meta) is not None and obj.get("kind") in ("Job", "ReplicaSet"):
@@ -566,8 +527,8 @@ class SnapshotBuilder:
             return
         template = templates[0]
         target = infer_target(template.spec, template.metadata)
-        self._workloads.append(self._compact(workload_record(obj, template.spec, format_path(template.spec_path),
-                                                             target, template.metadata)))
+        self._workloads.append(workload_record(obj, template.spec, format_path(template.spec_path), target,
+                                               template.metadata, interner=self._interner))
         self._keep(reduce.workload, obj)
 
     # -- result ----------------------------------------------------------------------------------
@@ -693,7 +654,10 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
 
 
 def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, target: Target,
-                    template_meta: dict[str, Any] | None = None) -> WorkloadRecord:
+                    template_meta: dict[str, Any] | None = None, *, interner: Interner | None = None
+                    ) -> WorkloadRecord:
+    """`interner`: share repeated values with the other records of a snapshot."""
+    interner = interner or Interner()
     meta = _meta(obj)
     affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
@@ -707,18 +671,19 @@ def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, t
         runtime_class=_text(spec.get("runtimeClassName")) or None,
     )
     return WorkloadRecord(
-        ref=ObjectRef.of(obj),
-        spec_path=spec_path,
-        target=target,
-        placement=placement,
-        containers=containers_of(spec, spec_path),
+        ref=interner.ref(ObjectRef.of(obj)),
+        spec_path=interner.text(spec_path),
+        target=interner.value(target),
+        placement=interner.placement(placement),
+        containers=containers_of(spec, spec_path, interner),
         host_process=is_host_process(spec),
         gmsa=_gmsa_names(spec, spec_path),
         ignores=_ignores(meta, template_meta),
     )
 
 
-def containers_of(spec: dict[str, Any], spec_path: str) -> tuple[Container, ...]:
+def containers_of(spec: dict[str, Any], spec_path: str, interner: Interner | None = None) -> tuple[Container, ...]:
+    interner = interner or Interner()
     out = []
     for list_name, index, container in iter_containers(spec):
         if list_name == "ephemeralContainers":
@@ -726,10 +691,9 @@ def containers_of(spec: dict[str, Any], spec_path: str) -> tuple[Container, ...]
         resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
         limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
         requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
-        out.append(Container(f"{spec_path}.{list_name}[{index}]", str(container.get("name") or ""),
-                             str(container.get("image") or ""),
-                             _opt_str(limits.get("memory")), _opt_str(requests.get("memory")),
-                             list_name == "initContainers"))
+        out.append(Container(interner.text(f"{spec_path}.{list_name}[{index}]"), str(container.get("name") or ""),
+                             str(container.get("image") or ""), interner.optional(_opt_str(limits.get("memory"))),
+                             interner.optional(_opt_str(requests.get("memory"))), list_name == "initContainers"))
     return tuple(out)
 
 
@@ -821,12 +785,23 @@ def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
     return tuple(out)
 
 
-def _controller_of(meta: dict[str, Any]) -> ObjectRef | None:
-    for owner in _list(meta.get("ownerReferences")):
-        if isinstance(owner, dict) and owner.get("controller") is True:
-            return ObjectRef(_text(owner.get("apiVersion")), _text(owner.get("kind")),
-                             _text(meta.get("namespace")) or None, _text(owner.get("name")))
+def _controller_ref(meta: dict[str, Any]) -> dict[str, Any] | None:
+    """The ownerReferences entry marked controller (a plain loop: this runs for every pod)."""
+    refs = meta.get("ownerReferences")
+    for ref in refs if isinstance(refs, list) else ():
+        if isinstance(ref, dict) and ref.get("controller") is True:
+            return ref
     return None
+
+
+def _owner(ref: dict[str, Any], meta: dict[str, Any]) -> ObjectRef:
+    return ObjectRef(_text(ref.get("apiVersion")), _text(ref.get("kind")), _text(meta.get("namespace")) or None,
+                     _text(ref.get("name")))
+
+
+def _controller_of(meta: dict[str, Any]) -> ObjectRef | None:
+    ref = _controller_ref(meta)
+    return _owner(ref, meta) if ref is not None else None
 
 
 def _resolve_controller(owner: ObjectRef | None, template_hash: str | None) -> ObjectRef | None:

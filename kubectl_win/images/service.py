@@ -16,6 +16,7 @@ from kubectl_win.record import field, record
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, WorkloadRecord
+    from kubectl_win.findings import ObjectRef
     from kubectl_win.registry.client import RegistryClient, Resolution
 
 
@@ -229,6 +230,7 @@ def windows_workloads(snapshot: Snapshot, builds: Sequence[HostBuild] = (),
 
     out = []
     seen: set[tuple[str, str, str]] = set()
+    ephemeral = _ephemeral_by_owner(snapshot)
     for workload in snapshot.workloads:
         if not _is_windows(workload, snapshot):
             continue
@@ -238,7 +240,7 @@ def windows_workloads(snapshot: Snapshot, builds: Sequence[HostBuild] = (),
             continue
         seen.add(key)
         uses = [ImageUse(c.name, c.path, c.image) for c in workload.containers if c.image]
-        uses += _ephemeral(snapshot, workload)
+        uses += ephemeral.get(workload.ref, [])
         if builds:
             out.append(WorkloadImages(ref.namespace or "", ref.kind, ref.name, [],
                                       [(b.given, []) for b in builds], "amd64", uses,
@@ -276,17 +278,20 @@ def _is_windows(workload: WorkloadRecord, snapshot: Snapshot) -> bool:
     return bool(workload.target.windows) or pins_os(workload.placement, "windows")
 
 
-def _ephemeral(snapshot: Snapshot, workload: WorkloadRecord) -> list[ImageUse]:
-    """Ephemeral containers live on pods only: those of the workload's Windows pods."""
-    out = []
-    for pod in snapshot.pods:
-        if pod.owner_ref != workload.ref:
-            continue
-        spec = snapshot.pod_groups[pod.group].pod.get("spec") or {}
+def _ephemeral_by_owner(snapshot: Snapshot) -> dict[ObjectRef, list[ImageUse]]:
+    """Ephemeral containers live on pods only: those of each workload's Windows pods, by the pods' owner
+    (read once per pod group, whose pods share its representative pod)."""
+    out: dict[ObjectRef, list[ImageUse]] = {}
+    groups = dict.fromkeys((pod.owner_ref, pod.group) for pod in snapshot.pods)
+    for owner, group in groups:
+        if '"ephemeralContainers"' not in snapshot.pod_groups[group].packed:
+            continue  # most pods have none: no need to decode the group's pod
+        spec = snapshot.pod_groups[group].pod.get("spec") or {}
         for index, container in enumerate(spec.get("ephemeralContainers") or []):
             if isinstance(container, dict) and container.get("image"):
-                out.append(ImageUse(str(container.get("name") or ""), f"spec.ephemeralContainers[{index}]",
-                                    str(container["image"])))
+                out.setdefault(owner, []).append(ImageUse(str(container.get("name") or ""),
+                                                          f"spec.ephemeralContainers[{index}]",
+                                                          str(container["image"])))
     return out
 
 
