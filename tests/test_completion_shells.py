@@ -223,7 +223,8 @@ def test_powershell_script_speaks_the_same_protocol():
     assert "@" + "REQUEST@" not in text and "\t" not in text
 
 
-@pytest.mark.skipif(not shutil.which("pwsh"), reason="pwsh is not installed")
+@pytest.mark.skipif(not shutil.which("pwsh"),
+                    reason="PowerShell is not installed (no package registry here provides it)")
 def test_powershell_script_loads(bin_dir):
     result = subprocess.run(["pwsh", "-NoProfile", "-Command",
                              f"Get-Content -Raw '{COMPLETIONS / FILE_NAMES['powershell']}' | Invoke-Expression"],
