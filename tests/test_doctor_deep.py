@@ -99,7 +99,7 @@ def test_max_nodes_and_bounded_concurrency(deep_cluster) -> None:  # noqa: ANN00
 
 def test_concurrency_is_bounded(apiserver, deep_cluster) -> None:  # noqa: ANN001
     from kubectl_win.doctor.deep import DeepOptions, run_deep
-    from kubectl_win.doctor.service import DoctorOptions, take_snapshot
+    from kubectl_win.doctor.run import DoctorOptions, take_snapshot
     from kubectl_win.kube import KubeFlags, connect
 
     apiserver, settings, kubelet = deep_cluster

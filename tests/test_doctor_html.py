@@ -172,7 +172,7 @@ def test_hns_chart_estimates_from_services_and_nodes(sample_html: str) -> None:
 
 def test_hns_chart_uses_counts_read_from_the_nodes_when_present() -> None:
     from kubectl_win.doctor.html_report import render_html
-    from kubectl_win.doctor.service import DoctorOptions, run_doctor
+    from kubectl_win.doctor.run import DoctorOptions, run_doctor
 
     report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
     report.hns = [{"node": "win22-0", "counts": {"loadBalancers": 1400}},

@@ -103,7 +103,7 @@ def collect(flags: Any, options: CollectOptions, say: Callable[[str], None] | No
 
 def choose_nodes(cluster: Any, options: CollectOptions) -> tuple[list[dict[str, Any]], list[str]]:
     """The named Windows nodes, every Windows node, or the Windows nodes the selector picks."""
-    from kubectl_win.nodelogs.service import windows_node
+    from kubectl_win.nodelogs.fetch import windows_node
     from kubectl_win.wellknown import node_os
 
     chosen = sum(bool(x) for x in (options.nodes, options.all_windows, options.selector))

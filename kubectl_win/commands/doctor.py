@@ -88,7 +88,7 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 
 
 def run(args: Any, env: Env) -> int:
-    from kubectl_win.doctor.service import DoctorOptions, run_doctor
+    from kubectl_win.doctor.run import DoctorOptions, run_doctor
     from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
 

@@ -71,7 +71,7 @@ def run(args: Any, env: Env) -> int:
     if args.from_file:
         if args.image:
             raise UsageError("--image starts a pod; it cannot be combined with --from-file")
-        from kubectl_win.hns.service import analyze_files
+        from kubectl_win.hns.run import analyze_files
 
         report = analyze_files(args.from_file, args.cluster_from_dump, args.node, args.config)
     else:

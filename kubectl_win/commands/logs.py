@@ -70,8 +70,8 @@ def run(args: Any, env: Env) -> int:
 
     from kubectl_win.errors import UsageError
     from kubectl_win.kube import KubeFlags, connect
+    from kubectl_win.nodelogs.fetch import LogOptions, check_services, pick_distribution, read_logs, windows_node
     from kubectl_win.nodelogs.filtering import parse_since
-    from kubectl_win.nodelogs.service import LogOptions, check_services, pick_distribution, read_logs, windows_node
 
     since = None
     if args.since:

@@ -103,7 +103,7 @@ def inspect(cluster: Any, node: dict[str, Any], view: Any, options: DeepOptions,
     """hns and the log scan for one node."""
     from kubectl_win.hns.live import LiveOptions, dump_node, image_for
     from kubectl_win.hns.report import hns_section
-    from kubectl_win.hns.service import analyze_objects
+    from kubectl_win.hns.run import analyze_objects
 
     name = str((node.get("metadata") or {}).get("name"))
     result = DeepResult()
@@ -124,8 +124,8 @@ def inspect(cluster: Any, node: dict[str, Any], view: Any, options: DeepOptions,
 
 def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
                    now: datetime | None = None) -> list[Finding]:
+    from kubectl_win.nodelogs.fetch import read_component
     from kubectl_win.nodelogs.locations import detect
-    from kubectl_win.nodelogs.service import read_component
 
     name = str((node.get("metadata") or {}).get("name"))
     dist = detect(node)

@@ -156,7 +156,7 @@ def _node(bundle: Bundle, node: str, entry: dict[str, Any], view: Any, build: in
 
 def _hns(bundle: Bundle, node: str, folder: str, view: Any, result: BundleResult, config: str | None) -> Any:
     from kubectl_win.hns.report import hns_section
-    from kubectl_win.hns.service import analyze_objects, parse_hns_text
+    from kubectl_win.hns.run import analyze_objects, parse_hns_text
 
     member = f"{folder}/hns.json"
     if member not in bundle.files:

@@ -12,7 +12,7 @@ TYPE_CHECKING = False  # typing itself is only for type checkers: importing it c
 
 if TYPE_CHECKING:
     from kubectl_win.explain.fields import FieldMatch
-    from kubectl_win.explain.service import ExplainReport
+    from kubectl_win.explain.run import ExplainReport
 
 
 def render_report(report: ExplainReport, output: str, env: Env, live: bool = False) -> None:

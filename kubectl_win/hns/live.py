@@ -97,7 +97,7 @@ def pod_name(node: str, app: str = APP) -> str:
 def inspect_node(flags: Any, options: LiveOptions, progress: IO[str] | None = None):  # type: ignore[no-untyped-def]
     """Dump HNS on options.node through a HostProcess pod and compare it with the live cluster."""
     from kubectl_win.hns.cluster import build_view
-    from kubectl_win.hns.service import analyze_objects
+    from kubectl_win.hns.run import analyze_objects
     from kubectl_win.kube import connect
 
     with connect(flags) as cluster:
@@ -118,7 +118,7 @@ def _say(progress: IO[str] | None) -> Callable[[str], None]:
 
 
 def _windows_node(cluster: Any, name: str) -> dict[str, Any]:
-    from kubectl_win.nodelogs.service import windows_node
+    from kubectl_win.nodelogs.fetch import windows_node
 
     return windows_node(cluster, name, "hns inspects Windows nodes", linux_hint=False)
 
@@ -137,7 +137,7 @@ def dump_node(cluster: Any, options: LiveOptions, image: str, say: Callable[[str
 
     `registry`, when given, holds the pods that exist right now, so that a caller running this in worker
     threads (doctor --deep) can delete them from the main thread when it is interrupted."""
-    from kubectl_win.hns.service import parse_hns_text
+    from kubectl_win.hns.run import parse_hns_text
 
     remove_leftovers(cluster, options)
     name = pod_name(options.node, options.app)

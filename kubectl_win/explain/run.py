@@ -27,7 +27,7 @@ class ExplainOptions:
     k8s_version: Version = NEWEST_KNOWN
     assume_windows: bool = False
     policy: Policy = field(factory=Policy)
-    images: Any = None  # an images.service Resolver: also read the Windows images from registries (--check-images)
+    images: Any = None  # an images.run Resolver: also read the Windows images from registries (--check-images)
     builds: tuple[Any, ...] = ()  # HostBuilds to judge images against (default: the build a workload pins)
 
 
