@@ -1,0 +1,72 @@
+"""The doctor outputs that a move of doctor's modules must leave byte for byte as they were.
+
+Cases: the bundled sample dump, the same with hostile names, and synthetic clusters of the test API server's
+generator (several seeds and Windows shares) written as dumps. Each is run in process as `doctor -o json`,
+`-o wide`, `doctor nodes -o json` and `doctor workloads -A -o yaml`; the sha256 of each output is compared
+with `tests/golden/doctor-outputs.sha256`, recorded once with the code before the move
+(`python -m tests.doctor_identity --record`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sys
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from tests.clirun import run_cli
+from tests.html_fixtures import SAMPLE, hostile_dump
+
+GOLDEN = Path(__file__).resolve().parent / "golden" / "doctor-outputs.sha256"
+SYNTHETIC = (
+    ("nodes=40,pods=1200,windows=0.5,seed=1"),
+    ("nodes=120,pods=3000,windows=0.2,seed=2"),
+    ("nodes=60,pods=2400,windows=0.8,seed=3"),
+)
+RUNS = (("-o", "json"), ("-o", "wide"), ("nodes", "-o", "json"), ("workloads", "-A", "-o", "yaml"))
+
+
+def synthetic_dump(spec_text: str, folder: Path) -> Path:
+    from tests.apiserver.__main__ import parse_synthetic
+    from tests.apiserver.resources import RESOURCES
+    from tests.apiserver.store import Store
+    from tests.apiserver.synthetic import generate
+
+    store = Store()
+    generate(store, parse_synthetic(spec_text))
+    items = [obj for resource in RESOURCES for obj in store.objects(resource)]
+    path = folder / (spec_text.replace(",", "_").replace("=", "-") + ".json")
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}), encoding="utf-8")
+    return path
+
+
+def cases(folder: Path) -> Iterator[tuple[str, Path]]:
+    yield "sample", SAMPLE
+    yield "hostile", hostile_dump(folder)
+    for spec in SYNTHETIC:
+        yield spec, synthetic_dump(spec, folder)
+
+
+def digests() -> dict[str, str]:
+    out: dict[str, str] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, dump in cases(Path(tmp)):
+            for args in RUNS:
+                result = run_cli("doctor", "--from-dump", str(dump), *args)
+                assert result.exit_code in (0, 1), (name, args, result.stderr)
+                out[f"{name}: doctor {' '.join(args)}"] = hashlib.sha256(result.stdout.encode()).hexdigest()
+    return out
+
+
+def recorded() -> dict[str, str]:
+    lines = GOLDEN.read_text(encoding="utf-8").splitlines()
+    return dict(reversed(line.split("  ", 1)) for line in lines if line.strip())
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] == ["--record"]:
+        GOLDEN.write_text("".join(f"{digest}  {name}\n" for name, digest in digests().items()), encoding="utf-8")
+    else:
+        print(json.dumps(digests(), indent=2))
