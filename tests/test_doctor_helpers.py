@@ -5,7 +5,9 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, Snapshot, SnapshotBuilder
+from kubectl_win.doctor.build import SnapshotBuilder
+from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
+from kubectl_win.doctor.records import Snapshot
 
 BUILDS = {17763: ("Windows Server 2019 Datacenter", "6414"), 20348: ("Windows Server 2022 Datacenter", "2762"),
           26100: ("Windows Server 2025 Datacenter", "2314"), 19042: ("Windows Server Datacenter", "1052")}

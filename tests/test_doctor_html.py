@@ -11,7 +11,7 @@ from pathlib import Path
 import html5lib
 import pytest
 
-from kubectl_win.doctor.html_report import _fix, decoded_codes
+from kubectl_win.doctor.render.html import _fix, decoded_codes
 from kubectl_win.findings import Fix
 from kubectl_win.output.html import text
 from tests.clirun import run_cli
@@ -171,7 +171,7 @@ def test_hns_chart_estimates_from_services_and_nodes(sample_html: str) -> None:
 
 
 def test_hns_chart_uses_counts_read_from_the_nodes_when_present() -> None:
-    from kubectl_win.doctor.html_report import render_html
+    from kubectl_win.doctor.render.html import render_html
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
 
     report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
@@ -258,9 +258,9 @@ def test_live_cluster_report_matches_the_json_report(apiserver, tmp_path: Path) 
 
 
 def test_pools_on_a_retiring_windows_server_are_a_move_table() -> None:
-    from kubectl_win.doctor.html_report import render_html
-    from kubectl_win.doctor.registry import run_checks
-    from kubectl_win.doctor.report import DoctorReport
+    from kubectl_win.doctor.checks.registry import run_checks
+    from kubectl_win.doctor.render.html import render_html
+    from kubectl_win.doctor.render.report import DoctorReport
     from tests.test_doctor_helpers import node, snapshot_of
 
     aks = {"kubernetes.azure.com/cluster": "mc_rg_prod", "kubernetes.azure.com/agentpool": "win19"}

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_win.doctor.progress import Progress, wanted
+from kubectl_win.doctor.render.progress import Progress, wanted
 from tests.conftest import ApiServerHandle
 
 ROOT = Path(__file__).resolve().parent.parent

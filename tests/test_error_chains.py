@@ -1,5 +1,5 @@
-"""The structural matcher (doctor/structure.py, knowledge/error_chains.yaml) recognises failures by their error
-chain: the operation, the failing component and the Windows code in any notation.
+"""The structural matcher (doctor/signatures/structure.py, knowledge/error_chains.yaml) recognises failures by
+their error chain: the operation, the failing component and the Windows code in any notation.
 
 Held-out messages: the corpus entries marked `held_out` (tests/corpus/windows_messages.yaml) come from
 reports no file in kubectl_win/knowledge cites, and the text catalogue alone does not recognise them as their
@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_win.doctor import structure, symptoms
 from kubectl_win.doctor.catalog import catalog
+from kubectl_win.doctor.signatures import structure, symptoms
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import codes_in_text, find_codes
 

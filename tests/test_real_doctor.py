@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_win.doctor import reduce
-from kubectl_win.doctor.share import for_sharing
+from kubectl_win.doctor.read import reduce
+from kubectl_win.doctor.read.share import for_sharing
 from kubectl_win.kube import KubeFlags, NotFound, connect
 from tests.apiserver import ApiServer
 from tests.clirun import run_cli
@@ -23,7 +23,7 @@ from tests.realcluster.seed import apply_items
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
-# What doctor reads (kubectl_win/doctor/collect.py), as API collections.
+# What doctor reads (kubectl_win/doctor/read/plan.py), as API collections.
 COLLECTIONS = {
     "nodes": "/api/v1/nodes", "namespaces": "/api/v1/namespaces",
     "runtimeclasses": "/apis/node.k8s.io/v1/runtimeclasses",

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from kubectl_win.doctor.share import read_annotation_prefixes
+from kubectl_win.doctor.read.share import read_annotation_prefixes
 from tests.clirun import run_cli
 from tests.test_doctor_helpers import deployment_pod, event, node, waiting, windows_spec, workload
 

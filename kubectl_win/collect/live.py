@@ -127,9 +127,9 @@ def choose_nodes(cluster: Any, options: CollectOptions) -> tuple[list[dict[str, 
 
 def _save_cluster(cluster: Any, path: str) -> None:
     """What doctor --save-dump writes, read over the connection already open."""
-    from kubectl_win.doctor.collect import collect as read_cluster
-    from kubectl_win.doctor.dump import DumpWriter
-    from kubectl_win.doctor.snapshot import SnapshotBuilder
+    from kubectl_win.doctor.build import SnapshotBuilder
+    from kubectl_win.doctor.read.dump import DumpWriter
+    from kubectl_win.doctor.read.live import collect as read_cluster
 
     writer = DumpWriter(path)
     builder = SnapshotBuilder(sink=writer.write)

@@ -120,7 +120,7 @@ def run(args: Any, env: Env) -> int:
         session = registry_session(args, env)
         options.images, _ = session.__enter__()
     if args.from_bundle:
-        from kubectl_win.doctor.from_bundle import report as bundle_report
+        from kubectl_win.doctor.run_bundle import report as bundle_report
 
         report = bundle_report(args.from_bundle, scope, args.config)
     else:
@@ -172,7 +172,7 @@ def _check_output_paths(args: Any) -> None:
 
 
 def _write_report(report, args: Any, shell: str) -> None:  # type: ignore[no-untyped-def]
-    from kubectl_win.doctor.html_report import render_html
+    from kubectl_win.doctor.render.html import render_html
     from kubectl_win.sharefile import write_shared
 
     write_shared(args.report, render_html(report, _source(args), shell=shell), force=args.force, what="report")
@@ -209,7 +209,7 @@ def _context_namespace(args: Any) -> str:
 
 def _progress(args: Any, env: Env):  # type: ignore[no-untyped-def]
     """A Progress line for live scans when --progress allows it (dumps are read too fast to need one)."""
-    from kubectl_win.doctor.progress import Progress, wanted
+    from kubectl_win.doctor.render.progress import Progress, wanted
 
     if args.from_dump or args.from_bundle or not wanted(args.progress, env.stderr_isatty):
         return None
@@ -218,7 +218,7 @@ def _progress(args: Any, env: Env):  # type: ignore[no-untyped-def]
 
 def _render(report, output: str, env: Env, source: str = "") -> None:  # type: ignore[no-untyped-def]
     from kubectl_win.doctor import catalog
-    from kubectl_win.doctor.report import render_findings, render_nodes
+    from kubectl_win.doctor.render.report import render_findings, render_nodes
 
     out = env.stdout
     if output in ("json", "yaml"):
@@ -241,7 +241,7 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
 
             rules.update(hns_catalog.sarif_rules())
         if any(f.id.startswith("bundle-") for f in report.findings):  # doctor --from-bundle
-            from kubectl_win.doctor.from_bundle import sarif_rules
+            from kubectl_win.doctor.run_bundle import sarif_rules
 
             rules.update(sarif_rules())
         for finding in report.findings:
@@ -249,7 +249,7 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
                                           "source": finding.source or ""})
         render_sarif(report.findings, rules, out, shell=env.shell)
     elif output == "html":
-        from kubectl_win.doctor.html_report import render_html
+        from kubectl_win.doctor.render.html import render_html
 
         out.write(render_html(report, source, shell=env.shell))
     else:

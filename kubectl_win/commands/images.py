@@ -143,7 +143,7 @@ def _workload_report(args: Any, builds: list, target: Any, resolver: Any, sessio
 
 def _snapshot(args: Any):  # type: ignore[no-untyped-def]
     """The snapshot to check (manifests, a dump or the live cluster) and each workload's labels, for -l."""
-    from kubectl_win.doctor.snapshot import SnapshotBuilder
+    from kubectl_win.doctor.build import SnapshotBuilder
     from kubectl_win.manifests import pod_templates
 
     labels: dict[tuple[str, str, str], dict[str, str]] = {}
@@ -176,7 +176,7 @@ def _snapshot(args: Any):  # type: ignore[no-untyped-def]
             raise InputError(problems[0])
         return snapshot, labels, secrets
     if args.from_dump:
-        from kubectl_win.doctor.dump import read_dump
+        from kubectl_win.doctor.read.dump import read_dump
 
         read_dump(args.from_dump, builder)
     else:

@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from kubectl_win.doctor import symptoms
-from kubectl_win.doctor.snapshot import Skipped, Snapshot
+from kubectl_win.doctor.records import Skipped, Snapshot
+from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.errors import KubectlWinError
 from kubectl_win.findings import Finding, ObjectRef
 

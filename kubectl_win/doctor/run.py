@@ -8,10 +8,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from kubectl_win.doctor.dump import DumpWriter, read_dump
-from kubectl_win.doctor.registry import run_checks
-from kubectl_win.doctor.report import DoctorReport
-from kubectl_win.doctor.snapshot import Snapshot, SnapshotBuilder
+from kubectl_win.doctor.build import SnapshotBuilder
+from kubectl_win.doctor.checks.registry import run_checks
+from kubectl_win.doctor.read.dump import DumpWriter, read_dump
+from kubectl_win.doctor.records import Snapshot
+from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.findings import sort_key
 from kubectl_win.policy import load_policy
 
@@ -81,7 +82,7 @@ def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:
 
 
 def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:
-    from kubectl_win.doctor.collect import collect
+    from kubectl_win.doctor.read.live import collect
     from kubectl_win.kube import KubeFlags, connect
 
     with connect(options.kube_flags or KubeFlags()) as cluster:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from kubectl_win.doctor.snapshot import NodeRecord, Placement, RuntimeClassRecord, Taint
+from kubectl_win.doctor.records import NodeRecord, Placement, RuntimeClassRecord, Taint
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABELS
 
 

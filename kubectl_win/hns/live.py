@@ -54,7 +54,7 @@ class LiveOptions:
 def image_for(node: dict[str, Any]) -> str:
     """Windows Server Core with the tag of the node's build (from knowledge/windows_builds.yaml)."""
     from kubectl_win.builds import build_of
-    from kubectl_win.doctor.snapshot import node_record
+    from kubectl_win.doctor.build import node_record
 
     record = node_record(node)
     build = build_of(record.build_number)

@@ -74,7 +74,7 @@ def _truncated_at(value: Any, path: str, depth: int = 0) -> tuple[str, str] | No
 
 
 def read_cluster(path: str) -> ClusterView:
-    from kubectl_win.doctor.dump import read_objects
+    from kubectl_win.doctor.read.dump import read_objects
 
     return build_view(read_objects(path))
 

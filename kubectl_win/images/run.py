@@ -15,7 +15,7 @@ from kubectl_win.record import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, WorkloadRecord
+    from kubectl_win.doctor.records import NodeRecord, Snapshot, WorkloadRecord
     from kubectl_win.findings import ObjectRef
     from kubectl_win.registry.client import RegistryClient, Resolution
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 
 from kubectl_win import builds
-from kubectl_win.doctor import fixes, structure, symptoms
+from kubectl_win.doctor import fixes
 from kubectl_win.doctor.catalog import finding
-from kubectl_win.doctor.snapshot import EventRecord, PodRecord, Snapshot
+from kubectl_win.doctor.records import EventRecord, PodRecord, Snapshot
+from kubectl_win.doctor.signatures import structure, symptoms
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.manifests import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL

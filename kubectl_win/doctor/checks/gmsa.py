@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_win.doctor.catalog import finding, knowledge
-from kubectl_win.doctor.snapshot import Snapshot
+from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
 
 PSA_ENFORCE = "pod-security.kubernetes.io/enforce"

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kubectl_win.doctor.agents import agent_kinds
 from kubectl_win.doctor.catalog import finding, knowledge
 from kubectl_win.doctor.checks.placement import suggested_taint
-from kubectl_win.doctor.snapshot import Snapshot
+from kubectl_win.doctor.records import Snapshot
+from kubectl_win.doctor.signatures.agents import agent_kinds
 from kubectl_win.findings import Finding, ObjectRef
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from kubectl_win import builds
 from kubectl_win.doctor.catalog import finding
-from kubectl_win.doctor.snapshot import Snapshot
+from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding, ObjectRef
 
 LABEL_PATH = "metadata.labels['node.kubernetes.io/windows-build']"

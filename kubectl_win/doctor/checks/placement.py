@@ -8,7 +8,7 @@ from kubectl_win import builds
 from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
-from kubectl_win.doctor.snapshot import NodeRecord, Snapshot, Taint, WorkloadRecord
+from kubectl_win.doctor.records import NodeRecord, Snapshot, Taint, WorkloadRecord
 from kubectl_win.findings import Finding, Fix
 from kubectl_win.knowledge import load
 from kubectl_win.wellknown import OS_LABEL, windows_taint_keys

@@ -3,29 +3,15 @@
 from __future__ import annotations
 
 from kubectl_win.doctor.catalog import catalog
-from kubectl_win.doctor.snapshot import Snapshot
-from kubectl_win.explain import lint_object
+from kubectl_win.doctor.lint import lint_group, version_of
+from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
 from kubectl_win.record import replace
-from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, parse_version
+from kubectl_win.versions import Version
 
 
 def cluster_version(snapshot: Snapshot) -> Version:
     return version_of(snapshot.server_version)
-
-
-def version_of(server_version: str | None) -> Version:
-    try:
-        version = parse_version(server_version or "")
-    except ValueError:
-        return NEWEST_KNOWN
-    return min(max(version, OLDEST_KNOWN), NEWEST_KNOWN)
-
-
-def lint_group(pod: dict, on_windows: bool, version: Version) -> list[Finding]:
-    """explain's findings for one pod template (the snapshot builder runs this as each new template
-    arrives, while the next page is fetched)."""
-    return lint_object(pod, k8s_version=version, assume_windows=on_windows)
 
 
 def run(snapshot: Snapshot) -> list[Finding]:

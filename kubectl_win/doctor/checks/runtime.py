@@ -6,7 +6,7 @@ import re
 from typing import Any
 
 from kubectl_win.doctor.catalog import finding
-from kubectl_win.doctor.snapshot import NodeRecord, Snapshot
+from kubectl_win.doctor.records import NodeRecord, Snapshot
 from kubectl_win.findings import Finding
 from kubectl_win.knowledge import load
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_win.doctor.catalog import finding
-from kubectl_win.doctor.snapshot import Snapshot
+from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
 from kubectl_win.knowledge import load
 from kubectl_win.versions import format_version, in_range, parse_version

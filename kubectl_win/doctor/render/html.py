@@ -15,8 +15,8 @@ from typing import Any
 
 from kubectl_win import __version__, builds
 from kubectl_win.doctor import catalog
-from kubectl_win.doctor.report import DoctorReport
-from kubectl_win.doctor.snapshot import NodeRecord
+from kubectl_win.doctor.records import NodeRecord
+from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.findings import SEVERITY_RANK, Finding, Fix
 from kubectl_win.output.fix_lines import fix_key
 from kubectl_win.output.html import page, plain, text

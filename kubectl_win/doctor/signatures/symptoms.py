@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from kubectl_win.doctor import structure
+from kubectl_win.doctor.signatures import structure
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, find_codes
 

@@ -20,9 +20,9 @@ from functools import cache
 from typing import Any
 
 from kubectl_win.collect.bundle import Bundle, node_entries, open_bundle
-from kubectl_win.doctor import symptoms
-from kubectl_win.doctor.report import DoctorReport
-from kubectl_win.doctor.snapshot import Skipped, Snapshot
+from kubectl_win.doctor.records import Skipped, Snapshot
+from kubectl_win.doctor.render.report import DoctorReport
+from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.errors import InputError, KubectlWinError
 from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.knowledge import load
@@ -81,9 +81,9 @@ class BundleResult:
 
 
 def analyse(path: str, scope: str = "cluster", config: str | None = None) -> BundleResult:
-    from kubectl_win.doctor.dump import read_dump, read_objects
-    from kubectl_win.doctor.registry import run_checks
-    from kubectl_win.doctor.snapshot import SnapshotBuilder
+    from kubectl_win.doctor.build import SnapshotBuilder
+    from kubectl_win.doctor.checks.registry import run_checks
+    from kubectl_win.doctor.read.dump import read_dump, read_objects
     from kubectl_win.hns.cluster import build_view
 
     bundle = open_bundle(path)
@@ -109,7 +109,7 @@ def analyse(path: str, scope: str = "cluster", config: str | None = None) -> Bun
         _node(bundle, node, entry, view, builds.get(node), result, config)
     result.skipped.extend(Skipped("bundle", why) for why in bundle.refused[refused:])
     if scope == "nodes":  # as run_checks does: `doctor nodes` keeps node findings
-        from kubectl_win.doctor.registry import NODE_KINDS
+        from kubectl_win.doctor.checks.registry import NODE_KINDS
 
         result.findings = [f for f in result.findings if f.object.kind in NODE_KINDS]
     return result

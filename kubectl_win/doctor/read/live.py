@@ -14,25 +14,18 @@ from __future__ import annotations
 import queue
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubectl_win.doctor.snapshot import SnapshotBuilder
+from kubectl_win.doctor.read.plan import plan
 
-CLUSTER_RESOURCES = ("nodes", "namespaces", "runtimeclasses", "gmsacredentialspecs")
-NAMESPACED_RESOURCES = ("pods", "deployments", "statefulsets", "daemonsets", "jobs", "cronjobs",
-                        "replicationcontrollers", "services", "endpointslices", "events")
+if TYPE_CHECKING:
+    from kubectl_win.doctor.build import SnapshotBuilder
+
 PAGE_SIZE = 500
 SERVER_ERRORS = frozenset({429, 500, 502, 503, 504})
 AHEAD = 2  # pages queued ahead of processing (one more is being fetched): each parsed page holds ~10 MiB
 
 Progress = Callable[[str, int], None]
-
-
-def plan(scope: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """(cluster-scoped, namespaced) resources to read for a scope."""
-    if scope == "nodes":
-        return ("nodes",), ()
-    return CLUSTER_RESOURCES, NAMESPACED_RESOURCES
 
 
 def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None,  # type: ignore[no-untyped-def]

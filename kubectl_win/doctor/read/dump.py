@@ -12,13 +12,14 @@ import json
 from collections.abc import Callable
 from typing import Any
 
-from kubectl_win.doctor.snapshot import KIND_ORDER, RESOURCE_OF_KIND, SnapshotBuilder
+from kubectl_win.doctor.build import SnapshotBuilder
+from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SCHEMA_VERSION
 from kubectl_win.manifests import read_input_text
 
 HEADER_KEY = "kubectlWin"
-NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (kubectl_win/doctor/share.py)
+NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (kubectl_win/doctor/read/share.py)
 DUMP_FORMAT = "doctor-dump/v1"
 MAX_DUMP_BYTES = 1024 ** 3  # a saved dump of a 150,000-pod cluster is a few hundred MiB
 _ORDER = {kind: index for index, kind in enumerate(KIND_ORDER)}
@@ -157,7 +158,7 @@ class DumpWriter:
     appears (0600, atomically) only when the run succeeds."""
 
     def __init__(self, path: str, force: bool = False, redact: bool = True) -> None:
-        from kubectl_win.doctor import share
+        from kubectl_win.doctor.read import share
         from kubectl_win.sharefile import SharedFile
 
         self.path = path

@@ -18,7 +18,7 @@ from kubectl_win.doctor.checks import (
     skew,
     storage,
 )
-from kubectl_win.doctor.snapshot import Snapshot
+from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
 
 NODE_KINDS = frozenset({"Node", "Cluster"})

@@ -1,10 +1,10 @@
-"""A frozen, compact snapshot of what doctor's checks read, built one object at a time.
+"""The builder: raw objects in, doctor's records out, one object at a time (a live list page or a dump item).
 
-The builder sees every object once (a live list page or a dump item) and keeps only small records:
-every node, the pods that run on or target Windows, pod-bearing workloads, events that match a known
-symptom, Service counts. Linux pods on Linux nodes are counted and dropped, so a 150,000-pod cluster
-never sits in memory as dicts. Nodes must be added before pods (the builder needs to know which nodes
-run Windows); `KIND_ORDER` gives the order the collector and the dump reader use.
+It keeps only small records: every node, the pods that run on or target Windows, pod-bearing workloads,
+events that match a known symptom, Service counts. Linux pods on Linux nodes are counted and dropped, so a
+150,000-pod cluster never sits in memory as dicts. Nodes must be added before pods (the builder needs to know
+which nodes run Windows); `read.plan.KIND_ORDER` gives the order the readers keep. Pods are grouped by
+template (grouping.py) and each new template is linted as it arrives (lint.py).
 """
 
 from __future__ import annotations
@@ -15,259 +15,33 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kubectl_win.doctor import reduce, symptoms
+from kubectl_win.doctor.grouping import Templates, controller_of, spec_group_key
 from kubectl_win.doctor.interning import Interner
 from kubectl_win.doctor.quantity import parse_bytes
+from kubectl_win.doctor.read import reduce
+from kubectl_win.doctor.read.fields import as_count, as_list, as_text, meta_of, opt_str, str_map
+from kubectl_win.doctor.read.plan import RESOURCE_OF_KIND, WORKLOAD_KINDS
+from kubectl_win.doctor.records import (
+    Container,
+    ContainerState,
+    EventRecord,
+    NodeRecord,
+    Placement,
+    PodGroup,
+    PodRecord,
+    RuntimeClassRecord,
+    Skipped,
+    Snapshot,
+    Taint,
+    WorkloadRecord,
+)
+from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
-from kubectl_win.manifests import POD_SPEC_PATHS, format_path, iter_containers, pod_templates
+from kubectl_win.manifests import format_path, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
 from kubectl_win.redact import redact
 from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os
-
-PSA_ENFORCE = "pod-security.kubernetes.io/enforce"
-TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
-
-# The order objects must reach the builder in: nodes first, then what pods are judged against.
-KIND_ORDER = ("Node", "Namespace", "RuntimeClass", "GMSACredentialSpec", "Pod", "Deployment", "StatefulSet",
-              "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "EndpointSlice", "Event")
-WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
-                            "ReplicationController"})
-
-
-@dataclass(frozen=True, slots=True)
-class Taint:
-    key: str
-    value: str
-    effect: str
-
-    def text(self) -> str:
-        return f"{self.key}={self.value}:{self.effect}" if self.value else f"{self.key}:{self.effect}"
-
-
-@dataclass(frozen=True, slots=True)
-class NodeRecord:
-    name: str
-    os: str | None
-    arch: str | None
-    labels: dict[str, str]
-    os_image: str
-    kernel_version: str
-    build_label: str | None
-    runtime_version: str
-    kubelet_version: str
-    ready: bool | None
-    ready_reason: str
-    ready_message: str
-    unschedulable: bool
-    network_unavailable: tuple[str, str] | None  # (reason, message) when the condition is True
-    taints: tuple[Taint, ...]
-    memory_capacity: int | None
-    memory_allocatable: int | None
-    ignores: frozenset[str] = frozenset()
-    labelled_build: str | None = None  # major.minor.build from the build label or a cloud label
-    build_source: str = ""  # where windows_build came from: status.nodeInfo.kernelVersion or a label
-    node_info_missing: bool = False  # status.nodeInfo absent or empty (a partial Node object)
-
-    # Derived once per node (checks read them for every pod on the node).
-    windows: bool = field(init=False, repr=False, compare=False)
-    windows_build: str | None = field(init=False, repr=False, compare=False)
-    build_number: int | None = field(init=False, repr=False, compare=False)
-    scheduling_taints: tuple[Taint, ...] = field(init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        windows = self.os == "windows"
-        # major.minor.build from nodeInfo.kernelVersion ('10.0.17763.5830' -> '10.0.17763'), else from the
-        # build label or a cloud label when nodeInfo is missing; Windows only.
-        build = None
-        if windows:
-            match = re.match(r"^(\d+\.\d+\.\d+)", self.kernel_version or "")
-            build = match.group(1) if match else self.labelled_build
-        object.__setattr__(self, "windows", windows)
-        object.__setattr__(self, "windows_build", build)
-        object.__setattr__(self, "build_number", int(build.split(".")[2]) if build else None)
-        object.__setattr__(self, "scheduling_taints",
-                           tuple(t for t in self.taints if t.effect in ("NoSchedule", "NoExecute")))
-
-    @property
-    def runtime(self) -> str | None:
-        scheme, sep, _ = (self.runtime_version or "").partition("://")
-        return scheme if sep else None
-
-    @property
-    def runtime_release(self) -> str:
-        return (self.runtime_version or "").partition("://")[2]
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("v1", "Node", None, self.name)
-
-
-@dataclass(frozen=True, slots=True)
-class Container:
-    path: str  # spec.containers[0]
-    name: str
-    image: str
-    memory_limit: str | None
-    memory_request: str | None
-    init: bool
-
-
-@dataclass(frozen=True, slots=True)
-class Placement:
-    """What the scheduler reads from a pod template (RuntimeClass scheduling is merged by the checks)."""
-
-    node_selector: dict[str, str]
-    required_terms: tuple[Any, ...] | None  # nodeAffinity required nodeSelectorTerms (raw), None when absent
-    tolerations: tuple[dict[str, Any], ...]
-    node_name: str | None
-    runtime_class: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class WorkloadRecord:
-    """A pod template that decides where future pods go: a controller, or a bare pod not yet placed."""
-
-    ref: ObjectRef
-    spec_path: str
-    target: Target
-    placement: Placement
-    containers: tuple[Container, ...]
-    host_process: bool
-    gmsa: tuple[tuple[str, str], ...]  # (path, credential spec name)
-    ignores: frozenset[str]
-
-
-@dataclass(frozen=True, slots=True)
-class ContainerState:
-    name: str
-    image: str
-    waiting_reason: str
-    waiting_message: str
-    last_exit_code: int | None
-    restarts: int
-    terminated_reason: str = ""
-    terminated_message: str = ""
-
-
-@dataclass(frozen=True, slots=True)
-class PodRecord:
-    namespace: str
-    name: str
-    node: str | None
-    phase: str
-    controller: ObjectRef | None  # ReplicaSet resolved to its Deployment when the hash label allows
-    target: Target
-    containers: tuple[Container, ...]
-    host_process: bool
-    runtime_class: str | None
-    states: tuple[ContainerState, ...]
-    group: int  # index into Snapshot.pod_groups (explain's rules run once per group)
-    ignores: frozenset[str]
-
-    @property
-    def ref(self) -> ObjectRef:
-        return ObjectRef("v1", "Pod", self.namespace, self.name)
-
-    @property
-    def owner_ref(self) -> ObjectRef:
-        return self.controller or self.ref
-
-
-@dataclass(slots=True)
-class PodGroup:
-    """Pods that share one template (same controller and template hash, or the same spec): linted once,
-    reported once, and their records share the group's target and containers."""
-
-    packed: str  # a representative pod (metadata and spec), as JSON: a fraction of its size as dicts
-    on_windows: bool
-    count: int = 1
-    target: Target = field(default_factory=lambda: Target(None, False))
-    containers: tuple[Container, ...] = ()
-    host_process: bool = False
-    lint: tuple[Any, tuple[Any, ...]] | None = None  # (Kubernetes version, explain's findings), linted early
-
-    @property
-    def pod(self) -> dict[str, Any]:
-        """The representative pod, decoded afresh on each call (rarely needed: the group is linted early)."""
-        import orjson
-
-        return orjson.loads(self.packed)
-
-
-@dataclass(frozen=True, slots=True)
-class _Template:
-    """What the builder works out once per pod template (see SnapshotBuilder._template_of)."""
-
-    owner: ObjectRef | None  # the controller named in ownerReferences
-    controller: ObjectRef | None  # the same, a ReplicaSet resolved to its Deployment
-    target: Target
-    key: tuple[str, ...] | None  # (namespace, owner kind, owner name, template hash), None without a hash
-
-
-@dataclass(frozen=True, slots=True)
-class EventRecord:
-    check: str
-    ref: ObjectRef
-    reason: str
-    message: str
-    node: str | None
-    count: int
-    pod: str | None = None  # the pod whose container status showed it (ref is then its controller)
-    codes: tuple[Any, ...] = ()  # wincodes.Decoded found in the message
-
-
-@dataclass(frozen=True, slots=True)
-class RuntimeClassRecord:
-    name: str
-    handler: str
-    node_selector: dict[str, str]
-    tolerations: tuple[dict[str, Any], ...]
-
-
-@dataclass(frozen=True, slots=True)
-class Skipped:
-    resource: str
-    reason: str
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    server_version: str | None
-    nodes: tuple[NodeRecord, ...]
-    pods: tuple[PodRecord, ...]
-    pod_groups: tuple[PodGroup, ...]
-    workloads: tuple[WorkloadRecord, ...]
-    events: tuple[EventRecord, ...]
-    namespaces: dict[str, dict[str, str]]  # name -> labels
-    runtime_classes: dict[str, RuntimeClassRecord]
-    gmsa_specs: frozenset[str] | None  # None when the cluster does not serve the CRD
-    services: int
-    service_ports: int
-    agents_seen: frozenset[str]  # node-agent names seen anywhere in the cluster (calico, flannel, ...)
-    counts: dict[str, int]  # objects read, per resource
-    read: frozenset[str]  # resources that were read completely
-    skipped: tuple[Skipped, ...]
-    namespace: str | None = None  # None: every namespace
-    # Image reference -> what its registry said ({"digest", "platforms": [{os, architecture, osVersion,
-    # digest}]} or {"error"}), when doctor --check-images read registries or a saved dump carries it.
-    images: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def windows_nodes(self) -> tuple[NodeRecord, ...]:
-        return tuple(n for n in self.nodes if n.windows)
-
-    def node(self, name: str | None) -> NodeRecord | None:
-        if not name:
-            return None
-        return self._node_index().get(name)
-
-    def _node_index(self) -> dict[str, NodeRecord]:
-        index = self.__dict__.get("_nodes_by_name")
-        if index is None:
-            index = {n.name: n for n in self.nodes}
-            object.__setattr__(self, "_nodes_by_name", index)
-        return index
 
 
 @dataclass
@@ -295,9 +69,14 @@ class SnapshotBuilder:
     _read: set[str] = field(default_factory=set)
     _skipped: list[Skipped] = field(default_factory=list)
     _windows_pods: set[tuple[str, str]] = field(default_factory=set)
-    _templates: dict[tuple[str, ...], _Template] = field(default_factory=dict)
     _interner: Interner = field(default_factory=Interner)
-    _daemonsets_seen: set[str] = field(default_factory=set)
+    _templates: Templates = field(init=False)
+
+    def __post_init__(self) -> None:
+        self._templates = Templates(self._interner, self._new_daemonset)
+
+    def _new_daemonset(self, name: str) -> None:
+        self._agents_seen.update(_agent_names(name))
 
     # -- bookkeeping -------------------------------------------------------------------------------
     def mark_read(self, resource: str) -> None:
@@ -311,7 +90,7 @@ class SnapshotBuilder:
         self._read.add("gmsacredentialspecs")
 
     def add(self, obj: dict[str, Any], kind: str | None = None) -> None:
-        kind = kind or _text(obj.get("kind"))
+        kind = kind or as_text(obj.get("kind"))
         handler = _HANDLERS.get(kind)
         if handler is None:
             return
@@ -322,8 +101,8 @@ class SnapshotBuilder:
         except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError, RecursionError) as exc:
             # Any field can have the wrong shape (a dump can come from anyone): the object is passed over
             # and named, never an internal error. The record builders treat most bad fields as absent first.
-            name = _text(_meta(obj).get("name")) or "(unnamed)"
-            namespace = _text(_meta(obj).get("namespace"))
+            name = as_text(meta_of(obj).get("name")) or "(unnamed)"
+            namespace = as_text(meta_of(obj).get("namespace"))
             self.skip(f"{resource}/{namespace + '/' if namespace else ''}{name}",
                       f"a field has the wrong shape ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
 
@@ -344,20 +123,20 @@ class SnapshotBuilder:
         self._keep(reduce.node, obj)
 
     def _add_namespace(self, obj: dict[str, Any]) -> None:
-        meta = _meta(obj)
-        self._namespaces[str(meta.get("name") or "")] = _str_map(meta.get("labels"))
+        meta = meta_of(obj)
+        self._namespaces[str(meta.get("name") or "")] = str_map(meta.get("labels"))
         self._keep(reduce.namespace, obj)
 
     def _add_runtime_class(self, obj: dict[str, Any]) -> None:
         scheduling = obj.get("scheduling") if isinstance(obj.get("scheduling"), dict) else {}
-        name = str(_meta(obj).get("name") or "")
+        name = str(meta_of(obj).get("name") or "")
         self._runtime_classes[name] = RuntimeClassRecord(
-            name, str(obj.get("handler") or ""), _str_map(scheduling.get("nodeSelector")),
+            name, str(obj.get("handler") or ""), str_map(scheduling.get("nodeSelector")),
             tuple(t for t in scheduling.get("tolerations") or () if isinstance(t, dict)))
         self._keep(reduce.runtime_class, obj)
 
     def _add_gmsa(self, obj: dict[str, Any]) -> None:
-        self._gmsa.add(str(_meta(obj).get("name") or ""))
+        self._gmsa.add(str(meta_of(obj).get("name") or ""))
         self._keep(reduce.gmsa, obj)
 
     def _add_service(self, obj: dict[str, Any]) -> None:
@@ -373,28 +152,28 @@ class SnapshotBuilder:
         self._keep(reduce.endpoint_slice, obj)  # for `hns --cluster-from-dump`; no doctor check reads them
 
     def _add_event(self, obj: dict[str, Any]) -> None:
-        reason = _text(obj.get("reason"))
-        message = _text(obj.get("message")) or _text(obj.get("note"))
+        reason = as_text(obj.get("reason"))
+        message = as_text(obj.get("message")) or as_text(obj.get("note"))
         found = symptoms.match(message, reason, "events")
-        if found is None and _text(obj.get("type")) != "Warning":
+        if found is None and as_text(obj.get("type")) != "Warning":
             return
         involved = obj.get("involvedObject") if isinstance(obj.get("involvedObject"), dict) else \
             obj.get("regarding") if isinstance(obj.get("regarding"), dict) else None
         if involved is None:
             return
-        ref = ObjectRef(_text(involved.get("apiVersion")), _text(involved.get("kind")),
-                        _text(involved.get("namespace")) or None, _text(involved.get("name")))
+        ref = ObjectRef(as_text(involved.get("apiVersion")), as_text(involved.get("kind")),
+                        as_text(involved.get("namespace")) or None, as_text(involved.get("name")))
         source = obj.get("source") if isinstance(obj.get("source"), dict) else {}
-        host = _text(source.get("host")) or _text(obj.get("reportingInstance")) or None
+        host = as_text(source.get("host")) or as_text(obj.get("reportingInstance")) or None
         if found is None or found.generic or found.windows_only:
             # The generic and Windows-only results only make sense for Windows objects; a Windows warning
             # nothing claims is still reported (windows-warning-unrecognised, folded by reason).
-            if not (_text(obj.get("type")) in ("", "Warning") and self._windows_related(ref, host)):
+            if not (as_text(obj.get("type")) in ("", "Warning") and self._windows_related(ref, host)):
                 return
             if found is None:
                 found = symptoms.unrecognised(message)
         series = obj.get("series") if isinstance(obj.get("series"), dict) else {}
-        count = _count(obj.get("count")) or _count(series.get("count")) or 1
+        count = as_count(obj.get("count")) or as_count(series.get("count")) or 1
         key = (_fold_key(found.check, reason), ref)
         previous = self._events.get(key)
         record = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
@@ -412,12 +191,12 @@ class SnapshotBuilder:
         return node is not None and node.windows
 
     def _add_pod(self, obj: dict[str, Any]) -> None:
-        meta = _meta(obj)
+        meta = meta_of(obj)
         spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-        node_name = _text(spec.get("nodeName")) or None
+        node_name = as_text(spec.get("nodeName")) or None
         node = self._nodes.get(node_name) if node_name else None
         on_windows = node is not None and node.windows
-        template = self._template_of(meta, spec)
+        template = self._templates.of(meta, spec)
         if not (on_windows or template.target.windows):
             # Most pods of a large cluster end here: Linux pods on Linux nodes are counted, not kept.
             if template.owner is None and not node_name:
@@ -425,9 +204,9 @@ class SnapshotBuilder:
                 self._keep(reduce.pod, obj)
             return
         intern = self._interner.text
-        namespace = intern(_text(meta.get("namespace")))
+        namespace = intern(as_text(meta.get("namespace")))
         group_key = template.key + (on_windows,) if template.key is not None else \
-            _group_key(namespace, template.owner, spec, on_windows)
+            spec_group_key(namespace, template.owner, spec, on_windows)
         group_index = self._group_index.get(group_key) if group_key is not None else None
         if group_index is None:
             representative = reduce.pod_template(obj)
@@ -436,7 +215,7 @@ class SnapshotBuilder:
                              containers=containers_of(spec, "spec", self._interner),
                              host_process=is_host_process(spec))
             if self.server_version is not None:
-                from kubectl_win.doctor.checks.pods import lint_group, version_of
+                from kubectl_win.doctor.lint import lint_group, version_of
 
                 version = version_of(self.server_version)
                 group.lint = (version, tuple(lint_group(representative, on_windows, version)))
@@ -451,14 +230,14 @@ class SnapshotBuilder:
         controller = template.controller
         record = PodRecord(
             namespace=namespace,
-            name=_text(meta.get("name")),
+            name=as_text(meta.get("name")),
             node=node.name if node is not None else node_name,
-            phase=intern(_text(status.get("phase"))),
+            phase=intern(as_text(status.get("phase"))),
             controller=controller,
             target=group.target,
             containers=group.containers,
             host_process=group.host_process,
-            runtime_class=intern(_text(spec.get("runtimeClassName"))) or None,
+            runtime_class=intern(as_text(spec.get("runtimeClassName"))) or None,
             states=_container_states(status),
             group=group_index,
             ignores=_ignores(meta),
@@ -486,41 +265,9 @@ class SnapshotBuilder:
                     self._events[key] = replace(previous, count=previous.count + 1)
         self._keep(reduce.pod, obj)
 
-    def _template_of(self, meta: dict[str, Any], spec: dict[str, Any]) -> _Template:
-        """The pod's owner, controller and target, computed once per pod template: pods of a controller that
-        label their template hash (Deployments, DaemonSets, StatefulSets) share one entry, so the per-pod
-        work of a 150,000-pod cluster stays a few dictionary lookups (a DaemonSet's per-node affinity names
-        nodes, never an OS)."""
-        # Plain loops rather than generators: this runs for every pod of the cluster.
-        labels = meta.get("labels")
-        template_hash = None
-        if isinstance(labels, dict):
-            for label in TEMPLATE_HASH_LABELS:
-                value = labels.get(label)
-                if value and isinstance(value, str):
-                    template_hash = value
-                    break
-        controller_ref = _controller_ref(meta)
-        key = None
-        if controller_ref is not None and template_hash is not None:
-            key = (_text(meta.get("namespace")), _text(controller_ref.get("kind")), _text(controller_ref.get("name")),
-                   template_hash)
-            cached = self._templates.get(key)
-            if cached is not None:
-                return cached
-        owner = _owner(controller_ref, meta) if controller_ref is not None else None
-        if owner is not None and owner.kind == "DaemonSet" and owner.name not in self._daemonsets_seen:
-            self._daemonsets_seen.add(owner.name)
-            self._agents_seen.update(_agent_names(owner.name))
-        template = _Template(owner, _resolve_controller(owner, template_hash),
-                             self._interner.value(infer_target(spec, meta)), key)
-        if key is not None:
-            self._templates[key] = template
-        return template
-
     def _add_workload(self, obj: dict[str, Any]) -> None:
-        meta = _meta(obj)
-        if _controller_of(meta) is not None and obj.get("kind") in ("Job", "ReplicaSet"):
+        meta = meta_of(obj)
+        if controller_of(meta) is not None and obj.get("kind") in ("Job", "ReplicaSet"):
             return  # the CronJob or Deployment above it is checked instead
         templates = pod_templates(obj)
         if not templates:
@@ -568,30 +315,22 @@ class SnapshotBuilder:
 
     def apply_header(self, header: dict[str, Any]) -> None:
         """The dump's header; a field of the wrong shape is ignored, as if the header did not have it."""
-        self.server_version = _text(header.get("serverVersion")) or self.server_version
-        self.namespace = _text(header.get("namespace")) or None
+        self.server_version = as_text(header.get("serverVersion")) or self.server_version
+        self.namespace = as_text(header.get("namespace")) or None
         counts = header.get("counts")
         if isinstance(counts, dict) and counts:
             self._counts = {str(k): v for k, v in counts.items() if isinstance(v, int) and not isinstance(v, bool)}
-        self._read = {r for r in _list(header.get("read")) if isinstance(r, str)}
+        self._read = {r for r in as_list(header.get("read")) if isinstance(r, str)}
         served = header.get("gmsaServed", True)
         self._gmsa_served = served if isinstance(served, bool) else True
-        self._agents_seen.update(a for a in _list(header.get("agentsSeen")) if isinstance(a, str))
-        for item in _list(header.get("skipped")):
+        self._agents_seen.update(a for a in as_list(header.get("agentsSeen")) if isinstance(a, str))
+        for item in as_list(header.get("skipped")):
             if isinstance(item, dict):
-                self.skip(_text(item.get("resource")), _text(item.get("reason")))
+                self.skip(as_text(item.get("resource")), as_text(item.get("reason")))
         images = header.get("images")
         if isinstance(images, dict):
             self.images.update({str(k): v for k, v in images.items() if isinstance(v, dict)})
 
-
-RESOURCE_OF_KIND = {
-    "Node": "nodes", "Namespace": "namespaces", "RuntimeClass": "runtimeclasses",
-    "GMSACredentialSpec": "gmsacredentialspecs", "Pod": "pods", "Deployment": "deployments",
-    "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
-    "ReplicaSet": "replicasets", "ReplicationController": "replicationcontrollers", "Service": "services",
-    "EndpointSlice": "endpointslices", "Event": "events",
-}
 
 _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
     "Node": SnapshotBuilder._add_node,
@@ -608,8 +347,8 @@ _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
 
 # -- record construction (pure functions, also used by tests) ---------------------------------------
 def node_record(obj: dict[str, Any]) -> NodeRecord:
-    meta = _meta(obj)
-    labels = _str_map(meta.get("labels"))
+    meta = meta_of(obj)
+    labels = str_map(meta.get("labels"))
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
@@ -622,7 +361,7 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     ready = conditions.get("Ready")
     network = conditions.get("NetworkUnavailable")
     taint_list = spec.get("taints") if isinstance(spec.get("taints"), list) else ()
-    taints = tuple(Taint(_text(t.get("key")), _text(t.get("value")), _text(t.get("effect")))
+    taints = tuple(Taint(as_text(t.get("key")), as_text(t.get("value")), as_text(t.get("effect")))
                    for t in taint_list if isinstance(t, dict))
     capacity = status.get("capacity") if isinstance(status.get("capacity"), dict) else {}
     allocatable = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else {}
@@ -637,10 +376,10 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
         runtime_version=info.get("containerRuntimeVersion") or "",
         kubelet_version=info.get("kubeletVersion") or "",
         ready=None if ready is None else ready.get("status") == "True",
-        ready_reason=_text((ready or {}).get("reason")) or "no Ready condition",
-        ready_message=" ".join(_text((ready or {}).get("message")).split()),
+        ready_reason=as_text((ready or {}).get("reason")) or "no Ready condition",
+        ready_message=" ".join(as_text((ready or {}).get("message")).split()),
         unschedulable=spec.get("unschedulable") is True,
-        network_unavailable=(_text(network.get("reason")), " ".join(_text(network.get("message")).split()))
+        network_unavailable=(as_text(network.get("reason")), " ".join(as_text(network.get("message")).split()))
         if network and network.get("status") == "True" else None,
         taints=taints,
         memory_capacity=parse_bytes(capacity.get("memory")),
@@ -658,17 +397,17 @@ def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, t
                     ) -> WorkloadRecord:
     """`interner`: share repeated values with the other records of a snapshot."""
     interner = interner or Interner()
-    meta = _meta(obj)
+    meta = meta_of(obj)
     affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
     placement = Placement(
-        node_selector=_str_map(spec.get("nodeSelector")),
+        node_selector=str_map(spec.get("nodeSelector")),
         required_terms=tuple(terms) if isinstance(terms, list) else None,
-        tolerations=tuple(t for t in _list(spec.get("tolerations")) if isinstance(t, dict)),
-        node_name=_text(spec.get("nodeName")) or None,
-        runtime_class=_text(spec.get("runtimeClassName")) or None,
+        tolerations=tuple(t for t in as_list(spec.get("tolerations")) if isinstance(t, dict)),
+        node_name=as_text(spec.get("nodeName")) or None,
+        runtime_class=as_text(spec.get("runtimeClassName")) or None,
     )
     return WorkloadRecord(
         ref=interner.ref(ObjectRef.of(obj)),
@@ -692,8 +431,8 @@ def containers_of(spec: dict[str, Any], spec_path: str, interner: Interner | Non
         limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
         requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
         out.append(Container(interner.text(f"{spec_path}.{list_name}[{index}]"), str(container.get("name") or ""),
-                             str(container.get("image") or ""), interner.optional(_opt_str(limits.get("memory"))),
-                             interner.optional(_opt_str(requests.get("memory"))), list_name == "initContainers"))
+                             str(container.get("image") or ""), interner.optional(opt_str(limits.get("memory"))),
+                             interner.optional(opt_str(requests.get("memory"))), list_name == "initContainers"))
     return tuple(out)
 
 
@@ -738,18 +477,6 @@ def _ignores(*metadatas: Any) -> frozenset[str]:
     return _EMPTY
 
 
-def _group_key(namespace: str, owner: ObjectRef | None, spec: dict[str, Any], on_windows: bool) -> Any:
-    """Pods of a controller that labels no template hash (Jobs, bare ReplicaSets) share a template when their
-    specs are the same but for the per-pod fields."""
-    if owner is None:
-        return None
-    fingerprint = canonical({k: v for k, v in spec.items() if k not in _PER_POD_SPEC_FIELDS})
-    return (namespace, owner.kind, owner.name, hash(fingerprint), on_windows)
-
-
-_PER_POD_SPEC_FIELDS = frozenset({"nodeName", "hostname", "subdomain"})
-
-
 # Container states that are not failures (a container on its way up) or only restate one (a back-off
 # after the termination or pull error the container status already shows).
 _NOT_FAILING = frozenset({"ContainerCreating", "PodInitializing", "Completed", "CrashLoopBackOff", "ImagePullBackOff"})
@@ -763,7 +490,7 @@ def _fold_key(check: str, reason: str) -> str:
 def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
     out = []
     for key in ("initContainerStatuses", "containerStatuses"):
-        for item in _list(status.get(key)):
+        for item in as_list(status.get(key)):
             if not isinstance(item, dict):
                 continue
             state = item.get("state") if isinstance(item.get("state"), dict) else {}
@@ -774,88 +501,21 @@ def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
                 terminated = state["terminated"]
             exit_code = terminated.get("exitCode") if terminated else None
             exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
-            terminated_message = _text(terminated.get("message")) if terminated else ""
-            if not _text(waiting.get("message")) and exit_code is None and not terminated_message:
+            terminated_message = as_text(terminated.get("message")) if terminated else ""
+            if not as_text(waiting.get("message")) and exit_code is None and not terminated_message:
                 continue  # nothing a check reads
             out.append(ContainerState(
-                _text(item.get("name")), _text(item.get("image")),
-                _text(waiting.get("reason")), " ".join(_text(waiting.get("message")).split()),
-                exit_code, _count(item.get("restartCount")) or 0,
-                _text(terminated.get("reason")) if terminated else "", " ".join(terminated_message.split())))
+                as_text(item.get("name")), as_text(item.get("image")),
+                as_text(waiting.get("reason")), " ".join(as_text(waiting.get("message")).split()),
+                exit_code, as_count(item.get("restartCount")) or 0,
+                as_text(terminated.get("reason")) if terminated else "", " ".join(terminated_message.split())))
     return tuple(out)
 
 
-def _controller_ref(meta: dict[str, Any]) -> dict[str, Any] | None:
-    """The ownerReferences entry marked controller (a plain loop: this runs for every pod)."""
-    refs = meta.get("ownerReferences")
-    for ref in refs if isinstance(refs, list) else ():
-        if isinstance(ref, dict) and ref.get("controller") is True:
-            return ref
-    return None
-
-
-def _owner(ref: dict[str, Any], meta: dict[str, Any]) -> ObjectRef:
-    return ObjectRef(_text(ref.get("apiVersion")), _text(ref.get("kind")), _text(meta.get("namespace")) or None,
-                     _text(ref.get("name")))
-
-
-def _controller_of(meta: dict[str, Any]) -> ObjectRef | None:
-    ref = _controller_ref(meta)
-    return _owner(ref, meta) if ref is not None else None
-
-
-def _resolve_controller(owner: ObjectRef | None, template_hash: str | None) -> ObjectRef | None:
-    """A ReplicaSet named <deployment>-<pod-template-hash> belongs to that Deployment."""
-    if owner is None:
-        return None
-    if owner.kind == "ReplicaSet" and template_hash and owner.name.endswith("-" + template_hash):
-        return ObjectRef("apps/v1", "Deployment", owner.namespace, owner.name[: -len(template_hash) - 1])
-    return owner
-
-
 def _agent_names(name: str) -> set[str]:
-    from kubectl_win.doctor.agents import cni_names
+    from kubectl_win.doctor.signatures.agents import cni_names
 
     return cni_names(name)
-
-
-def _meta(obj: dict[str, Any]) -> dict[str, Any]:
-    meta = obj.get("metadata")
-    return meta if isinstance(meta, dict) else {}
-
-
-def _str_map(value: Any) -> dict[str, str]:
-    if not isinstance(value, dict):
-        return {}
-    return {str(k): str(v) for k, v in value.items()}
-
-
-def _text(value: Any) -> str:
-    """A field read as text: strings as they are, numbers as their digits, anything else (a list or a
-    mapping where a string belongs) as absent."""
-    if isinstance(value, str):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return str(value)
-    return ""
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
-
-
-def _opt_str(value: Any) -> str | None:
-    return None if value is None else str(value)
 
 
 def _pack(pod: dict[str, Any]) -> str:
@@ -869,8 +529,3 @@ def _pack(pod: dict[str, Any]) -> str:
         return json.dumps(pod, default=str, separators=(",", ":"))
 
 
-def canonical(obj: Any) -> str:
-    return json.dumps(obj, sort_keys=True, separators=(",", ":"))
-
-
-__all__ = ["KIND_ORDER", "POD_SPEC_PATHS", "Snapshot", "SnapshotBuilder"]

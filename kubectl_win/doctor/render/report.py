@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kubectl_win.doctor.quantity import format_bytes
-from kubectl_win.doctor.snapshot import NodeRecord, Skipped, Snapshot
+from kubectl_win.doctor.records import NodeRecord, Skipped, Snapshot
 from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
 from kubectl_win.output.findings_table import render_by_severity
 from kubectl_win.output.table import render_table
