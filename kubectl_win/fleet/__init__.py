@@ -1,0 +1,1 @@
+"""doctor for many clusters in one run (scan.py) and, kept running, as Prometheus metrics (serve)."""
