@@ -9,7 +9,7 @@ a command:
    `app.command(name, short_help=summary, ...)` (or `app.add_typer(...)` for a command with
    subcommands), and a `run(args, env) -> int` that calls the service function;
 2. add the name, module and one-line summary to `COMMANDS`;
-3. run `python -m kubectl_win.completion.tree` to refresh the command tree completion reads
+3. run `python -m kubectl_win.completion.export` to refresh the command tree completion reads
    (tests/test_cli_app.py fails until the file and the application agree).
 
 New options of an existing command need only step 3. Completion of the option's value comes

@@ -10,8 +10,9 @@ import pytest
 
 from kubectl_win.cli import click_app
 from kubectl_win.commands.base import HELP_OPTIONS
+from kubectl_win.completion.export import export_app
 from kubectl_win.completion.protocol import respond
-from kubectl_win.completion.tree import TREE_FILE, export_app, load
+from kubectl_win.completion.tree import TREE_FILE, load
 from tests.clirun import run_cli
 from tests.completion_helpers import directive, values
 
@@ -29,7 +30,7 @@ COMMANDS = list(_walk(click_app(), (), None))
 
 
 def test_the_exported_tree_is_the_application():
-    assert load() == export_app(), (f"{TREE_FILE.name} is out of date: run `python -m kubectl_win.completion.tree` "
+    assert load() == export_app(), (f"{TREE_FILE.name} is out of date: run `python -m kubectl_win.completion.export` "
                                     "after changing a command")
 
 

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubectl_win.doctor.build import SnapshotBuilder
+if TYPE_CHECKING:
+    from kubectl_win.doctor.build import SnapshotBuilder
 from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SCHEMA_VERSION
