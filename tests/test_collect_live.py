@@ -20,7 +20,7 @@ import pytest
 
 from kubectl_win.collect import script
 from kubectl_win.collect.live import APP
-from kubectl_win.hns.live import APP_LABEL
+from kubectl_win.kube.hostprocess import APP_LABEL
 from tests.apiserver.exec import settings_for
 from tests.bundle_fixtures import node_archive, node_files
 from tests.clirun import CliResult, run_cli

@@ -18,8 +18,9 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.hns import script
-from kubectl_win.hns.live import APP, APP_LABEL
+from kubectl_win.hns.live import APP
 from kubectl_win.hns.model import KNOWN_KEYS
+from kubectl_win.kube.hostprocess import APP_LABEL
 from tests.apiserver.exec import settings_for
 from tests.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
 from tests.waiting import HANG_GUARD, wait_until

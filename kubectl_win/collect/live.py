@@ -1,23 +1,21 @@
 """`kubectl win collect`: a HostProcess pod per node runs the collection script; the bundle is built here.
 
-Nodes are visited `parallel` at a time in worker threads. Per node: sweep pods of ours a dead run left
-(hns.live.remove_leftovers), create the pod (pinned, image matching the node's build), wait for it, run
-the script over exec with its parameters on stdin, stream its stdout (a tar.gz) into memory up to the
-node's size cap, with a watchdog that ends the exec when the node's time budget is spent, and delete the
-pod. The pods that exist are registered, so Ctrl-C, SIGTERM or a closed console (SIGHUP) deletes them
-from the main thread. A failing node costs only its own part of the bundle: bundle.json says what went
-wrong there.
+Nodes are visited `parallel` at a time in worker threads. Per node, through kube.hostprocess (the pod life
+cycle hns and doctor --deep share): sweep pods of ours a dead run left, create the pod (pinned, image
+matching the node's build), wait for it; then run the script over exec with its parameters on stdin, stream
+its stdout (a tar.gz) into memory up to the node's size cap, with a watchdog that ends the exec when the
+node's time budget is spent, and delete the pod. The pods that exist are registered, so Ctrl-C, SIGTERM or
+a closed console (SIGHUP) deletes them from the main thread. A failing node costs only its own part of the
+bundle: bundle.json says what went wrong there.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -143,12 +141,11 @@ def _save_cluster(cluster: Any, path: str) -> None:
 
 def collect_nodes(cluster: Any, nodes: list[dict[str, Any]], options: CollectOptions,
                   say: Callable[[str], None]) -> list[NodeResult]:
-    from kubectl_win.hns.live import delete_pods
+    from kubectl_win.kube.hostprocess import on_nodes
 
     pods: set[tuple[str, str]] = set()
     results: dict[str, NodeResult] = {}
     lock = threading.Lock()
-    slots = threading.Semaphore(options.parallel)
     names = [str((n.get("metadata") or {}).get("name")) for n in nodes]
     states: dict[str, str] = dict.fromkeys(names, "waiting")
     fatal: list[KubectlWinError] = []  # the same for every node (Pod Security): the run stops
@@ -172,107 +169,48 @@ def collect_nodes(cluster: Any, nodes: list[dict[str, Any]], options: CollectOpt
             result = NodeResult(name, errors=[str(exc)])
         except Exception as exc:  # noqa: BLE001 - one node's surprise must not lose the others
             result = NodeResult(name, errors=[f"{type(exc).__name__}: {exc}"])
-        finally:
-            slots.release()
         with lock:
             results[name] = result
         update(name, "done" if result.ok else "failed")
 
-    threads: list[threading.Thread] = []
-    with interrupts_raise():
-        try:
-            for node in nodes:
-                while not slots.acquire(timeout=0.2):
-                    pass
-                if fatal:
-                    slots.release()
-                    break
-                thread = threading.Thread(target=work, args=(node,), daemon=True,
-                                          name=f"collect-{(node.get('metadata') or {}).get('name')}")
-                thread.start()
-                threads.append(thread)
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(0.2)
-        except BaseException:
-            say("interrupted: deleting the collection pods")
-            delete_pods(cluster, pods)
-            say("")
-            raise
-    say("")
+    def interrupted() -> None:
+        say("interrupted: deleting the collection pods")
+
+    try:
+        on_nodes(cluster, nodes, work, options.parallel, pods, stop=lambda: bool(fatal), interrupted=interrupted)
+    finally:
+        say("")
     if fatal:
         raise fatal[0]
     return [results[name] for name in names]
 
 
-@contextmanager
-def interrupts_raise() -> Iterator[None]:
-    """SIGTERM and SIGHUP (a closed console) unwind like Ctrl-C, so the pods are deleted."""
-    from kubectl_win.hns.live import interrupts_raise as sigterm_raises
-
-    def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
-
-    sighup = getattr(signal, "SIGHUP", None)
-    previous = None
-    with sigterm_raises():
-        try:
-            if sighup is not None:
-                previous = signal.signal(sighup, interrupt)
-        except ValueError:  # not the main thread
-            sighup = None
-        try:
-            yield
-        finally:
-            if sighup is not None and previous is not None:
-                signal.signal(sighup, previous)
-
-
 def collect_node(cluster: Any, node: dict[str, Any], options: CollectOptions, pods: set[tuple[str, str]],
                  state: Callable[[str], None]) -> NodeResult:
     """One node: pod up, script run, archive in memory, pod deleted (always)."""
-    from kubectl_win.hns.live import (
-        LiveOptions,
-        create_pod,
-        delete_pod,
-        image_for,
-        pod_name,
-        remove_leftovers,
-        wait_running,
-    )
+    from kubectl_win.hns.live import image_for
+    from kubectl_win.kube.hostprocess import PodOptions, running_pod
 
     name = str((node.get("metadata") or {}).get("name"))
     started = time.monotonic()
     result = NodeResult(name)
     deadline = int(options.timeout + options.budget + grace(options.budget) + 60)
-    live = LiveOptions(node=name, namespace=options.namespace, image=options.image, timeout=options.timeout,
-                       poll_interval=options.poll_interval, app=APP, purpose="collect", deadline=deadline)
+    live = PodOptions(node=name, namespace=options.namespace, image=options.image, timeout=options.timeout,
+                      poll_interval=options.poll_interval, app=APP, purpose="collect", deadline=deadline)
     try:
         image = options.image or image_for(node)
     except KubectlWinError as exc:
         result.errors.append(str(exc))
         return result
-    remove_leftovers(cluster, live)
-    pod = pod_name(name, APP)
-    key = (options.namespace, pod)
-    created = False
     try:
-        state(f"starting pod ({image})")
-        pods.add(key)
-        create_pod(cluster, live, pod, image)
-        created = True
-        wait_running(cluster, live, pod)
-        state("collecting")
-        result.archive, result.stderr = run_script(cluster, options, pod, name, state)
+        with running_pod(cluster, live, image, pods, state) as pod:
+            state("collecting")
+            result.archive, result.stderr = run_script(cluster, options, pod, name, state)
     except KubectlWinError as exc:
         if exc.exit_code == 2 and "Pod Security" in str(exc):
             raise PodSecurityRejected(str(exc), 2) from None
         result.errors.append(str(exc))
     finally:
-        if created and key in pods:
-            state("deleting pod")
-            delete_pod(cluster, options.namespace, pod)
-        pods.discard(key)
         result.seconds = round(time.monotonic() - started, 1)
     return result
 

@@ -79,12 +79,14 @@ def run(args: Any, env: Env) -> int:
             raise UsageError("name a Windows node (kubectl win hns NODE), or give --from-file PATH")
         if args.cluster_from_dump:
             raise UsageError("--cluster-from-dump goes with --from-file; a live run reads the cluster itself")
-        from kubectl_win.hns.live import LiveOptions, inspect_node
+        from kubectl_win.hns.live import inspect_node
         from kubectl_win.kube import KubeFlags
+        from kubectl_win.kube.hostprocess import PodOptions
 
-        options = LiveOptions(node=args.node, namespace=args.namespace or "kube-system", image=args.image,
-                              timeout=args.timeout, config=args.config)
-        report = inspect_node(KubeFlags.from_args(args), options, progress=env.stderr if env.stderr_isatty else None)
+        options = PodOptions(node=args.node, namespace=args.namespace or "kube-system", image=args.image,
+                             timeout=args.timeout)
+        report = inspect_node(KubeFlags.from_args(args), options, args.config,
+                              progress=env.stderr if env.stderr_isatty else None)
     render(report, args.output, env)
     return exit_code(report.findings, args.fail_on)
 

@@ -43,7 +43,8 @@ class DeepResult:
 def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
              progress: Callable[[str, int], None] | None = None) -> DeepResult:
     from kubectl_win.hns.cluster import build_view
-    from kubectl_win.hns.live import cluster_objects, delete_pods, interrupts_raise
+    from kubectl_win.hns.live import cluster_objects
+    from kubectl_win.kube.hostprocess import on_nodes
 
     result = DeepResult()
     candidates = [n.name for n in snapshot.windows_nodes if n.ready is not False]
@@ -61,7 +62,6 @@ def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
     view = build_view(objects)
     pods: set[tuple[str, str]] = set()
     lock = threading.Lock()
-    slots = threading.Semaphore(max(1, options.concurrency))
     done: list[str] = []
 
     def work(name: str) -> None:
@@ -69,8 +69,6 @@ def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
             node_result = inspect(cluster, nodes.get(name) or {"metadata": {"name": name}}, view, options, pods)
         except Exception as exc:  # noqa: BLE001 - one node's surprise must not lose the others' results
             node_result = DeepResult(skipped=[Skipped(f"deep {name}", f"{type(exc).__name__}: {exc}")])
-        finally:
-            slots.release()
         with lock:
             result.findings.extend(node_result.findings)
             result.hns.extend(node_result.hns)
@@ -79,21 +77,7 @@ def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
             if progress is not None:
                 progress("Windows nodes inspected", len(done))
 
-    threads = []
-    with interrupts_raise():  # SIGTERM unwinds like Ctrl-C, so the pods the workers made are deleted
-        try:
-            for name in candidates:
-                while not slots.acquire(timeout=0.2):
-                    pass
-                thread = threading.Thread(target=work, args=(name,), name=f"deep-{name}", daemon=True)
-                thread.start()
-                threads.append(thread)
-            for thread in threads:
-                while thread.is_alive():
-                    thread.join(0.2)
-        except BaseException:
-            delete_pods(cluster, pods)
-            raise
+    on_nodes(cluster, candidates, work, options.concurrency, pods)
     result.hns.sort(key=lambda entry: str(entry.get("node")))
     return result
 
@@ -101,15 +85,16 @@ def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
 def inspect(cluster: Any, node: dict[str, Any], view: Any, options: DeepOptions,
             pods: set[tuple[str, str]]) -> DeepResult:
     """hns and the log scan for one node."""
-    from kubectl_win.hns.live import LiveOptions, dump_node, image_for
+    from kubectl_win.hns.live import dump_node, image_for
     from kubectl_win.hns.report import hns_section
     from kubectl_win.hns.run import analyze_objects
+    from kubectl_win.kube.hostprocess import PodOptions
 
     name = str((node.get("metadata") or {}).get("name"))
     result = DeepResult()
     try:
         image = options.image or image_for(node)
-        live = LiveOptions(node=name, namespace=options.namespace, image=image, timeout=options.timeout)
+        live = PodOptions(node=name, namespace=options.namespace, image=image, timeout=options.timeout)
         doc = dump_node(cluster, live, image, lambda _text: None, pods)
         doc["node"] = name
         report = analyze_objects(doc, view, name)

@@ -12,10 +12,11 @@ from collections import defaultdict
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
+from kubectl_win.addresses import in_prefix
 from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.hns import catalog
 from kubectl_win.hns.catalog import finding
-from kubectl_win.hns.cluster import ClusterView, Service, ServicePort, in_prefix
+from kubectl_win.hns.cluster import ClusterView, Service, ServicePort
 from kubectl_win.hns.model import ENDPOINT_STATES, HnsState, LoadBalancer
 
 BAD_ENDPOINT_STATES = frozenset({0, 4, 5, 6})

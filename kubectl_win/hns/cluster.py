@@ -6,10 +6,10 @@ Built from any list of Kubernetes objects: a doctor dump (--save-dump), the JSON
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_win.addresses import is_ip
 from kubectl_win.wellknown import BUILD_LABEL, node_os
 
 
@@ -209,20 +209,5 @@ def _node(obj: dict[str, Any]) -> Node:
     internal = next((str(a.get("address")) for a in addresses if a.get("type") == "InternalIP"), None)
     cidrs = [str(c) for c in _list(spec.get("podCIDRs"))] or ([str(spec["podCIDR"])] if spec.get("podCIDR") else [])
     return Node(str(meta.get("name") or ""), node_os(obj) == "windows", internal,
-                tuple(str(a.get("address")) for a in addresses if _is_ip(a.get("address"))), tuple(cidrs),
+                tuple(str(a.get("address")) for a in addresses if is_ip(a.get("address"))), tuple(cidrs),
                 labels.get(BUILD_LABEL) or None)
-
-
-def _is_ip(value: Any) -> bool:
-    try:
-        ipaddress.ip_address(str(value))
-    except ValueError:
-        return False
-    return True
-
-
-def in_prefix(ip: str, prefix: str) -> bool:
-    try:
-        return ipaddress.ip_address(ip) in ipaddress.ip_network(prefix, strict=False)
-    except ValueError:
-        return False

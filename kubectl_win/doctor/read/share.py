@@ -20,10 +20,10 @@ never look at but that can carry secrets or internal details:
 
 from __future__ import annotations
 
-import ipaddress
 from functools import cache
 from typing import Any
 
+from kubectl_win.addresses import is_ip
 from kubectl_win.manifests import CONTAINER_LISTS, POD_SPEC_PATHS
 from kubectl_win.policy import IGNORE_ANNOTATION
 from kubectl_win.redact import redact
@@ -167,17 +167,9 @@ def _node_status(status: Any) -> Any:
     if isinstance(out.get("nodeInfo"), dict):
         out["nodeInfo"] = {k: v for k, v in out["nodeInfo"].items() if k in _NODE_INFO_KEPT}
     if isinstance(out.get("addresses"), list):
-        out["addresses"] = [a for a in out["addresses"] if isinstance(a, dict) and _is_ip(a.get("address"))]
+        out["addresses"] = [a for a in out["addresses"] if isinstance(a, dict) and is_ip(a.get("address"))]
     for key in ("conditions",):
         if isinstance(out.get(key), list):
             out[key] = [{**c, "message": redact(c["message"])} if isinstance(c, dict)
                         and isinstance(c.get("message"), str) else c for c in out[key]]
     return out
-
-
-def _is_ip(value: Any) -> bool:
-    try:
-        ipaddress.ip_address(str(value))
-    except ValueError:
-        return False
-    return True
