@@ -69,3 +69,11 @@ def _cloud_labels() -> tuple[dict, ...]:
     from kubectl_win.knowledge import load
 
     return tuple(load("node_labels")["cloud_labels"])
+
+
+@cache
+def per_node_labels() -> frozenset[str]:
+    """Labels that differ between the nodes of one pool: host name, zones (knowledge/node_labels.yaml)."""
+    from kubectl_win.knowledge import load
+
+    return frozenset(entry["label"] for entry in load("node_labels")["per_node_labels"])

@@ -22,7 +22,7 @@ IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
 # Elements a report may contain; anything else (script, img, iframe, svg onload, ...) came from the cluster.
 ALLOWED_TAGS = {"DIV", "HEADER", "H1", "H2", "H3", "P", "SPAN", "B", "BDI", "NAV", "A", "MAIN", "SECTION", "DL", "DT",
                 "DD", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "UL", "LI", "FIGURE", "FIGCAPTION", "ARTICLE",
-                "PRE", "CODE", "FOOTER", "svg", "rect", "line"}
+                "PRE", "CODE", "FOOTER", "DETAILS", "SUMMARY", "svg", "rect", "line"}
 
 
 @pytest.fixture(scope="module")
@@ -140,3 +140,42 @@ def test_hostile_names_stay_inert_and_keep_the_layout(browser: Browser, pages: d
     assert no_horizontal_overflow(visit)
     assert visible(visit, "table.matrix")
     assert visible(visit, "article.finding")
+
+
+@pytest.fixture(scope="module")
+def large_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
+    """doctor's page and JSON for a generated cluster of 1,000 nodes (200 Windows) and 30,000 pods."""
+    from tests.clirun import run_cli
+    from tests.doctor_identity import synthetic_dump
+
+    folder = tmp_path_factory.mktemp("large")
+    dump = synthetic_dump("nodes=1000,pods=30000,windows=0.2,seed=1", folder)
+    page = folder / "report.html"
+    assert run_cli("doctor", "--from-dump", str(dump), "--report", str(page), "-o", "json").exit_code == 1
+    return page, run_cli("doctor", "--from-dump", str(dump), "-o", "json").json
+
+
+def test_a_large_cluster_report_folds_node_pools_and_stays_small(browser: Browser,
+                                                                large_report: tuple[Path, dict]) -> None:
+    page, report = large_report
+    assert len(report["nodes"]) == 1000  # folding is presentation only
+    assert page.stat().st_size <= 250_000
+    visit = browser.open(page, width=1280)
+    assert_clean(visit)
+    assert visit.evaluate("document.querySelectorAll('tr').length") <= 60
+    # Every Windows node is named in the page, pooled ones inside a closed list the browser's search opens.
+    windows = [n["name"] for n in report["nodes"] if n["os"] == "windows"]
+    assert visit.evaluate(f"(() => {{ const t = document.getElementById('nodes').textContent;"
+                          f" return {windows!r}.filter(n => !t.includes(n)); }})()") == []
+    assert visit.evaluate("document.querySelectorAll('#nodes details.pool').length") > 0
+    assert visit.evaluate("document.querySelectorAll('#nodes details[open]').length") == 0
+    # A node with a finding the others of its pool lack has a row of its own.
+    not_ready = [f["object"]["name"] for f in report["findings"] if f["id"] == "windows-node-not-ready"]
+    assert not_ready
+    rows = visit.evaluate("[...document.querySelectorAll('#nodes tr.node td.name')].map(td => td.textContent)")
+    for name in not_ready:
+        assert any(row.startswith(name) for row in rows), name
+    # Every finding's object is in the page: in full, or in its check's list.
+    names = visit.evaluate("document.getElementById('findings').textContent")
+    missing = [f["object"]["name"] for f in report["findings"] if f["object"]["name"] not in names]
+    assert missing == []

@@ -1,21 +1,23 @@
-"""Grouping: which pods share a template, and which controller a pod belongs to.
+"""Grouping: which pods share a template, which controller a pod belongs to, and which nodes form a pool.
 
 Pods of a controller that labels its template hash (Deployments, DaemonSets, StatefulSets) share one
 template entry, worked out once; pods of a controller without one (Jobs, bare ReplicaSets) share a group
-when their specs are the same but for the per-pod fields. A ReplicaSet resolves to its Deployment.
+when their specs are the same but for the per-pod fields. A ReplicaSet resolves to its Deployment. Nodes
+alike but for their names are one pool in the report's tables (node_pools).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
 from kubectl_win.doctor.interning import Interner
 from kubectl_win.doctor.read.fields import as_text
+from kubectl_win.doctor.records import NodeRecord
 from kubectl_win.explain import Target, infer_target
-from kubectl_win.findings import ObjectRef
+from kubectl_win.findings import Finding, ObjectRef
 
 TEMPLATE_HASH_LABELS = ("pod-template-hash", "controller-revision-hash")
 
@@ -113,3 +115,39 @@ def resolve_controller(owner: ObjectRef | None, template_hash: str | None) -> Ob
 
 def canonical(obj: Any) -> str:
     return json.dumps(obj, sort_keys=True, separators=(",", ":"))
+
+
+@dataclass(frozen=True)
+class NodePool:
+    """Nodes that are the same apart from their names: one row of the report's node tables. `findings` are the
+    first node's (every node of the pool has findings of the same checks)."""
+
+    nodes: tuple[NodeRecord, ...]
+    findings: tuple[Finding, ...]
+
+    @property
+    def first(self) -> NodeRecord:
+        return self.nodes[0]
+
+
+def node_pools(nodes: Iterable[NodeRecord], findings: Iterable[Finding]) -> list[NodePool]:
+    """Pools of nodes alike in OS build, versions, runtime, readiness, taints, labels (but per-node ones such as
+    the host name) and the checks that found something on them, in the order of their first node by name. A
+    node with a finding of its own leaves its pool: its key differs. Presentation only: reports keep one
+    entry per node."""
+    from kubectl_win.wellknown import per_node_labels
+
+    by_node: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.object.kind == "Node":
+            by_node.setdefault(finding.object.name, []).append(finding)
+    skip = per_node_labels()
+    pools: dict[tuple[Any, ...], list[NodeRecord]] = {}
+    for node in sorted(nodes, key=lambda n: n.name):
+        key = (node.os, node.os_image, node.kernel_version, node.build_label, node.runtime_version,
+               node.kubelet_version, node.ready, node.ready_reason, node.unschedulable, node.network_unavailable,
+               node.taints, node.memory_capacity, node.memory_allocatable,
+               frozenset((k, v) for k, v in node.labels.items() if k not in skip),
+               tuple(sorted((f.id, f.severity) for f in by_node.get(node.name, ()))))
+        pools.setdefault(key, []).append(node)
+    return [NodePool(tuple(members), tuple(by_node.get(members[0].name, ()))) for members in pools.values()]

@@ -1,8 +1,9 @@
 """doctor's report as one self-contained HTML page (`-o html`, `--report PATH`).
 
-Sections: a cluster summary, the Windows node matrix (one row per node, grouped by build, problem cells
-marked and linked to their findings), the HNS load-balancer cost of the Services, the findings grouped by
-area and severity with their fix commands, and what was skipped. All cluster text goes through
+Sections: a cluster summary, the Windows node matrix (one row per pool of nodes alike but for their names,
+grouped by build, problem cells marked and linked to their findings; the names folded in the row), the HNS
+load-balancer cost of the Services, the findings grouped by area and severity with their fix commands (the
+first EXAMPLES of each check in full, the rest listed by object), and what was skipped. All cluster text goes through
 `kubectl_win.output.html.text`/`plain`; ids and anchors are built from indexes, never from cluster text.
 """
 
@@ -15,6 +16,7 @@ from typing import Any
 
 from kubectl_win import __version__, builds
 from kubectl_win.doctor import catalog
+from kubectl_win.doctor.grouping import NodePool, node_pools
 from kubectl_win.doctor.records import NodeRecord
 from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.findings import SEVERITY_RANK, Finding, Fix
@@ -46,6 +48,9 @@ AREA_TITLES = {
 def render_html(report: DoctorReport, source: str = "", now: datetime | None = None, shell: str = "posix") -> str:
     """The whole page. `source` says where the data came from (a dump's file name, a context)."""
     anchors = {id(f): f"f-{index}" for index, f in enumerate(report.findings, 1)}
+    for tail in _folded(report.findings):  # links to a folded finding go to its list
+        for f in tail[1:]:
+            anchors[id(f)] = anchors[id(tail[0])]
     generated = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
     sections = [
         _summary(report),
@@ -185,25 +190,23 @@ def _node_matrix(report: DoctorReport, anchors: dict[int, str]) -> str:
     if not windows:
         return head + ("<h2>Windows nodes</h2>\n<p class=\"muted\">The cluster has no Windows nodes "
                        "(no node is labelled kubernetes.io/os=windows).</p>\n" + _other_nodes(report) + "</section>\n")
-    by_node: dict[str, list[Finding]] = defaultdict(list)
-    for f in report.findings:
-        if f.object.kind == "Node":
-            by_node[f.object.name].append(f)
     column_of = {check: column for column, checks in NODE_COLUMNS.items() for check in checks}
-    groups: dict[int | None, list[NodeRecord]] = defaultdict(list)
-    for node in windows:
-        groups[node.build_number].append(node)
+    groups: dict[int | None, list[NodePool]] = defaultdict(list)
+    for pool in node_pools(windows, report.findings):
+        groups[pool.first.build_number].append(pool)
     rows = []
     for number in sorted(groups, key=lambda b: (b is None, -(b or 0))):
-        nodes = sorted(groups[number], key=lambda n: n.name)
-        rows.append(_build_row(number, nodes))
-        for node in nodes:
+        pools = groups[number]
+        rows.append(_build_row(number, [n for pool in pools for n in pool.nodes]))
+        for pool in pools:
             cells: dict[str, list[Finding]] = defaultdict(list)
-            for f in by_node.get(node.name, ()):
+            for f in pool.findings:
                 cells[column_of.get(f.id, "other")].append(f)
-            rows.append(_node_row(node, report.server_version, cells, anchors))
-    problems = sum(1 for n in windows if by_node.get(n.name))
+            rows.append(_node_row(pool, report.server_version, cells, anchors))
+    problems = sum(len(pool.nodes) for pools in groups.values() for pool in pools if pool.findings)
     sub = f"{len(windows)} node{'s' if len(windows) != 1 else ''}, {problems} with findings"
+    if len(windows) > len(rows) - len(groups):
+        sub += "; nodes alike but for their names share a row"
     return (
         head + f'<h2>Windows nodes <span class="sub">{text(sub)}</span></h2>\n'
         '<div class="scroll"><table class="matrix">\n<thead><tr><th scope="col">Node</th><th scope="col">Build</th>'
@@ -230,9 +233,15 @@ def _build_row(number: int | None, nodes: list[NodeRecord]) -> str:
             "</th></tr>\n")
 
 
-def _node_row(node: NodeRecord, server: str | None, cells: dict[str, list[Finding]],
+def _node_row(pool: NodePool, server: str | None, cells: dict[str, list[Finding]],
               anchors: dict[int, str]) -> str:
-    name = f'<td class="name" data-label="Node">{text(node.name, 253)}' \
+    node = pool.first
+    if len(pool.nodes) == 1:
+        who = text(node.name, 253)
+    else:  # the names stay in the page, folded: the browser's find-in-page opens the list
+        who = (f'{len(pool.nodes)} nodes <details class="pool"><summary>names</summary>'
+               f'<span class="names">{text(", ".join(n.name for n in pool.nodes), 1_000_000)}</span></details>')
+    name = f'<td class="name" data-label="Node">{who}' \
            f'<span class="line2">{text(node.os_image or "unknown OS image", 200)}</span></td>'
     build = f"{node.kernel_version or 'unknown kernel'}"
     label = node.build_label
@@ -299,8 +308,8 @@ def _other_nodes(report: DoctorReport) -> str:
         os_name, image, runtime, kubelet, ready = key
         what = " · ".join(x for x in (image or os_name, runtime, f"kubelet {kubelet}", ready) if x)
         shown = ", ".join(sorted(names))
-        items.append(f'<li><b>{len(names)}</b> × {text(what, 400)}: '
-                     f'<span class="names">{text(shown, 20000)}</span></li>')
+        items.append(f'<li><b>{len(names)}</b> × {text(what, 400)} <details class="pool"><summary>names</summary>'
+                     f'<span class="names">{text(shown, 1_000_000)}</span></details></li>')
     return (f'<div class="others">Other nodes ({len(others)}), not Windows:<ul>' + "".join(items) + "</ul></div>\n")
 
 
@@ -449,6 +458,10 @@ def _bar_chart(bars: list[tuple[str, int]], limit: int, caption: str, max_rows: 
 
 # -- findings ------------------------------------------------------------------------------------------
 
+# Findings of one check shown in full in each area; the page lists the rest by object (a 30,000-pod cluster's
+# thousands of findings would make a page too large to share; -o json keeps every one).
+EXAMPLES = 3
+
 def _area(finding: Finding) -> str:
     info = catalog.catalog().get(finding.id)
     return info.area if info else "pods"
@@ -477,11 +490,37 @@ def _findings(report: DoctorReport, anchors: dict[int, str], shell: str = "posix
         pills = "".join(f'<span class="pill {s}">{counts[s]} {SEVERITY_WORDS[s][counts[s] != 1]}</span>'
                         for s in SEVERITIES if counts.get(s))
         title = AREA_TITLES.get(name, name.replace("-", " ").capitalize())
+        articles = []
+        for members in _by_check(items).values():
+            articles.extend(_finding(f, anchors[id(f)], shell, shown) for f in members[:EXAMPLES])
+            if len(members) > EXAMPLES:
+                articles.append(_more(members[EXAMPLES:], anchors[id(members[EXAMPLES])]))
         sections.append(f'<section class="area"><h3>{text(title)} <span class="counts">{pills}</span></h3>\n'
-                        + "".join(_finding(f, anchors[id(f)], shell, shown) for f in items) + "</section>\n")
+                        + "".join(articles) + "</section>\n")
     counts = Counter(f.severity for f in report.findings)
     return (head + f'<h2>Findings <span class="sub">{text(_count_words(counts))}, grouped by area</span></h2>\n'
             + "".join(sections) + "</section>\n")
+
+
+def _by_check(findings: Iterable[Finding]) -> dict[tuple[str, str], list[Finding]]:
+    groups: dict[tuple[str, str], list[Finding]] = {}
+    for f in findings:
+        groups.setdefault((f.id, f.severity), []).append(f)
+    return groups
+
+
+def _folded(findings: Iterable[Finding]) -> list[list[Finding]]:
+    """The findings of each check past its first EXAMPLES, which the page lists by object only."""
+    return [members[EXAMPLES:] for members in _by_check(findings).values() if len(members) > EXAMPLES]
+
+
+def _more(tail: list[Finding], anchor: str) -> str:
+    first = tail[0]
+    words = f"{len(tail):,} more with {first.id}; the message and fix of each are in -o json and -o sarif"
+    names = ", ".join(f.object.display() for f in tail)
+    return (f'<article class="finding {first.severity} more" id="{anchor}"><p class="msg">{text(words)}</p>'
+            f'<details class="objects"><summary>show them</summary><span class="names">{text(names, 1_000_000)}'
+            "</span></details></article>\n")
 
 
 def _finding(f: Finding, anchor: str, shell: str, shown: dict[tuple[object, ...], tuple[str, str]]) -> str:

@@ -77,24 +77,32 @@ def node_dict(node: NodeRecord) -> dict[str, Any]:
 
 
 def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False, width: int | None = None) -> None:
-    """The Windows node inventory (`doctor nodes`); `width`: a terminal's, no line is wider."""
-    windows = [n for n in report.nodes if n.windows]
-    if not windows:
+    """The Windows node inventory (`doctor nodes`), one row per pool of nodes alike but for their names (-o json
+    keeps one entry per node); `width`: a terminal's, no line is wider."""
+    from kubectl_win.doctor.grouping import node_pools
+
+    pools = node_pools((n for n in report.nodes if n.windows), report.findings)
+    if not pools:
         out.write("No Windows nodes found.\n")
         return
-    headers = ["name", "ready", "os-image", "build", "build-label", "runtime", "kubelet", "memory", "taints"]
+    folded = any(len(pool.nodes) > 1 for pool in pools)  # the count column only where a row stands for several
+    headers = ["name", *(["nodes"] if folded else []), "ready", "os-image", "build", "build-label", "runtime",
+               "kubelet", "memory", "taints"]
     rows = []
-    for n in windows:
+    for pool in pools:
+        n = pool.first
         memory = f"{format_bytes(n.memory_allocatable)}/{format_bytes(n.memory_capacity)}"
         runtime = f"{n.runtime}/{n.runtime_release}" if n.runtime else (n.runtime_version or None)
-        rows.append([n.name, _ready(n), n.os_image or None, n.windows_build, n.build_label, runtime,
-                     n.kubelet_version or None, memory, ",".join(t.text() for t in n.taints) or None])
+        name = n.name if len(pool.nodes) == 1 else f"{n.name} +{len(pool.nodes) - 1} more"
+        rows.append([name, *([len(pool.nodes)] if folded else []), _ready(n), n.os_image or None, n.windows_build,
+                     n.build_label, runtime, n.kubelet_version or None, memory,
+                     ",".join(t.text() for t in n.taints) or None])
     if wide:
         from kubectl_win.doctor.checks.runtime import port_forward_mode
 
         headers.append("port-forward")
-        for row, n in zip(rows, windows, strict=True):
-            row.append(port_forward_mode(n) or None)
+        for row, pool in zip(rows, pools, strict=True):
+            row.append(port_forward_mode(pool.first) or None)
     render_table(headers, rows, out, width=width)
 
 
