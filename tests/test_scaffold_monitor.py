@@ -150,17 +150,20 @@ def test_out_writes_one_file_per_object_and_never_overwrites_without_force(tmp_p
     out = tmp_path / "monitor"
     first = run_cli("scaffold", "monitor", "--image", IMAGE, "--service-monitor", "--out", str(out))
     assert first.exit_code == 0, first.stderr
-    assert sorted(p.name for p in out.iterdir()) == sorted([
-        "kubectl-win-namespace.yaml", "kubectl-win-serviceaccount.yaml", "kubectl-win-monitor-clusterrole.yaml",
-        "kubectl-win-monitor-clusterrolebinding.yaml", "kubectl-win-deployment.yaml", "kubectl-win-service.yaml",
-        "kubectl-win-servicemonitor.yaml"])
-    (out / "kubectl-win-deployment.yaml").write_text("# mine\n")
+    # Numbered in the order to apply them: `kubectl apply -f DIR` reads a folder in name order.
+    assert sorted(p.name for p in out.iterdir()) == [
+        "01-kubectl-win-namespace.yaml", "02-kubectl-win-serviceaccount.yaml",
+        "03-kubectl-win-monitor-clusterrole.yaml", "04-kubectl-win-monitor-clusterrolebinding.yaml",
+        "05-kubectl-win-deployment.yaml", "06-kubectl-win-service.yaml", "07-kubectl-win-servicemonitor.yaml"]
+    assert first.stdout.splitlines()[0] == f"wrote {out / '01-kubectl-win-namespace.yaml'}"
+    deployment = out / "05-kubectl-win-deployment.yaml"
+    deployment.write_text("# mine\n")
     again = run_cli("scaffold", "monitor", "--image", IMAGE, "--out", str(out))
     assert again.exit_code == 2 and "already exists (use --force" in again.stderr
-    assert (out / "kubectl-win-deployment.yaml").read_text() == "# mine\n"
+    assert deployment.read_text() == "# mine\n"
     forced = run_cli("scaffold", "monitor", "--image", "example.com/other:2", "--out", str(out), "--force")
     assert forced.exit_code == 0, forced.stderr
-    assert "example.com/other:2" in (out / "kubectl-win-deployment.yaml").read_text()
+    assert "example.com/other:2" in deployment.read_text()
 
 
 @pytest.mark.parametrize(("argv", "message"), [

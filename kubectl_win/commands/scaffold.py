@@ -348,7 +348,8 @@ def monitor_options(args: Any) -> Any:
 def _run_monitor(args: Any, env: Env) -> int:
     from kubectl_win.scaffold.monitor import monitor_objects
 
-    return _emit(monitor_objects(monitor_options(args)), args, env)
+    # Numbered files: `kubectl apply -f DIR` reads them in name order, so the Namespace comes first.
+    return _emit(monitor_objects(monitor_options(args)), args, env, numbered=True)
 
 
 def _run_node_taint(args: Any, env: Env) -> int:
@@ -416,7 +417,7 @@ def _report(warnings: list[str], notes: list[str], env: Env) -> None:
         env.stderr.write(f"note: {note}\n")
 
 
-def _emit(objects: list[dict[str, Any]], args: Any, env: Env) -> int:
+def _emit(objects: list[dict[str, Any]], args: Any, env: Env, numbered: bool = False) -> int:
     from kubectl_win.scaffold.render import file_name, file_text, to_text
 
     if args.out is None:
@@ -425,7 +426,8 @@ def _emit(objects: list[dict[str, Any]], args: Any, env: Env) -> int:
     from kubectl_win.scaffold.writer import ensure_folder, write_files
 
     ensure_folder(args.out)
-    files = [(os.path.join(args.out, file_name(obj, args.output)), file_text(obj, args.output)) for obj in objects]
+    files = [(os.path.join(args.out, (f"{index:02d}-" if numbered else "") + file_name(obj, args.output)),
+              file_text(obj, args.output)) for index, obj in enumerate(objects, 1)]
     for path in write_files(files, force=args.force):
         env.stdout.write(f"wrote {path}\n")
     return 0
