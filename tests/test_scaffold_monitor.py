@@ -227,3 +227,12 @@ def test_the_docs_dockerfile_passes_hadolint() -> None:
     root = DOCKERFILE.read_text(encoding="utf-8").replace("USER 65532:65532", "USER root")
     flagged = subprocess.run([hadolint, "--no-color", "-"], input=root, capture_output=True, text=True)
     assert flagged.returncode != 0 and "DL3002" in flagged.stdout
+
+
+def test_scaffold_monitor_runs_offline_without_importing_the_kubernetes_client() -> None:
+    code = ("import contextlib, io, sys\nfrom kubectl_win.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = main(['scaffold', 'monitor', '--image', {IMAGE!r}, '--service-monitor'])\n"
+            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', 'aiohttp'}))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.stdout.split("\n")[0] == "0 []", result.stdout + result.stderr
