@@ -7,7 +7,7 @@ import inspect
 import json
 import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -24,6 +24,9 @@ from kubectl_win.scaffold.options import (
     PlacementOptions,
     WorkloadOptions,
 )
+
+if TYPE_CHECKING:
+    from kubectl_win.scaffold.monitor import MonitorOptions
 
 DESCRIPTION = """\
 Write Windows workloads that land on the right nodes and pass API validation.
@@ -334,8 +337,8 @@ def _run_runtime_class(args: Any, env: Env) -> int:
     return _emit(result.objects, args, env)
 
 
-def monitor_options(args: Any) -> Any:
-    """Validated `scaffold monitor` flags (kubectl_win.scaffold.monitor.MonitorOptions)."""
+def monitor_options(args: Any) -> MonitorOptions:
+    """Validated `scaffold monitor` flags (every bad value is a UsageError, exit 2)."""
     from kubectl_win.scaffold.monitor import MonitorOptions, interval
 
     if args.out is None and args.force:
