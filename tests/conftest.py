@@ -27,7 +27,7 @@ if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
 
 from tests.apiserver import ApiServer, FaultInjector, Store
 from tests.apiserver.auth import Auth
-from tests.realcluster.fixtures import real_cluster  # noqa: F401 - a fixture
+from tests.realcluster.fixtures import real_cluster, real_sample, sample_refused  # noqa: F401 - fixtures
 from tests.registry.fixtures import htpasswd_registry, plain_registry, token_registry  # noqa: F401 - fixtures
 from tests.tools import require_kubectl
 

@@ -123,25 +123,8 @@ def test_expired_exec_credential_is_refreshed_before_the_request(apiserver, tmp_
     assert int((tmp_path / "runs").read_text()) >= 3  # loaded, then refreshed before each request
 
 
-def test_in_cluster_config_when_there_is_no_kubeconfig(apiserver, tmp_path, monkeypatch) -> None:
-    from kubectl_win.kube import config
-
-    sa = tmp_path / "serviceaccount"
-    sa.mkdir()
-    (sa / "token").write_text(apiserver.token)
-    (sa / "ca.crt").write_bytes(apiserver.server.pki.ca_cert.read_bytes())
-    (sa / "namespace").write_text("kube-system\n")
-    monkeypatch.setattr(config, "INCLUSTER_DIR", sa)
-    monkeypatch.delenv("KUBECONFIG", raising=False)
-    monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("KUBERNETES_SERVICE_HOST", "127.0.0.1")
-    monkeypatch.setenv("KUBERNETES_SERVICE_PORT", str(apiserver.server.port))
-    cluster = connect(KubeFlags())
-    assert (cluster.server, cluster.namespace) == (apiserver.url, "kube-system")
-    assert cluster.server_version()["major"] == "1"
-
-
 def test_no_kubeconfig_and_not_in_a_cluster(tmp_path, monkeypatch) -> None:
+    """In-cluster configuration itself: tests/test_kube_incluster.py."""
     monkeypatch.delenv("KUBECONFIG", raising=False)
     monkeypatch.delenv("KUBERNETES_SERVICE_HOST", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path))

@@ -19,7 +19,6 @@ from kubectl_win.kube import KubeFlags, NotFound, connect
 from tests.apiserver import ApiServer
 from tests.clirun import run_cli
 from tests.realcluster.cluster import RealCluster
-from tests.realcluster.seed import apply_items
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
@@ -35,19 +34,6 @@ COLLECTIONS = {
 }
 # Set by the API server on every object, never compared.
 SKEW_IDS = {"kubelet-too-old", "kubelet-newer-than-apiserver"}
-
-
-@pytest.fixture(scope="session")
-def sample_refused(real_cluster: RealCluster) -> list[tuple[dict[str, Any], str]]:
-    """The bundled sample cluster (Windows and Linux nodes, failing pods, events, Services, a gMSA spec)
-    put into the real server once per session: nodes with their status, pods bound and status-patched.
-    Returns the sample's objects the server refused."""
-    return apply_items(real_cluster.client(), json.loads(SAMPLE.read_text())["items"])
-
-
-@pytest.fixture
-def real_sample(real_cluster: RealCluster, sample_refused: list) -> RealCluster:
-    return real_cluster
 
 
 def test_the_sample_objects_a_real_server_refuses_are_the_ones_explain_says_it_refuses(

@@ -7,7 +7,7 @@ import inspect
 import json
 import os
 from collections.abc import Callable
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
@@ -25,6 +25,9 @@ from kubectl_win.scaffold.options import (
     WorkloadOptions,
 )
 
+if TYPE_CHECKING:
+    from kubectl_win.scaffold.monitor import MonitorOptions
+
 DESCRIPTION = """\
 Write Windows workloads that land on the right nodes and pass API validation.
 
@@ -32,6 +35,7 @@ Write Windows workloads that land on the right nodes and pass API validation.
   kubectl win scaffold runtimeclass --windows-build BUILD [--handler H]
   kubectl win scaffold node-taint [--from-cluster]
   kubectl win scaffold patch -f PATH [--in-place | --dry-run]
+  kubectl win scaffold monitor --image IMAGE [--service-monitor]
 
 Workloads carry nodeSelector kubernetes.io/os=windows (and node.kubernetes.io/windows-build for
 --windows-build), a toleration per Windows taint, spec.os.name=windows, CPU and memory requests and
@@ -45,7 +49,8 @@ examples:
   kubectl win scaffold deployment web --image example.com/web:ltsc2019 --from-cluster --out deploy/
   kubectl win scaffold runtimeclass --windows-build ltsc2022
   kubectl win scaffold node-taint --from-cluster
-  kubectl win scaffold patch -f charts/rendered/ --dry-run"""
+  kubectl win scaffold patch -f charts/rendered/ --dry-run
+  kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor"""
 
 _KIND_HELP = {
     "deployment": "a Windows Deployment",
@@ -164,6 +169,21 @@ def patch(
     return invoke(run, {"scaffold_kind": "patch", **locals()})
 
 
+@shared(_write_options())
+def monitor(
+    image: Annotated[str, typer.Option("--image", metavar="IMAGE", show_default=False,
+                                       help="an image whose entry point is kubectl-win (see docs/monitor.md)")],
+    namespace: Annotated[str, typer.Option(
+        "-n", "--namespace", metavar="NS", help="namespace to run in (default kubectl-win)")] = "kubectl-win",
+    interval: Annotated[str, typer.Option(
+        "--interval", metavar="DURATION", help="time between two scans, e.g. 5m, 90s, 1h (default 5m)")] = "5m",
+    service_monitor: Annotated[bool, typer.Option(
+        "--service-monitor", help="also write a prometheus-operator ServiceMonitor")] = False,
+    **shared: Any,
+) -> int:
+    return invoke(run, {"scaffold_kind": "monitor", **locals()})
+
+
 _KIND_EXAMPLES = {
     "deployment": "kubectl win scaffold deployment iis --image mcr.microsoft.com/windows/servercore/iis:"
                   "windowsservercore-ltsc2022 --port 80 --windows-build ltsc2022 --service LoadBalancer",
@@ -178,6 +198,8 @@ _KIND_EXAMPLES = {
     "node-taint": "kubectl win scaffold node-taint --from-cluster --context prod",
     "patch": "helm template ./chart | kubectl win scaffold patch -f - > rendered.yaml\n"
              "  kubectl win scaffold patch -f manifests/ --dry-run",
+    "monitor": "kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor "
+               "--out monitor/",
 }
 
 
@@ -189,6 +211,7 @@ def register(app: KubectlWinTyper, summary: str) -> None:
         ("runtimeclass", "a RuntimeClass that schedules onto a Windows build", runtimeclass),
         ("node-taint", "kubectl taint commands for Windows nodes without a taint", node_taint),
         ("patch", "add OS placement to existing manifests", patch),
+        ("monitor", "run kubectl win serve in the cluster, for Prometheus", monitor),
     ]
     for name, help_text, function in commands:
         scaffold.command(name, help=help_text[0].upper() + help_text[1:] + ".", short_help=help_text,
@@ -199,7 +222,7 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 def _require_kind(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is None:
         raise UsageError("missing KIND: deployment, statefulset, daemonset, job, cronjob, runtimeclass, "
-                         "node-taint or patch (see 'kubectl win scaffold --help')")
+                         "node-taint, patch or monitor (see 'kubectl win scaffold --help')")
 
 
 def run(args: Any, env: Env) -> int:
@@ -210,6 +233,8 @@ def run(args: Any, env: Env) -> int:
         return _run_runtime_class(args, env)
     if kind == "node-taint":
         return _run_node_taint(args, env)
+    if kind == "monitor":
+        return _run_monitor(args, env)
     return _run_patch(args, env)
 
 
@@ -312,6 +337,24 @@ def _run_runtime_class(args: Any, env: Env) -> int:
     return _emit(result.objects, args, env)
 
 
+def monitor_options(args: Any) -> MonitorOptions:
+    """Validated `scaffold monitor` flags (every bad value is a UsageError, exit 2)."""
+    from kubectl_win.scaffold.monitor import MonitorOptions, interval
+
+    if args.out is None and args.force:
+        raise UsageError("--force only applies with --out DIR")
+    return MonitorOptions(image=valid.image_reference(args.image),
+                          namespace=valid.dns1123_label(args.namespace, "namespace"),
+                          interval=interval(args.interval), service_monitor=bool(args.service_monitor))
+
+
+def _run_monitor(args: Any, env: Env) -> int:
+    from kubectl_win.scaffold.monitor import monitor_objects
+
+    # Numbered files: `kubectl apply -f DIR` reads them in name order, so the Namespace comes first.
+    return _emit(monitor_objects(monitor_options(args)), args, env, numbered=True)
+
+
 def _run_node_taint(args: Any, env: Env) -> int:
     from kubectl_win.scaffold.node_taint import plan_node_taints
 
@@ -377,7 +420,7 @@ def _report(warnings: list[str], notes: list[str], env: Env) -> None:
         env.stderr.write(f"note: {note}\n")
 
 
-def _emit(objects: list[dict[str, Any]], args: Any, env: Env) -> int:
+def _emit(objects: list[dict[str, Any]], args: Any, env: Env, numbered: bool = False) -> int:
     from kubectl_win.scaffold.render import file_name, file_text, to_text
 
     if args.out is None:
@@ -386,7 +429,8 @@ def _emit(objects: list[dict[str, Any]], args: Any, env: Env) -> int:
     from kubectl_win.scaffold.writer import ensure_folder, write_files
 
     ensure_folder(args.out)
-    files = [(os.path.join(args.out, file_name(obj, args.output)), file_text(obj, args.output)) for obj in objects]
+    files = [(os.path.join(args.out, (f"{index:02d}-" if numbered else "") + file_name(obj, args.output)),
+              file_text(obj, args.output)) for index, obj in enumerate(objects, 1)]
     for path in write_files(files, force=args.force):
         env.stdout.write(f"wrote {path}\n")
     return 0

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,7 +18,6 @@ from kubectl_win.kube.errors import CredentialPluginError, KubeconfigError, NoKu
 from kubectl_win.redact import redact as _redact
 from kubectl_win.redact import remember
 
-INCLUSTER_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 _OVERRIDE_CONTEXT = "kubectl-win-override"
 
 
@@ -199,18 +197,29 @@ def _with_token_file_read(entry: dict, kubeconfig: Path) -> dict:
     return {**entry, "user": {**user, "token": text.strip()}}
 
 
+def _empty(merged: Any, flags: KubeFlags) -> bool:
+    """Nothing to connect with and nothing asked for: clientcmd's empty config, which falls to in-cluster."""
+    return not (flags.kubeconfig or flags.context or flags.cluster or merged.value.get("current-context")
+                or merged.value["clusters"] or merged.value["contexts"])
+
+
 def _names(node: Any, section: str) -> list[str]:
     return [entry.value["name"] if hasattr(entry, "value") else entry["name"] for entry in node.value[section]]
 
 
 def load(flags: KubeFlags) -> ClientConfig:
+    """clientcmd's order: --kubeconfig (which must exist), else $KUBECONFIG's files, else ~/.kube/config,
+    else, when none of them exists or they hold nothing (no context, no cluster), the in-cluster config."""
+    from kubectl_win.kube import incluster
+
     paths = kubeconfig_paths(flags)
-    if not paths:
-        if os.environ.get("KUBERNETES_SERVICE_HOST"):
+    merged = merge_kubeconfigs(paths) if paths else None
+    if merged is None or _empty(merged, flags):
+        if incluster.possible():
             return load_incluster(flags)
-        raise NoKubeconfig("no kubeconfig found (use --kubeconfig, set KUBECONFIG, or create ~/.kube/config) "
-                           "and not running inside a cluster")
-    merged = merge_kubeconfigs(paths)
+        if merged is None:
+            raise NoKubeconfig("no kubeconfig found (use --kubeconfig, set KUBECONFIG, or create ~/.kube/config) "
+                               "and not running inside a cluster")
     where = ", ".join(str(p) for p in paths)
     context_name = flags.context or merged.value.get("current-context")
     contexts = _names(merged, "contexts")
@@ -308,20 +317,7 @@ def _captured_loader_errors() -> Iterator[list[str]]:
 
 
 def load_incluster(flags: KubeFlags) -> ClientConfig:
-    from kubernetes.client import Configuration
-    from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.incluster_config import InClusterConfigLoader
+    """The service account's token, CA and namespace (kubectl_win.kube.incluster)."""
+    from kubectl_win.kube.incluster import load_incluster as load_from_service_account
 
-    cfg = Configuration()
-    try:
-        InClusterConfigLoader(token_filename=str(INCLUSTER_DIR / "token"),
-                              cert_filename=str(INCLUSTER_DIR / "ca.crt")).load_and_set(cfg)
-    except ConfigException as exc:
-        raise NoKubeconfig(f"no kubeconfig found and the in-cluster config is unusable: {exc}") from None
-    namespace = flags.namespace
-    if not namespace:
-        try:
-            namespace = (INCLUSTER_DIR / "namespace").read_text().strip()
-        except OSError:
-            namespace = ""
-    return ClientConfig(cfg.host.rstrip("/"), namespace or "default", None, cfg, None, "in-cluster config")
+    return load_from_service_account(flags)

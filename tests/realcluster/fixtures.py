@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from tests.realcluster.build import KUBERNETES_MINORS
 from tests.realcluster.cluster import RealCluster
+from tests.realcluster.seed import apply_items
 from tests.tools import missing_tool
 
 
@@ -24,6 +28,22 @@ def real_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
                      f"run `python -m tests.realcluster build --version {minor}`")
     with cluster:
         yield cluster
+
+
+SAMPLE = Path(__file__).resolve().parents[2] / "kubectl_win" / "examples" / "cluster-dump.json"
+
+
+@pytest.fixture(scope="session")
+def sample_refused(real_cluster: RealCluster) -> list[tuple[dict[str, Any], str]]:
+    """The bundled sample cluster (Windows and Linux nodes, failing pods, events, Services, a gMSA spec)
+    put into the real server once per session: nodes with their status, pods bound and status-patched.
+    Returns the sample's objects the server refused."""
+    return apply_items(real_cluster.client(), json.loads(SAMPLE.read_text())["items"])
+
+
+@pytest.fixture
+def real_sample(real_cluster: RealCluster, sample_refused: list) -> RealCluster:
+    return real_cluster
 
 
 def go_tool(component: str, binary: str) -> str:
