@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 
 from kubectl_win.nodelogs import locations
-from kubectl_win.nodelogs.filtering import filter_lines, parse_since, timestamp
+from kubectl_win.nodelogs.filtering import filter_stream, parse_time, timestamp
 from tests.apiserver.nodelogs import NodeLogs
 from tests.clirun import CliResult, run_cli
 from tests.hns_scenarios import cluster_items
@@ -201,13 +201,17 @@ def test_timestamps_of_windows_node_components() -> None:
 def test_filtering_and_since() -> None:
     now = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
     text = "I1201 01:00:00.0 a\nE1201 02:30:00.0 b\n  more b\nI1201 02:50:00.0 c\n"
-    assert filter_lines(text, since=parse_since("1h", now), now=now) == ["E1201 02:30:00.0 b", "  more b",
-                                                                         "I1201 02:50:00.0 c"]
-    assert filter_lines(text, tail=0, now=now) == []
-    assert parse_since("1h30m", now) == now - timedelta(hours=1, minutes=30)
-    assert parse_since("2026-12-01T00:00:00Z", now) == datetime(2026, 12, 1, tzinfo=UTC)
-    with pytest.raises(ValueError, match="expected a duration"):
-        parse_since("yesterday", now)
+    lines = text.splitlines()
+    assert list(filter_stream(lines, since=parse_time("1h", now=now), now=now)) == [
+        "E1201 02:30:00.0 b", "  more b", "I1201 02:50:00.0 c"]
+    assert list(filter_stream(lines, until=parse_time("20m", now=now), now=now)) == [
+        "I1201 01:00:00.0 a", "E1201 02:30:00.0 b", "  more b"]
+    assert list(filter_stream(lines, tail=0, now=now)) == []
+    assert list(filter_stream(["  before any timestamp", *lines], until=now, tail=2, now=now)) == lines[2:]
+    assert parse_time("1h30m", now=now) == now - timedelta(hours=1, minutes=30)
+    assert parse_time("2026-12-01T00:00:00Z", now=now) == datetime(2026, 12, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="--until 'yesterday': expected a duration"):
+        parse_time("yesterday", "--until", now)
 
 
 def test_every_distribution_knows_every_component_and_cites_sources() -> None:
