@@ -185,6 +185,163 @@ def test_kube_proxy_running_as_a_pod_is_read_from_its_pod(server) -> None:  # no
     assert result.stdout.splitlines() == [line]
 
 
+# -- options the kubelet refuses for a log it serves from a file (issue #27) ------------------------------------
+REFUSED = ("options present and query resolved to log files for [kubelet] try without specifying options")
+FILE_LOG_NOTE = ("it serves that log from a file and applies no options to files")
+
+
+def kubelet_log_the_query_finds(server):  # noqa: ANN001, ANN201
+    """C:\\var\\log\\kubelet.log: no known kubeadm location, but query=kubelet resolves to it (a file logger)."""
+    log = kubelet_log()
+    return log, server.server.node_logs.setdefault("win-a", NodeLogs(files={"kubelet.log": log}))
+
+
+@pytest.mark.parametrize(("option", "kept"), [
+    (["--tail", "2"], slice(5, 7)),
+    (["--since", "35m"], slice(3, 7)),  # the continuation line goes with the entry before it
+    (["--until", "25m"], slice(0, 5)),
+    (["--grep", "sandbox"], [3, 6]),
+])
+def test_each_option_the_kubelet_refuses_for_a_file_is_applied_here(server, option: list[str], kept) -> None:  # noqa: ANN001
+    log, node_logs = kubelet_log_the_query_finds(server)
+    lines = log.splitlines()
+    expected = lines[kept] if isinstance(kept, slice) else [lines[i] for i in kept]
+    result = logs(server, "win-a", "kubelet", *option, "-v")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == expected
+    # Said once, with why: the kubelet's own answer.
+    assert result.stderr == (f"note: kubelet: {option[0].replace('--grep', '--pattern')} applied here: the kubelet "
+                             f'on win-a refused the query options: {FILE_LOG_NOTE} ("{REFUSED}")\n')
+    option_name = {"--tail": "tailLines=", "--since": "sinceTime=", "--until": "untilTime=", "--grep": "pattern="}
+    with_option, without = node_logs.requests[3:]
+    assert "query=kubelet" in with_option and option_name[option[0]] in with_option
+    assert without == "/api/v1/nodes/win-a/proxy/logs/?query=kubelet"
+    # Without -v the same lines, and nothing on stderr.
+    quiet = logs(server, "win-a", "kubelet", *option)
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, result.stdout, "")
+
+
+def test_the_four_options_together_on_a_file(server) -> None:  # noqa: ANN001
+    log, _ = kubelet_log_the_query_finds(server)
+    result = logs(server, "win-a", "kubelet", "--since", "45m", "--until", "5m", "--grep", "error|fail", "--tail", "1",
+                  "-v")
+    assert result.exit_code == 0 and result.stdout.splitlines() == [log.splitlines()[6]]
+    assert result.stderr.startswith("note: kubelet: --since, --until, --pattern, --tail applied here: the kubelet on "
+                                    "win-a refused the query options") and result.stderr.count("\n") == 1
+
+
+def test_a_pattern_the_kubelet_rejects_is_applied_here_not_reported_as_no_log(server) -> None:  # noqa: ANN001
+    """Go's regexp has no lookahead: the kubelet answers 406 to the pattern (validate), before looking for the
+    log. That refusal is about the option, not a missing log."""
+    log, node_logs = kubelet_log_the_query_finds(server)
+    result = logs(server, "win-a", "kubelet", "--grep", "(?=.*Sandbox).*failed", "-v")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [log.splitlines()[3], log.splitlines()[6]]
+    assert result.stderr == ('note: kubelet: --pattern applied here: the kubelet on win-a refused the query options: '
+                             'it answered 406 ("pattern: Invalid value: "(?=.*Sandbox).*failed": error parsing regexp: '
+                             'invalid or unsupported Perl syntax: `(?=`")\n')
+    assert node_logs.requests[-1] == "/api/v1/nodes/win-a/proxy/logs/?query=kubelet"
+
+
+def test_a_400_refusing_the_options_is_not_no_log_found(server) -> None:  # noqa: ANN001
+    """Whatever the words of a 400 or 406 to a query with options, the query is asked again without them."""
+    log, _ = kubelet_log_the_query_finds(server)
+    server.faults.status(r"query=kubelet&tailLines=", 400, message="options are not supported for file-based logs")
+    result = logs(server, "win-a", "kubelet", "--tail", "5", "-v")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == log.splitlines()[-5:]
+    assert result.stderr == ('note: kubelet: --tail applied here: the kubelet on win-a refused the query options: it '
+                             'answered 400 ("options are not supported for file-based logs")\n')
+
+
+def test_no_log_found_only_when_no_candidate_exists(server) -> None:  # noqa: ANN001
+    server.server.node_logs["win-a"] = NodeLogs(files={"kube-proxy/kube-proxy.log": "I1201 x\n"})
+    missing = logs(server, "win-a", "kubelet", "--tail", "5")
+    assert missing.exit_code == 2 and missing.stderr == (
+        "error: no kubelet log found on win-a (kubeadm (sig-windows-tools): looked for "
+        "C:\\var\\log\\kubelet\\kubelet.err.log or C:\\var\\log\\kubelet\\kubelet.log or "
+        "C:\\var\\log\\kubelet\\kubelet.out.log)\n")
+    # A query refused even without options is that refusal, not "no log found".
+    server.faults.status(r"query=kubelet", 400, message="the node proxy refused it")
+    refused = logs(server, "win-a", "kubelet", "--tail", "5")
+    assert refused.exit_code == 2 and refused.stderr == (
+        "error: the kubelet on win-a refused the log query for kubelet, also without options: the node proxy "
+        "refused it\n")
+
+
+def test_an_event_provider_gets_the_four_options_from_the_kubelet(server) -> None:  # noqa: ANN001
+    text = "\n".join(f"2026-12-01 02:{m:02d}:00 1000 Information Event number {m}" for m in range(10))
+    node_logs = server.server.node_logs["win-a"] = NodeLogs(providers={"Microsoft-Windows-Security-SPP": text})
+    result = logs(server, "win-a", "Microsoft-Windows-Security-SPP", "--since", "2026-12-01T02:02:00Z",
+                  "--until", "2026-12-01T02:08:00Z", "--tail", "4", "--grep", "number [4-9]", "-v")
+    assert result.exit_code == 0, result.stderr
+    # -MaxEvents 4 of 02:02..02:08 (5..8), then the pattern: what the kubelet answered, printed as it is.
+    assert [ln.rsplit(" ", 1)[-1] for ln in result.stdout.splitlines()] == ["5", "6", "7", "8"]
+    assert result.stderr == ""  # nothing was filtered here
+    [request] = node_logs.requests
+    for option in ("sinceTime=2026-12-01T02%3A02%3A00Z", "untilTime=2026-12-01T02%3A08%3A00Z", "tailLines=4",
+                   "pattern=number+%5B4-9%5D"):
+        assert option in request
+
+
+def test_a_file_known_by_its_location_says_why_with_v(server) -> None:  # noqa: ANN001
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": kubelet_log()})
+    result = logs(server, "win-a", "kubelet", "--tail", "1", "-v")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 1
+    assert result.stderr == ("note: kubelet: --tail applied here: C:\\var\\log\\kubelet\\kubelet.err.log is read as a "
+                             "file, and the kubelet takes no options for files\n")
+
+
+def test_a_big_log_is_streamed_and_only_the_tail_is_held(server) -> None:  # noqa: ANN001
+    """A 30 MB log of CRLF lines through the query fallback takes no more of the client's memory than a
+    short one: the body is read as it arrives and --tail keeps only the last lines."""
+    import tracemalloc
+
+    line = (klog("I", timedelta(minutes=30), "kubelet_pods.go:1 ") + "x" * 90 + "\r\n").encode()
+    block = line * 460  # about 64 KiB
+
+    def log_of(blocks: int):  # noqa: ANN202
+        def chunks():  # noqa: ANN202
+            yield from (block for _ in range(blocks))
+            yield klog("E", timedelta(minutes=1), "the last line").encode() + b"\r\n"
+        return chunks
+
+    def peak_reading(blocks: int) -> tuple[int, list[str]]:
+        server.server.node_logs["win-a"] = NodeLogs(files={"kubelet.log": log_of(blocks)})
+        tracemalloc.start()
+        try:
+            result = logs(server, "win-a", "kubelet", "--tail", "3")
+            return tracemalloc.get_traced_memory()[1], result.stdout.splitlines()
+        finally:
+            tracemalloc.stop()
+
+    peak_reading(1)  # imports and first-use caches
+    short_peak, _ = peak_reading(1)
+    big_peak, out = peak_reading(460)
+    assert len(out) == 3 and out[-1].endswith("the last line") and not any("\r" in ln for ln in out)
+    assert big_peak < short_peak + 4 * 1024 * 1024, (short_peak, big_peak, f"a {len(block) * 460} byte log")
+
+
+def test_a_connection_dropped_while_reading_is_one_line(server) -> None:  # noqa: ANN001
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": kubelet_log() * 50})
+    server.faults.truncate(r"kubelet\.err\.log")
+    result = logs(server, "win-a", "kubelet")
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: the connection to https://127.0.0.1:") and "dropped while reading" in \
+        result.stderr
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--since", "1h", "--until", "2h"], "error: --since (20"),
+    (["--until", "yesterday"], "error: --until 'yesterday': expected a duration (30m, 1h, 2d) or an RFC 3339 time"),
+    (["--tail", "-1"], "--tail"),
+])
+def test_bad_time_and_count_options(server, args: list[str], expected: str) -> None:  # noqa: ANN001
+    result = logs(server, "win-a", "kubelet", *args)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
 # -- local filtering ----------------------------------------------------------------------------------------
 def test_timestamps_of_windows_node_components() -> None:
     now = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)

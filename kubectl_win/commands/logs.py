@@ -117,8 +117,7 @@ def run(args: Any, env: Env) -> int:
                 continue
             read += 1
             if args.verbose and result.filtered_here:
-                _say_once(env, said, f"note: {result.service}: {flags} applied here, not by the kubelet: "
-                                     f"{result.filtered_here}")
+                _say_once(env, said, f"note: {result.service}: {flags} applied here: {result.filtered_here}")
             if len(args.services) > 1:
                 env.stdout.write(f"==> {result.service}: {result.where} <==\n")
             for line in result.lines:

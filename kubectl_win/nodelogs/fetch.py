@@ -227,7 +227,7 @@ def _query(cluster: Any, node: str, name: str, filters: Filters, unknown: bool) 
         again.close()
         raise QueryRefused(f"the kubelet on {node} refused the log query for {name}, also without options: {message}")
     _check_answer(again, node, name, unknown, False)
-    return _Found(_lines(again, filters), f"the kubelet on {node} refused them for {name}: {refusal}")
+    return _Found(_lines(again, filters), f"the kubelet on {node} refused the query options: {refusal}")
 
 
 def _refusal(stream: Any) -> str | None:
@@ -238,7 +238,7 @@ def _refusal(stream: Any) -> str | None:
         for signature in signatures:
             if signature["status"] == stream.status and signature["text"] in message:
                 return f'{signature["means"]} ("{message}")'
-        return f'it answered {stream.status} "{message}"'
+        return f'it answered {stream.status} ("{message}")'
     if stream.status == 200:
         head = " ".join(stream.text().split())
         for signature in signatures:

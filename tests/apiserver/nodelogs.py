@@ -82,7 +82,7 @@ async def handle(request: web.Request, logs: NodeLogs, rest: str) -> web.StreamR
         return _error(406, _aggregate(errors))
     if query["files"]:
         return await _file_server(request, logs, query["files"][0].replace("\\", "/"))
-    return _journal(query, logs)
+    return await _journal(request, query, logs)
 
 
 def _parse(request: web.Request) -> tuple[dict | None, list[str]]:
@@ -172,12 +172,12 @@ def _go_regexp_problem(pattern: str) -> str | None:
     return None
 
 
-def _journal(query: dict, logs: NodeLogs) -> web.Response:
+async def _journal(request: web.Request, query: dict, logs: NodeLogs) -> web.StreamResponse:
     """journalServer.ServeHTTP on Windows: Get-WinEvent for event providers, the heuristics for the rest."""
     options = query["options"]
     native = [s for s in query["services"] if s in logs.providers]
     file_loggers = [s for s in query["services"] if s not in logs.providers]
-    out = ""
+    pieces: list[str | Callable[[], Iterable[bytes]]] = []
     for service in native:
         lines = [ln for ln in logs.providers[service].splitlines() if _in_window(ln, options)]
         if "tailLines" in options:  # -MaxEvents runs before the pattern, as on Windows
@@ -185,19 +185,29 @@ def _journal(query: dict, logs: NodeLogs) -> web.Response:
         if "pattern" in options:
             pattern = re.compile(str(options["pattern"]), re.IGNORECASE)
             lines = [ln for ln in lines if pattern.search(ln)]
-        out += "".join(line + "\n" for line in lines)
+        pieces.append("".join(line + "\n" for line in lines))
     if file_loggers and options:
-        out += (f"\noptions present and query resolved to log files for [{' '.join(file_loggers)}]\n"
-                "try without specifying options\n")
-        return web.Response(text=out, content_type="text/plain", charset="UTF-8")
+        pieces.append(f"\noptions present and query resolved to log files for [{' '.join(file_loggers)}]\n"
+                      "try without specifying options\n")
+        return await _send(request, pieces, "text/plain;charset=UTF-8")
     for service in file_loggers:
         path = next((p for p in (service, f"{service}.log", f"{service}/{service}.log") if p in logs.files), None)
-        content = logs.files.get(path) if path else None
-        if content is None:
-            out += f"\nlog not found for {service}\n"
-        else:
-            out += content if isinstance(content, str) else b"".join(content()).decode()
-    return web.Response(text=out, content_type="text/plain", charset="UTF-8")
+        pieces.append(logs.files[path] if path else f"\nlog not found for {service}\n")
+    return await _send(request, pieces, "text/plain;charset=UTF-8")
+
+
+async def _send(request: web.Request, pieces: list[str | Callable[[], Iterable[bytes]]],
+                content_type: str) -> web.StreamResponse:
+    """The pieces as one body; streamed, chunk by chunk, when one of them is a callable."""
+    if all(isinstance(piece, str) for piece in pieces):
+        return web.Response(body="".join(pieces).encode(), headers={"Content-Type": content_type})
+    response = web.StreamResponse(headers={"Content-Type": content_type})
+    await response.prepare(request)
+    for piece in pieces:
+        for chunk in (piece.encode(),) if isinstance(piece, str) else piece():
+            await response.write(chunk)
+    await response.write_eof()
+    return response
 
 
 def _in_window(line: str, options: dict) -> bool:
@@ -219,11 +229,4 @@ async def _file_server(request: web.Request, logs: NodeLogs, path: str) -> web.S
     content = logs.files.get(path)
     if content is None:
         return _error(404, "404 page not found")
-    if isinstance(content, str):
-        return web.Response(text=content, content_type="text/plain", charset="utf-8")
-    response = web.StreamResponse(headers={"Content-Type": "text/plain; charset=utf-8"})
-    await response.prepare(request)
-    for chunk in content():
-        await response.write(chunk)
-    await response.write_eof()
-    return response
+    return await _send(request, [content], "text/plain; charset=utf-8")
