@@ -342,6 +342,44 @@ def test_bad_time_and_count_options(server, args: list[str], expected: str) -> N
     assert "Traceback" not in result.stderr
 
 
+# -- the test kubelet answers as kubelet v1.37.2 does (kubelet.go Run, kubelet_server_journal.go) -----------------
+@pytest.mark.parametrize(("query", "status", "body"), [
+    ("?query=kubelet&tailLines=5", 200,
+     "\noptions present and query resolved to log files for [kubelet]\ntry without specifying options\n"),
+    ("?query=kubelet", 200, "I1201 02:00:00.000000 1 started\n"),
+    ("?query=nothing", 200, "\nlog not found for nothing\n"),
+    ("?query=/kubelet.log&tailLines=5", 406, 'query: Invalid value: ["/kubelet.log"]: cannot specify file with '
+                                             "options\n"),
+    ("?query=/kubelet.log&query=/x.log", 406, 'query: Invalid value: ["/kubelet.log","/x.log"]: cannot specify more '
+                                             "than one file\n"),
+    ("?query=/kubelet.log&query=kubelet", 406, 'query: Invalid value: "[/kubelet.log], [kubelet]": cannot specify a '
+                                              "file and service\n"),
+    ("?query=a&query=b&query=c&query=d&query=e", 406, "query: Too many: 5: must have at most 4 items\n"),
+    ("?query=kubelet&tailLines=100001", 406, "tailLines: Invalid value: 100001: must be between 0 and 100000, "
+                                             "inclusive\n"),
+    ("?query=kubelet&boot=-1", 406, "boot: Invalid value: -1: not supported on Windows\n"),
+    ("?query=kubelet&tailLines=x&sinceTime=y", 400, '[sinceTime: Invalid value: "y": invalid time format, tailLines: '
+                                                    'Invalid value: "x": strconv.Atoi: parsing "x": invalid syntax]\n'),
+    ("?query=kubelet&sinceTime=2026-12-01T03:00:00Z&untilTime=2026-12-01T02:00:00Z", 406,
+     'untilTime: Invalid value: "2026-12-01T02:00:00Z": must be after `sinceTime`\n'),
+    ("?query=kubelet&pattern=a(?!b)", 406, 'pattern: Invalid value: "a(?!b)": error parsing regexp: invalid or '
+                                           "unsupported Perl syntax: `(?!`\n"),
+    ("?tailLines=5", 406, "query: Required value: cannot be empty with options\n"),
+])
+def test_the_test_kubelet_answers_word_for_word(http_apiserver, query: str, status: int, body: str) -> None:  # noqa: ANN001
+    import urllib.error
+    import urllib.request
+
+    http_apiserver.put(*node_items())
+    http_apiserver.server.node_logs["win-a"] = NodeLogs(files={"kubelet.log": "I1201 02:00:00.000000 1 started\n"})
+    try:
+        with urllib.request.urlopen(f"{http_apiserver.url}/api/v1/nodes/win-a/proxy/logs/{query}") as response:
+            answer = (response.status, response.read().decode())
+    except urllib.error.HTTPError as exc:
+        answer = (exc.code, exc.read().decode())
+    assert answer == (status, body)
+
+
 # -- local filtering ----------------------------------------------------------------------------------------
 def test_timestamps_of_windows_node_components() -> None:
     now = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
