@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
@@ -340,6 +341,50 @@ def test_bad_time_and_count_options(server, args: list[str], expected: str) -> N
     result = logs(server, "win-a", "kubelet", *args)
     assert result.exit_code == 2 and result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
+
+
+# -- docs/hns-and-logs.md -------------------------------------------------------------------------------------
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "hns-and-logs.md"
+DOCS_KUBELET_LOG = """\
+I1201 02:10:31.511870    4321 server.go:1290] "Started kubelet"
+I1201 02:10:32.006153    4321 kubelet_node_status.go:76] "Attempting to register node" node="win-node-1"
+E1201 02:40:11.208311    4321 remote_runtime.go:222] "RunPodSandbox from runtime service failed" err="rpc error: \
+code = Unknown desc = failed to setup network for sandbox: hnsCall failed in Win32: The object already exists. (0x1392)"
+E1201 02:40:11.208410    4321 kuberuntime_manager.go:1166] "CreatePodSandbox for pod failed" pod="web/iis-6c9f7-x2bq4"
+I1201 02:41:02.731002    4321 kubelet.go:2450] "SyncLoop (PLEG): event for pod" pod="web/iis-6c9f7-x2bq4"
+"""
+
+
+def docs_cluster(server) -> None:  # noqa: ANN001
+    """The node the logs examples of docs/hns-and-logs.md read: a kubeadm node whose kubelet logs to
+    C:\\var\\log\\kubelet.log, a file the kubelet's query resolves by name."""
+    server.put({"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": "win-node-1", "labels": {"kubernetes.io/os": "windows"},
+        "annotations": {"kubeadm.alpha.kubernetes.io/cri-socket": "npipe:////./pipe/containerd-containerd"}},
+        "status": {"nodeInfo": {"operatingSystem": "windows", "kubeletVersion": "v1.37.2"}}})
+    server.server.node_logs["win-node-1"] = NodeLogs(
+        files={"kubelet.log": DOCS_KUBELET_LOG.replace("\n", "\r\n")},
+        providers={"Microsoft-Windows-Security-SPP": "2026-12-01 02:05:00 16384 Information Successfully scheduled "
+                                                     "Software Protection service for re-start"})
+
+
+def test_the_docs_show_what_logs_prints(server) -> None:  # noqa: ANN001
+    """Each `$ kubectl win logs ...` example that shows output prints it (stderr, then stdout, as a terminal
+    shows them), compared as the README's examples are (tests/readme_output.py)."""
+    import shlex
+
+    from tests.readme_output import console_examples, differences
+
+    text = DOCS.read_text(encoding="utf-8")
+    checked = console_examples(text[text.index("# `kubectl win logs`"):])
+    assert len(checked) >= 4
+    docs_cluster(server)
+    for example in checked:
+        argv = shlex.split(example.command.split("  #")[0])
+        assert argv[:3] == ["kubectl", "win", "logs"], example.command
+        result = logs(server, *argv[3:])
+        real = (result.stderr + result.stdout).splitlines()
+        assert differences(example.output, real) == [], (example.command, real)
 
 
 # -- the test kubelet answers as kubelet v1.37.2 does (kubelet.go Run, kubelet_server_journal.go) -----------------

@@ -36,6 +36,10 @@ class QueryRefused(UsageError):
     """The kubelet refused a log query even without options: an answer about the query, not "no log"."""
 
 
+class LogNotFound(UsageError):
+    """The log query API has no event provider and no log file of that name."""
+
+
 @dataclass
 class Filters:
     """What of a log to show: --since, --until, --pattern (as typed, for the kubelet) and --tail."""
@@ -165,8 +169,13 @@ def open_component(cluster: Any, node: str, dist: Distribution, service: str, fi
             found = _file(cluster, node, place, filters)
         elif place.kind == "pod":
             found = _pod_log(cluster, node, place.value, filters)
+        elif service in locations.components():
+            try:
+                found = _query(cluster, node, place.value, filters, unknown=False)
+            except LogNotFound:  # a known component: the note below says where else it was looked for
+                found = None
         else:
-            found = _query(cluster, node, place.value, filters, unknown=service not in locations.components())
+            found = _query(cluster, node, place.value, filters, unknown=True)
         if found is not None:
             return LogResult(service, place.describe(log_dir), found.lines, filtered_here=found.filtered_here)
     if not any(place.kind == "query" for place in places):
@@ -265,7 +274,7 @@ def _check_answer(stream: Any, node: str, name: str, unknown: bool, with_options
     if missing:
         stream.close()
         known = ", ".join(locations.components())
-        raise UsageError(f"unknown service {name!r} on {node}: not an event provider in the Application log "
+        raise LogNotFound(f"unknown service {name!r} on {node}: not an event provider in the Application log "
                          f"and no log file {locations.log_dir()}\\{name}.log (components: {known})")
 
 
