@@ -126,6 +126,19 @@ def test_a_stale_root_manifest_is_reported_and_rewritten(tmp_path, capsys):
     assert krew.main(["--root", "--check", "--out", str(stale)]) == 0
 
 
+def test_docs_install_md_shows_what_python_m_release_krew_prints(tmp_path, capsys):
+    import shlex
+
+    from tests.readme_output import console_examples, differences
+
+    page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    examples = [e for e in console_examples(page) if e.command.startswith("python -m release.krew ")]
+    assert examples
+    for example in examples:
+        assert krew.main([*shlex.split(example.command)[3:], "--out", str(tmp_path / "krew-manifest.yaml")]) == 0
+        assert differences(example.output, capsys.readouterr().out.splitlines()) == []
+
+
 def test_a_full_release_manifest_is_valid_under_its_index_file_name(manifest):
     assert krew.validate(manifest, "win.yaml") == []
     assert real_validation(manifest, "win.yaml") is None
