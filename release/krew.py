@@ -85,8 +85,10 @@ def release_platforms() -> list[tuple[str, str]]:
             for p in template["spec"]["platforms"]]
 
 
-def read_checksums(path: Path = CHECKSUMS) -> dict[str, str]:
-    """archive file name -> sha256, from `sha256sum` lines (what a build writes beside each archive)."""
+def read_checksums(path: Path | None = None) -> dict[str, str]:
+    """archive file name -> sha256, from `sha256sum` lines (what a build writes beside each archive); the
+    recorded release's (release/checksums.txt) by default."""
+    path = path or CHECKSUMS
     if not path.exists():
         return {}
     found = {}
@@ -118,7 +120,7 @@ def root_manifest(version: str | None = None, checksums: dict[str, str] | None =
     return "\n".join(header) + "\n" + render(tag, sha256s)
 
 
-def record_checksums(directory: Path, version: str | None = None, target: Path = CHECKSUMS) -> list[str]:
+def record_checksums(directory: Path, version: str | None = None, target: Path | None = None) -> list[str]:
     """Record the .sha256 files of a release build (every platform it makes) in `target`; the problems
     instead when some are missing or malformed."""
     if version is None:
@@ -135,7 +137,7 @@ def record_checksums(directory: Path, version: str | None = None, target: Path =
             problems.append(f"{sums.name} holds no sha256")
         lines.append(f"{digest}  {name}")
     if not problems:
-        target.write_text(CHECKSUMS_HEADER + "".join(line + "\n" for line in lines), encoding="utf-8")
+        (target or CHECKSUMS).write_text(CHECKSUMS_HEADER + "".join(line + "\n" for line in lines), encoding="utf-8")
     return problems
 
 

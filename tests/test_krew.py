@@ -112,6 +112,34 @@ def test_a_recorded_release_build_gives_its_checksums_to_the_root_manifest(tmp_p
     assert not target.exists()
 
 
+def test_a_release_build_rewrites_the_root_manifest_only_with_every_platform(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    from release import build
+
+    root, checksums = tmp_path / "krew-manifest.yaml", tmp_path / "checksums.txt"
+    monkeypatch.setattr(krew, "ROOT_MANIFEST", root)
+    monkeypatch.setattr(krew, "CHECKSUMS", checksums)
+    tag, dist = f"v{__version__}", tmp_path / "dist"
+    dist.mkdir()
+    args = argparse.Namespace(name="win", homepage=krew.DEFAULT_HOMEPAGE, base_url=None, root_manifest=True)
+
+    def built(os_name: str, arch: str) -> None:
+        target = dist / platforms.archive_name(tag, os_name, arch)
+        target.write_bytes(f"{os_name}/{arch}".encode())
+        (dist / f"{target.name}.sha256").write_text(f"{archive.sha256(target)}  {target.name}\n")
+
+    built("linux", "amd64")  # one machine's build
+    assert build.write_manifest(tag, dist, args) == 0
+    assert "krew-manifest.yaml unchanged: " in capsys.readouterr().out and not root.exists() and not checksums.exists()
+    for os_name, arch in krew.release_platforms():
+        built(os_name, arch)
+    assert build.write_manifest(tag, dist, args) == 0
+    assert root.read_text() == krew.root_manifest(tag) and "placeholder" not in root.read_text()
+    assert krew.read_checksums(checksums) == {p.name[:-len(".sha256")]: p.read_text().split()[0]
+                                             for p in dist.glob("*.sha256")}
+
+
 def test_a_stale_root_manifest_is_reported_and_rewritten(tmp_path, capsys):
     stale = tmp_path / "krew-manifest.yaml"
     one_platform = yaml.safe_load(krew.render(f"v{__version__}", {("windows", "amd64"): SHA}))

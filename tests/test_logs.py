@@ -323,6 +323,14 @@ def test_a_big_log_is_streamed_and_only_the_tail_is_held(server) -> None:  # noq
     assert big_peak < short_peak + 4 * 1024 * 1024, (short_peak, big_peak, f"a {len(block) * 460} byte log")
 
 
+def test_a_busy_proxy_is_asked_again_before_the_log_streams(server) -> None:  # noqa: ANN001
+    log = kubelet_log()
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})
+    busy = server.faults.status(r"kubelet\.err\.log", 503, count=2)
+    result = logs(server, "win-a", "kubelet", "--tail", "1")
+    assert (result.exit_code, result.stdout.splitlines(), busy.hits) == (0, log.splitlines()[-1:], 2)
+
+
 def test_a_connection_dropped_while_reading_is_one_line(server) -> None:  # noqa: ANN001
     server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": kubelet_log() * 50})
     server.faults.truncate(r"kubelet\.err\.log")
