@@ -74,9 +74,8 @@ class RawStream:
         except ReadTimeoutError:
             raise ClusterUnreachable(f"{self._server} stopped sending for {self._timeout:g}s (--request-timeout)"
                                      ) from None
-        except (ProtocolError, HTTPError) as exc:
-            raise ClusterUnreachable(f"the connection to {self._server} dropped while reading: "
-                                     f"{str(getattr(exc, 'reason', None) or exc).split(': ', 1)[-1]}") from None
+        except (ProtocolError, HTTPError):
+            raise ClusterUnreachable(f"the connection to {self._server} dropped while reading the answer") from None
         if chunk:
             self._buffer += chunk
         else:

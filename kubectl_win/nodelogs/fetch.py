@@ -193,17 +193,14 @@ def open_component(cluster: Any, node: str, dist: Distribution, service: str, fi
 
 
 def _query_fallback(cluster: Any, node: str, service: str, filters: Filters) -> _Found | None:
-    """No known location has the log: ask the log query API, which resolves the name as the kubelet does
-    (C:\\var\\log\\NAME.log, C:\\var\\log\\NAME\\NAME.log, then the Application event log). Whatever it
-    answers short of a log (the API off, nothing found) leaves the caller's note standing; a refusal is not
-    "nothing found" (refused options were already dropped and applied here, see _query)."""
+    """No known location has the log: ask the log query API, which resolves the name as the kubelet does (an
+    Application event-log provider of that name, else C:\\var\\log\\NAME, NAME.log or NAME\\NAME.log). The API
+    off or nothing found leaves the caller's note standing; a refusal is not "nothing found" (refused options
+    were already dropped and applied here, see _query), nor is an unreachable cluster."""
     try:
-        found = _query(cluster, node, service, filters, unknown=True)
-    except QueryRefused:
-        raise
-    except KubectlWinError:
+        return _query(cluster, node, service, filters, unknown=True)
+    except (LogApiError, LogNotFound):
         return None
-    return found
 
 
 def _proxy(node: str) -> str:
