@@ -9,7 +9,9 @@ together from the embeddable CPython and win_amd64 wheels (release/windows.py), 
 
 Archives land in dist/ as kubectl-win_<tag>_<os>_<arch>.tar.gz (.zip on Windows) with a .sha256
 beside each; the manifest lists exactly the platforms whose archives are there, and is written to
-dist/krew/<name>.yaml (the file to submit to an index) and to krew-manifest.yaml at the repo root.
+dist/krew/<name>.yaml (the file to submit to an index). When dist/ holds every platform the release
+builds, their checksums are recorded in release/checksums.txt and krew-manifest.yaml at the repo root is
+rewritten from them (release/krew.py: the root manifest always lists every platform).
 """
 
 from __future__ import annotations
@@ -108,9 +110,26 @@ def write_manifest(tag: str, out: Path, args: argparse.Namespace) -> int:
         return 1
     (out / "krew").mkdir(exist_ok=True)
     (out / "krew" / f"{args.name}.yaml").write_text(text, encoding="utf-8")
-    if args.root_manifest:
-        (ROOT / "krew-manifest.yaml").write_text(text, encoding="utf-8")
     print(f"manifest for {', '.join(f'{o}/{a}' for o, a in sha256s)} -> {out / 'krew' / (args.name + '.yaml')}")
+    if args.root_manifest:
+        return update_root_manifest(tag, out, set(sha256s))
+    return 0
+
+
+def update_root_manifest(tag: str, out: Path, built: set[tuple[str, str]]) -> int:
+    """Record a complete release build's checksums and rewrite krew-manifest.yaml from them; a partial build
+    (one machine's archive) leaves both as they are: the root manifest lists every platform."""
+    wanted = krew.release_platforms()
+    if not set(wanted) <= built:
+        print(f"krew-manifest.yaml unchanged: {out} holds {len(built & set(wanted))} of the {len(wanted)} platforms "
+              "the release builds (python -m release.krew --root --checksums DIR records a complete release)")
+        return 0
+    problems = krew.record_checksums(out, tag)
+    if problems:
+        print("error: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    krew.ROOT_MANIFEST.write_text(krew.root_manifest(tag), encoding="utf-8")
+    print(f"recorded the checksums of {tag} in release/checksums.txt and rewrote krew-manifest.yaml")
     return 0
 
 
@@ -130,7 +149,7 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--homepage", default=krew.DEFAULT_HOMEPAGE, help="project URL for the manifest")
     parser.add_argument("--base-url", help="where the archives are downloaded from (default: the release page)")
     parser.add_argument("--no-root-manifest", dest="root_manifest", action="store_false",
-                        help="don't rewrite krew-manifest.yaml at the repo root")
+                        help="don't record a complete build's checksums and rewrite krew-manifest.yaml")
     return parser
 
 

@@ -52,7 +52,15 @@ def offline(command: str) -> bool:
 
 
 def examples(text: str | None = None) -> list[Example]:
-    lines = (README.read_text(encoding="utf-8") if text is None else text).splitlines()
+    """The README's examples with output that run offline."""
+    return [e for e in console_examples(README.read_text(encoding="utf-8") if text is None else text)
+            if offline(e.command)]
+
+
+def console_examples(text: str) -> list[Example]:
+    """Every `$ command` of the text's ```console blocks that shows output (docs check theirs against a test
+    cluster with `differences`)."""
+    lines = text.splitlines()
     found: list[Example] = []
     inside = False
     current: Example | None = None
@@ -74,7 +82,7 @@ def examples(text: str | None = None) -> list[Example]:
     for example in found:
         while example.output and not example.output[-1].strip():
             example.output.pop()
-    return [e for e in found if e.output and offline(e.command)]
+    return [e for e in found if e.output]
 
 
 def real_output(command: str) -> list[str]:

@@ -69,6 +69,104 @@ def test_the_committed_manifest_is_valid_and_matches_the_package_version():
         assert entry["uri"].endswith(platforms.archive_name(manifest["spec"]["version"], labels["os"], labels["arch"]))
 
 
+def test_the_root_manifest_is_what_the_release_code_writes():
+    """krew-manifest.yaml is generated (python -m release.krew --root), never edited by hand."""
+    assert ROOT_MANIFEST.read_text(encoding="utf-8") == krew.root_manifest(), \
+        "krew-manifest.yaml is not what the release code writes: run python -m release.krew --root"
+
+
+def test_the_root_manifest_lists_every_platform_the_release_builds_as_a_release_manifest_does():
+    manifest = krew.load(ROOT_MANIFEST)
+    listed = [(p["selector"]["matchLabels"]["os"], p["selector"]["matchLabels"]["arch"])
+              for p in manifest["spec"]["platforms"]]
+    assert listed == krew.release_platforms() and {("linux", "amd64"), ("windows", "amd64")} <= set(listed)
+    # Below its comment lines, the very text a release's win.yaml has for those archives.
+    tag = manifest["spec"]["version"]
+    sha256s = {pair: entry["sha256"] for pair, entry in zip(listed, manifest["spec"]["platforms"], strict=True)}
+    body = "".join(line for line in ROOT_MANIFEST.read_text().splitlines(keepends=True) if not line.startswith("#"))
+    assert body == krew.render(tag, sha256s)
+    recorded = krew.read_checksums()
+    for (os_name, arch), digest in sha256s.items():
+        assert digest == recorded.get(platforms.archive_name(tag, os_name, arch), krew.PLACEHOLDER_SHA256)
+
+
+def test_a_recorded_release_build_gives_its_checksums_to_the_root_manifest(tmp_path):
+    tag = f"v{__version__}"
+    digests = {}
+    for index, (os_name, arch) in enumerate(krew.release_platforms()):
+        name = platforms.archive_name(tag, os_name, arch)
+        digests[name] = f"{index + 1:x}" * 64
+        (tmp_path / f"{name}.sha256").write_text(f"{digests[name]}  {name}\n")
+    target = tmp_path / "checksums.txt"
+    assert krew.record_checksums(tmp_path, target=target) == []
+    assert krew.read_checksums(target) == digests
+    text = krew.root_manifest(checksums=krew.read_checksums(target))
+    manifest = yaml.safe_load(text)
+    assert krew.validate(manifest, "win.yaml") == [] and "placeholder" not in text
+    assert sorted(entry["sha256"] for entry in manifest["spec"]["platforms"]) == sorted(digests.values())
+    # A partial build is not a release: nothing is recorded, and what is missing is said.
+    (tmp_path / f"{platforms.archive_name(tag, 'darwin', 'arm64')}.sha256").unlink()
+    target.unlink()
+    assert krew.record_checksums(tmp_path, target=target) == [
+        f"no {platforms.archive_name(tag, 'darwin', 'arm64')}.sha256 in {tmp_path}"]
+    assert not target.exists()
+
+
+def test_a_release_build_rewrites_the_root_manifest_only_with_every_platform(tmp_path, monkeypatch, capsys):
+    import argparse
+
+    from release import build
+
+    root, checksums = tmp_path / "krew-manifest.yaml", tmp_path / "checksums.txt"
+    monkeypatch.setattr(krew, "ROOT_MANIFEST", root)
+    monkeypatch.setattr(krew, "CHECKSUMS", checksums)
+    tag, dist = f"v{__version__}", tmp_path / "dist"
+    dist.mkdir()
+    args = argparse.Namespace(name="win", homepage=krew.DEFAULT_HOMEPAGE, base_url=None, root_manifest=True)
+
+    def built(os_name: str, arch: str) -> None:
+        target = dist / platforms.archive_name(tag, os_name, arch)
+        target.write_bytes(f"{os_name}/{arch}".encode())
+        (dist / f"{target.name}.sha256").write_text(f"{archive.sha256(target)}  {target.name}\n")
+
+    built("linux", "amd64")  # one machine's build
+    assert build.write_manifest(tag, dist, args) == 0
+    assert "krew-manifest.yaml unchanged: " in capsys.readouterr().out and not root.exists() and not checksums.exists()
+    for os_name, arch in krew.release_platforms():
+        built(os_name, arch)
+    assert build.write_manifest(tag, dist, args) == 0
+    assert root.read_text() == krew.root_manifest(tag) and "placeholder" not in root.read_text()
+    assert krew.read_checksums(checksums) == {p.name[:-len(".sha256")]: p.read_text().split()[0]
+                                             for p in dist.glob("*.sha256")}
+
+
+def test_a_stale_root_manifest_is_reported_and_rewritten(tmp_path, capsys):
+    stale = tmp_path / "krew-manifest.yaml"
+    one_platform = yaml.safe_load(krew.render(f"v{__version__}", {("windows", "amd64"): SHA}))
+    stale.write_text(yaml.safe_dump(one_platform, sort_keys=False))
+    assert krew.main(["--root", "--check", "--out", str(stale)]) == 1
+    assert capsys.readouterr().err == ("error: krew-manifest.yaml is not what the release code writes; run: "
+                                       "python -m release.krew --root\n")
+    assert krew.main(["--root", "--out", str(stale)]) == 0
+    assert capsys.readouterr().out == (f"krew-manifest.yaml: win v{__version__} for linux/amd64, linux/arm64, "
+                                       "darwin/amd64, darwin/arm64, windows/amd64\n")
+    assert stale.read_text() == krew.root_manifest()
+    assert krew.main(["--root", "--check", "--out", str(stale)]) == 0
+
+
+def test_docs_install_md_shows_what_python_m_release_krew_prints(tmp_path, capsys):
+    import shlex
+
+    from tests.readme_output import console_examples, differences
+
+    page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
+    examples = [e for e in console_examples(page) if e.command.startswith("python -m release.krew ")]
+    assert examples
+    for example in examples:
+        assert krew.main([*shlex.split(example.command)[3:], "--out", str(tmp_path / "krew-manifest.yaml")]) == 0
+        assert differences(example.output, capsys.readouterr().out.splitlines()) == []
+
+
 def test_a_full_release_manifest_is_valid_under_its_index_file_name(manifest):
     assert krew.validate(manifest, "win.yaml") == []
     assert real_validation(manifest, "win.yaml") is None
@@ -238,10 +336,7 @@ def test_release_workflow_builds_every_platform_the_manifest_template_lists():
     built.add(("windows", "amd64"))
     smoke = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["windows-smoke"]["steps"])
     assert "kubectl-win.exe version" in smoke and workflow["jobs"]["windows-smoke"]["runs-on"].startswith("windows")
-    template = yaml.safe_load(krew.TEMPLATE.read_text().replace("@", "x"))
-    listed = {(p["selector"]["matchLabels"]["os"], p["selector"]["matchLabels"]["arch"])
-              for p in template["spec"]["platforms"]}
-    assert built == listed
+    assert built == set(krew.release_platforms())  # what the template, and so krew-manifest.yaml, lists
     runners = {(entry["os"], entry["arch"]): entry["runner"] for entry in matrix}
     assert all(runners[(os_name, arch)].startswith("macos") for os_name, arch in built if os_name == "darwin")
     steps = " ".join(str(step.get("run", "")) for step in workflow["jobs"]["archive"]["steps"])

@@ -1,5 +1,6 @@
 """Install the frozen linux/amd64 archive with the real krew (`kubectl krew install --manifest --archive`,
-krew built from its Go module) into a temporary KREW_ROOT, and run it through the real kubectl.
+krew built from its Go module) into a temporary KREW_ROOT, and run it through the real kubectl; the same
+for the linux/amd64 entry of the repository's krew-manifest.yaml.
 
 krew: pick the platform whose selector matches, download, verify the sha256, extract (directories
 and regular files only), require a license file, and symlink bin as $KREW_ROOT/bin/kubectl-<name>.
@@ -9,6 +10,7 @@ The archive is built once per session with the real release code (PyInstaller, a
 from __future__ import annotations
 
 import os
+import pty
 import shutil
 import subprocess
 import tarfile
@@ -52,11 +54,16 @@ def krew_env(krew_root: Path) -> dict[str, str]:
             "KREW_ROOT": str(krew_root), "KUBECONFIG": str(krew_root / "no-such-config")}
 
 
-def krew_install(manifest_path: Path, archive_path: Path, krew_root: Path) -> subprocess.CompletedProcess[str]:
-    """The real `kubectl krew install --manifest=M --archive=A` into krew_root."""
+def krew_install(manifest_path: Path, archive_path: Path, krew_root: Path, target: tuple[str, str] | None = None,
+                 cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The real `kubectl krew install --manifest=M --archive=A` into krew_root; `target` (os, arch) installs
+    another platform's entry, as krew's KREW_OS and KREW_ARCH make it (how its docs test Windows entries)."""
+    env = krew_env(krew_root)
+    if target is not None:
+        env.update(KREW_OS=target[0], KREW_ARCH=target[1])
     return subprocess.run([require_kubectl(), "krew", "install", f"--manifest={manifest_path}",
-                           f"--archive={archive_path}"], env=krew_env(krew_root), capture_output=True, text=True,
-                          timeout=120)
+                           f"--archive={archive_path}"], env=env, capture_output=True, text=True, timeout=120,
+                          stdin=subprocess.DEVNULL, cwd=cwd)
 
 
 @pytest.fixture(scope="session")
@@ -111,6 +118,53 @@ def test_completion_helper_for_krew_installs(installed):
     lines = result.stdout.splitlines()
     assert result.returncode == 0 and lines[-1] == ":4"
     assert {"table", "json", "yaml"} <= set(lines)
+
+
+def root_manifest_with(release_dir: Path, os_name: str, arch: str) -> tuple[str, str]:
+    """krew-manifest.yaml as the release code writes it once this build's archive for os/arch is the one
+    recorded (tests/test_krew.py: the committed file is that code's output), and the committed file."""
+    name = platforms.archive_name(TAG, os_name, arch)
+    text = krew.root_manifest(checksums={name: archive.sha256(release_dir / name)})
+    committed = krew.ROOT_MANIFEST.read_text(encoding="utf-8")
+    entries = [line for line in text.splitlines() if not line.startswith("#")]
+    committed_entries = [line for line in committed.splitlines() if not line.startswith("#")]
+    # Only that entry's checksum differs from the committed file (its comments name what is recorded).
+    assert [(a, b) for a, b in zip(committed_entries, entries, strict=True) if a != b] == [
+        (f"    sha256: '{krew.PLACEHOLDER_SHA256}'", f"    sha256: {archive.sha256(release_dir / name)}")]
+    return text, committed
+
+
+def test_the_root_manifest_linux_entry_installs_with_krew_as_docs_install_md_shows(release_dir, tmp_path):
+    """docs/install.md's `kubectl krew install --manifest=krew-manifest.yaml --archive=...`, run as written in a
+    folder holding the two files, prints what the page shows, and installs a plugin that runs."""
+    import shlex
+
+    from tests.readme_output import console_examples, differences
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "install.md").read_text(encoding="utf-8")
+    [example] = [e for e in console_examples(page) if e.command.startswith("kubectl krew install --manifest=")]
+    argv = shlex.split(example.command)
+    assert argv[3] == "--manifest=krew-manifest.yaml"
+    text, _ = root_manifest_with(release_dir, "linux", "amd64")
+    (tmp_path / "krew-manifest.yaml").write_text(text)
+    archive_name = argv[4].removeprefix("--archive=")
+    assert archive_name == platforms.archive_name(TAG, "linux", "amd64"), "docs/install.md names another version"
+    shutil.copy(release_dir / archive_name, tmp_path / archive_name)
+    krew_root = tmp_path / "krew"
+    terminal, typed_on = pty.openpty()  # a user types it at a terminal (krew warns about any other stdin)
+    try:
+        result = subprocess.run([require_kubectl(), *argv[1:]], env=krew_env(krew_root), capture_output=True,
+                                text=True, timeout=120, stdin=typed_on, cwd=tmp_path)
+    finally:
+        os.close(typed_on)
+        os.close(terminal)
+    assert result.returncode == 0, result.stderr
+    assert differences(example.output, (result.stderr + result.stdout).splitlines()) == [], result.stderr
+    link = krew_root / "bin" / "kubectl-win"
+    assert link.resolve() == krew_root / "store" / "win" / TAG / "kubectl-win" / "kubectl-win"
+    assert (krew_root / "store" / "win" / TAG / "LICENSE").is_file()
+    version = kubectl(krew_env(krew_root), "win", "version")
+    assert version.returncode == 0 and __version__ in version.stdout
 
 
 def test_a_tampered_archive_is_refused(release_dir, tmp_path):

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
 
 from kubectl_win.nodelogs import locations
-from kubectl_win.nodelogs.filtering import filter_lines, parse_since, timestamp
+from kubectl_win.nodelogs.filtering import filter_stream, parse_time, timestamp
 from tests.apiserver.nodelogs import NodeLogs
 from tests.clirun import CliResult, run_cli
 from tests.hns_scenarios import cluster_items
@@ -185,6 +186,253 @@ def test_kube_proxy_running_as_a_pod_is_read_from_its_pod(server) -> None:  # no
     assert result.stdout.splitlines() == [line]
 
 
+# -- options the kubelet refuses for a log it serves from a file (issue #27) ------------------------------------
+REFUSED = ("options present and query resolved to log files for [kubelet] try without specifying options")
+FILE_LOG_NOTE = ("it serves that log from a file and applies no options to files")
+
+
+def kubelet_log_the_query_finds(server):  # noqa: ANN001, ANN201
+    """C:\\var\\log\\kubelet.log: no known kubeadm location, but query=kubelet resolves to it (a file logger)."""
+    log = kubelet_log()
+    return log, server.server.node_logs.setdefault("win-a", NodeLogs(files={"kubelet.log": log}))
+
+
+@pytest.mark.parametrize(("option", "kept"), [
+    (["--tail", "2"], slice(5, 7)),
+    (["--since", "35m"], slice(3, 7)),  # the continuation line goes with the entry before it
+    (["--until", "25m"], slice(0, 5)),
+    (["--grep", "sandbox"], [3, 6]),
+])
+def test_each_option_the_kubelet_refuses_for_a_file_is_applied_here(server, option: list[str], kept) -> None:  # noqa: ANN001
+    log, node_logs = kubelet_log_the_query_finds(server)
+    lines = log.splitlines()
+    expected = lines[kept] if isinstance(kept, slice) else [lines[i] for i in kept]
+    result = logs(server, "win-a", "kubelet", *option, "-v")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == expected
+    # Said once, with why: the kubelet's own answer.
+    assert result.stderr == (f"note: kubelet: {option[0].replace('--grep', '--pattern')} applied here: the kubelet "
+                             f'on win-a refused the query options: {FILE_LOG_NOTE} ("{REFUSED}")\n')
+    option_name = {"--tail": "tailLines=", "--since": "sinceTime=", "--until": "untilTime=", "--grep": "pattern="}
+    with_option, without = node_logs.requests[3:]
+    assert "query=kubelet" in with_option and option_name[option[0]] in with_option
+    assert without == "/api/v1/nodes/win-a/proxy/logs/?query=kubelet"
+    # Without -v the same lines, and nothing on stderr.
+    quiet = logs(server, "win-a", "kubelet", *option)
+    assert (quiet.exit_code, quiet.stdout, quiet.stderr) == (0, result.stdout, "")
+
+
+def test_the_four_options_together_on_a_file(server) -> None:  # noqa: ANN001
+    log, _ = kubelet_log_the_query_finds(server)
+    result = logs(server, "win-a", "kubelet", "--since", "45m", "--until", "5m", "--grep", "error|fail", "--tail", "1",
+                  "-v")
+    assert result.exit_code == 0 and result.stdout.splitlines() == [log.splitlines()[6]]
+    assert result.stderr.startswith("note: kubelet: --since, --until, --pattern, --tail applied here: the kubelet on "
+                                    "win-a refused the query options") and result.stderr.count("\n") == 1
+
+
+def test_a_pattern_the_kubelet_rejects_is_applied_here_not_reported_as_no_log(server) -> None:  # noqa: ANN001
+    """Go's regexp has no lookahead: the kubelet answers 406 to the pattern (validate), before looking for the
+    log. That refusal is about the option, not a missing log."""
+    log, node_logs = kubelet_log_the_query_finds(server)
+    result = logs(server, "win-a", "kubelet", "--grep", "(?=.*Sandbox).*failed", "-v")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == [log.splitlines()[3], log.splitlines()[6]]
+    assert result.stderr == ('note: kubelet: --pattern applied here: the kubelet on win-a refused the query options: '
+                             'it answered 406 ("pattern: Invalid value: "(?=.*Sandbox).*failed": error parsing regexp: '
+                             'invalid or unsupported Perl syntax: `(?=`")\n')
+    assert node_logs.requests[-1] == "/api/v1/nodes/win-a/proxy/logs/?query=kubelet"
+
+
+def test_a_400_refusing_the_options_is_not_no_log_found(server) -> None:  # noqa: ANN001
+    """Whatever the words of a 400 or 406 to a query with options, the query is asked again without them."""
+    log, _ = kubelet_log_the_query_finds(server)
+    server.faults.status(r"query=kubelet&tailLines=", 400, message="options are not supported for file-based logs")
+    result = logs(server, "win-a", "kubelet", "--tail", "5", "-v")
+    assert result.exit_code == 0, result.stderr
+    assert result.stdout.splitlines() == log.splitlines()[-5:]
+    assert result.stderr == ('note: kubelet: --tail applied here: the kubelet on win-a refused the query options: it '
+                             'answered 400 ("options are not supported for file-based logs")\n')
+
+
+def test_no_log_found_only_when_no_candidate_exists(server) -> None:  # noqa: ANN001
+    server.server.node_logs["win-a"] = NodeLogs(files={"kube-proxy/kube-proxy.log": "I1201 x\n"})
+    missing = logs(server, "win-a", "kubelet", "--tail", "5")
+    assert missing.exit_code == 2 and missing.stderr == (
+        "error: no kubelet log found on win-a (kubeadm (sig-windows-tools): looked for "
+        "C:\\var\\log\\kubelet\\kubelet.err.log or C:\\var\\log\\kubelet\\kubelet.log or "
+        "C:\\var\\log\\kubelet\\kubelet.out.log)\n")
+    # A query refused even without options is that refusal, not "no log found".
+    server.faults.status(r"query=kubelet", 400, message="the node proxy refused it")
+    refused = logs(server, "win-a", "kubelet", "--tail", "5")
+    assert refused.exit_code == 2 and refused.stderr == (
+        "error: the kubelet on win-a refused the log query for kubelet, also without options: the node proxy "
+        "refused it\n")
+
+
+def test_an_event_provider_gets_the_four_options_from_the_kubelet(server) -> None:  # noqa: ANN001
+    text = "\n".join(f"2026-12-01 02:{m:02d}:00 1000 Information Event number {m}" for m in range(10))
+    node_logs = server.server.node_logs["win-a"] = NodeLogs(providers={"Microsoft-Windows-Security-SPP": text})
+    result = logs(server, "win-a", "Microsoft-Windows-Security-SPP", "--since", "2026-12-01T02:02:00Z",
+                  "--until", "2026-12-01T02:08:00Z", "--tail", "4", "--grep", "number [4-9]", "-v")
+    assert result.exit_code == 0, result.stderr
+    # -MaxEvents 4 of 02:02..02:08 (5..8), then the pattern: what the kubelet answered, printed as it is.
+    assert [ln.rsplit(" ", 1)[-1] for ln in result.stdout.splitlines()] == ["5", "6", "7", "8"]
+    assert result.stderr == ""  # nothing was filtered here
+    [request] = node_logs.requests
+    for option in ("sinceTime=2026-12-01T02%3A02%3A00Z", "untilTime=2026-12-01T02%3A08%3A00Z", "tailLines=4",
+                   "pattern=number+%5B4-9%5D"):
+        assert option in request
+
+
+def test_a_file_known_by_its_location_says_why_with_v(server) -> None:  # noqa: ANN001
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": kubelet_log()})
+    result = logs(server, "win-a", "kubelet", "--tail", "1", "-v")
+    assert result.exit_code == 0 and len(result.stdout.splitlines()) == 1
+    assert result.stderr == ("note: kubelet: --tail applied here: C:\\var\\log\\kubelet\\kubelet.err.log is read as a "
+                             "file, and the kubelet takes no options for files\n")
+
+
+def test_a_big_log_is_streamed_and_only_the_tail_is_held(server) -> None:  # noqa: ANN001
+    """A 30 MB log of CRLF lines through the query fallback takes no more of the client's memory than a
+    short one: the body is read as it arrives and --tail keeps only the last lines."""
+    import tracemalloc
+
+    line = (klog("I", timedelta(minutes=30), "kubelet_pods.go:1 ") + "x" * 90 + "\r\n").encode()
+    block = line * 460  # about 64 KiB
+
+    def log_of(blocks: int):  # noqa: ANN202
+        def chunks():  # noqa: ANN202
+            yield from (block for _ in range(blocks))
+            yield klog("E", timedelta(minutes=1), "the last line").encode() + b"\r\n"
+        return chunks
+
+    def peak_reading(blocks: int) -> tuple[int, list[str]]:
+        server.server.node_logs["win-a"] = NodeLogs(files={"kubelet.log": log_of(blocks)})
+        tracemalloc.start()
+        try:
+            result = logs(server, "win-a", "kubelet", "--tail", "3")
+            return tracemalloc.get_traced_memory()[1], result.stdout.splitlines()
+        finally:
+            tracemalloc.stop()
+
+    peak_reading(1)  # imports and first-use caches
+    short_peak, _ = peak_reading(1)
+    big_peak, out = peak_reading(460)
+    assert len(out) == 3 and out[-1].endswith("the last line") and not any("\r" in ln for ln in out)
+    assert big_peak < short_peak + 4 * 1024 * 1024, (short_peak, big_peak, f"a {len(block) * 460} byte log")
+
+
+def test_a_busy_proxy_is_asked_again_before_the_log_streams(server) -> None:  # noqa: ANN001
+    log = kubelet_log()
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})
+    busy = server.faults.status(r"kubelet\.err\.log", 503, count=2)
+    result = logs(server, "win-a", "kubelet", "--tail", "1")
+    assert (result.exit_code, result.stdout.splitlines(), busy.hits) == (0, log.splitlines()[-1:], 2)
+
+
+def test_a_connection_dropped_while_reading_is_one_line(server) -> None:  # noqa: ANN001
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": kubelet_log() * 50})
+    server.faults.truncate(r"kubelet\.err\.log")
+    result = logs(server, "win-a", "kubelet")
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1
+    assert result.stderr.startswith("error: the connection to https://127.0.0.1:") and "dropped while reading" in \
+        result.stderr
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--since", "1h", "--until", "2h"], "error: --since (20"),
+    (["--until", "yesterday"], "error: --until 'yesterday': expected a duration (30m, 1h, 2d) or an RFC 3339 time"),
+    (["--tail", "-1"], "--tail"),
+])
+def test_bad_time_and_count_options(server, args: list[str], expected: str) -> None:  # noqa: ANN001
+    result = logs(server, "win-a", "kubelet", *args)
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and expected in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+# -- docs/hns-and-logs.md -------------------------------------------------------------------------------------
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "hns-and-logs.md"
+DOCS_KUBELET_LOG = """\
+I1201 02:10:31.511870    4321 server.go:1290] "Started kubelet"
+I1201 02:10:32.006153    4321 kubelet_node_status.go:76] "Attempting to register node" node="win-node-1"
+E1201 02:40:11.208311    4321 remote_runtime.go:222] "RunPodSandbox from runtime service failed" err="rpc error: \
+code = Unknown desc = failed to setup network for sandbox: hnsCall failed in Win32: The object already exists. (0x1392)"
+E1201 02:40:11.208410    4321 kuberuntime_manager.go:1166] "CreatePodSandbox for pod failed" pod="web/iis-6c9f7-x2bq4"
+I1201 02:41:02.731002    4321 kubelet.go:2450] "SyncLoop (PLEG): event for pod" pod="web/iis-6c9f7-x2bq4"
+"""
+
+
+def docs_cluster(server) -> None:  # noqa: ANN001
+    """The node the logs examples of docs/hns-and-logs.md read: a kubeadm node whose kubelet logs to
+    C:\\var\\log\\kubelet.log, a file the kubelet's query resolves by name."""
+    server.put({"apiVersion": "v1", "kind": "Node", "metadata": {
+        "name": "win-node-1", "labels": {"kubernetes.io/os": "windows"},
+        "annotations": {"kubeadm.alpha.kubernetes.io/cri-socket": "npipe:////./pipe/containerd-containerd"}},
+        "status": {"nodeInfo": {"operatingSystem": "windows", "kubeletVersion": "v1.37.2"}}})
+    server.server.node_logs["win-node-1"] = NodeLogs(
+        files={"kubelet.log": DOCS_KUBELET_LOG.replace("\n", "\r\n")},
+        providers={"Microsoft-Windows-Security-SPP": "2026-12-01 02:05:00 16384 Information Successfully scheduled "
+                                                     "Software Protection service for re-start"})
+
+
+def test_the_docs_show_what_logs_prints(server) -> None:  # noqa: ANN001
+    """Each `$ kubectl win logs ...` example that shows output prints it (stderr, then stdout, as a terminal
+    shows them), compared as the README's examples are (tests/readme_output.py)."""
+    import shlex
+
+    from tests.readme_output import console_examples, differences
+
+    text = DOCS.read_text(encoding="utf-8")
+    checked = console_examples(text[text.index("# `kubectl win logs`"):])
+    assert len(checked) >= 4
+    docs_cluster(server)
+    for example in checked:
+        argv = shlex.split(example.command.split("  #")[0])
+        assert argv[:3] == ["kubectl", "win", "logs"], example.command
+        result = logs(server, *argv[3:])
+        real = (result.stderr + result.stdout).splitlines()
+        assert differences(example.output, real) == [], (example.command, real)
+
+
+# -- the test kubelet answers as kubelet v1.37.2 does (kubelet.go Run, kubelet_server_journal.go) -----------------
+@pytest.mark.parametrize(("query", "status", "body"), [
+    ("?query=kubelet&tailLines=5", 200,
+     "\noptions present and query resolved to log files for [kubelet]\ntry without specifying options\n"),
+    ("?query=kubelet", 200, "I1201 02:00:00.000000 1 started\n"),
+    ("?query=nothing", 200, "\nlog not found for nothing\n"),
+    ("?query=/kubelet.log&tailLines=5", 406, 'query: Invalid value: ["/kubelet.log"]: cannot specify file with '
+                                             "options\n"),
+    ("?query=/kubelet.log&query=/x.log", 406, 'query: Invalid value: ["/kubelet.log","/x.log"]: cannot specify more '
+                                             "than one file\n"),
+    ("?query=/kubelet.log&query=kubelet", 406, 'query: Invalid value: "[/kubelet.log], [kubelet]": cannot specify a '
+                                              "file and service\n"),
+    ("?query=a&query=b&query=c&query=d&query=e", 406, "query: Too many: 5: must have at most 4 items\n"),
+    ("?query=kubelet&tailLines=100001", 406, "tailLines: Invalid value: 100001: must be between 0 and 100000, "
+                                             "inclusive\n"),
+    ("?query=kubelet&boot=-1", 406, "boot: Invalid value: -1: not supported on Windows\n"),
+    ("?query=kubelet&tailLines=x&sinceTime=y", 400, '[sinceTime: Invalid value: "y": invalid time format, tailLines: '
+                                                    'Invalid value: "x": strconv.Atoi: parsing "x": invalid syntax]\n'),
+    ("?query=kubelet&sinceTime=2026-12-01T03:00:00Z&untilTime=2026-12-01T02:00:00Z", 406,
+     'untilTime: Invalid value: "2026-12-01T02:00:00Z": must be after `sinceTime`\n'),
+    ("?query=kubelet&pattern=a(?!b)", 406, 'pattern: Invalid value: "a(?!b)": error parsing regexp: invalid or '
+                                           "unsupported Perl syntax: `(?!`\n"),
+    ("?tailLines=5", 406, "query: Required value: cannot be empty with options\n"),
+])
+def test_the_test_kubelet_answers_word_for_word(http_apiserver, query: str, status: int, body: str) -> None:  # noqa: ANN001
+    import urllib.error
+    import urllib.request
+
+    http_apiserver.put(*node_items())
+    http_apiserver.server.node_logs["win-a"] = NodeLogs(files={"kubelet.log": "I1201 02:00:00.000000 1 started\n"})
+    try:
+        with urllib.request.urlopen(f"{http_apiserver.url}/api/v1/nodes/win-a/proxy/logs/{query}") as response:
+            answer = (response.status, response.read().decode())
+    except urllib.error.HTTPError as exc:
+        answer = (exc.code, exc.read().decode())
+    assert answer == (status, body)
+
+
 # -- local filtering ----------------------------------------------------------------------------------------
 def test_timestamps_of_windows_node_components() -> None:
     now = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
@@ -201,13 +449,17 @@ def test_timestamps_of_windows_node_components() -> None:
 def test_filtering_and_since() -> None:
     now = datetime(2026, 12, 1, 3, 0, tzinfo=UTC)
     text = "I1201 01:00:00.0 a\nE1201 02:30:00.0 b\n  more b\nI1201 02:50:00.0 c\n"
-    assert filter_lines(text, since=parse_since("1h", now), now=now) == ["E1201 02:30:00.0 b", "  more b",
-                                                                         "I1201 02:50:00.0 c"]
-    assert filter_lines(text, tail=0, now=now) == []
-    assert parse_since("1h30m", now) == now - timedelta(hours=1, minutes=30)
-    assert parse_since("2026-12-01T00:00:00Z", now) == datetime(2026, 12, 1, tzinfo=UTC)
-    with pytest.raises(ValueError, match="expected a duration"):
-        parse_since("yesterday", now)
+    lines = text.splitlines()
+    assert list(filter_stream(lines, since=parse_time("1h", now=now), now=now)) == [
+        "E1201 02:30:00.0 b", "  more b", "I1201 02:50:00.0 c"]
+    assert list(filter_stream(lines, until=parse_time("20m", now=now), now=now)) == [
+        "I1201 01:00:00.0 a", "E1201 02:30:00.0 b", "  more b"]
+    assert list(filter_stream(lines, tail=0, now=now)) == []
+    assert list(filter_stream(["  before any timestamp", *lines], until=now, tail=2, now=now)) == lines[2:]
+    assert parse_time("1h30m", now=now) == now - timedelta(hours=1, minutes=30)
+    assert parse_time("2026-12-01T00:00:00Z", now=now) == datetime(2026, 12, 1, tzinfo=UTC)
+    with pytest.raises(ValueError, match="--until 'yesterday': expected a duration"):
+        parse_time("yesterday", "--until", now)
 
 
 def test_every_distribution_knows_every_component_and_cites_sources() -> None:

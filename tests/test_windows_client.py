@@ -169,6 +169,32 @@ def test_the_archive_is_what_krew_needs_and_the_manifest_lists_it(release_dir):
     assert krew.select(manifest, "windows", "amd64")["bin"] == "kubectl-win/kubectl-win.exe"
 
 
+def test_the_root_manifest_windows_entry_installs_with_krew_and_runs(release_dir, wine_prefix, tmp_path):  # noqa: F811
+    """krew-manifest.yaml's windows/amd64 entry, with this build's checksum recorded: krew (its Linux build;
+    krew.exe cannot run under Wine 8) installs it as on Windows (KREW_OS=windows), and the kubectl-win.exe it
+    links runs."""
+    from tests.test_krew_install import krew_install, root_manifest_with
+
+    text_, _ = root_manifest_with(release_dir, "windows", "amd64")
+    manifest_path = tmp_path / "krew-manifest.yaml"
+    manifest_path.write_text(text_)
+    krew_root = tmp_path / "krew"
+    result = krew_install(manifest_path, release_dir / platforms.archive_name(TAG, "windows", "amd64"), krew_root,
+                          target=("windows", "amd64"))
+    assert result.returncode == 0, result.stderr
+    assert "Installed plugin: win" in result.stdout + result.stderr
+    store = krew_root / "store" / "win" / TAG
+    link = krew_root / "bin" / "kubectl-win.exe"  # krew names the link for Windows
+    assert link.is_symlink() and link.resolve() == store / "kubectl-win" / "kubectl-win.exe"
+    assert (store / "LICENSE").is_file()
+    (store / "kubectl-win" / "python" / "_wmi.pyd").unlink()  # the one Wine work-around (tests/windows)
+    compiled_dependencies(store / "kubectl-win", wine_prefix)
+    runner = Wine(wine_prefix, store / "kubectl-win")
+    version = runner.run("version", exe=link)
+    assert version.returncode == 0, version.stderr
+    assert __version__ in text(version)
+
+
 def test_a_rebuild_gives_the_same_bytes(release_dir, tmp_path):
     from release.build import build_windows_archive
 

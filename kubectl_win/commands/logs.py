@@ -14,7 +14,8 @@ from kubectl_win.env import Env
 DESCRIPTION = (
     "Read a Windows node's component logs through the API server's node proxy (the kubelet's node log "
     "query API): log files under C:\\var\\log are fetched and filtered here, components running as pods "
-    "are read from their pods, other names are event providers of the Application log. Knows where "
+    "are read from their pods, other names are event providers of the Application log (filtered by the "
+    "kubelet, or here when it refuses the options for a name it serves from a file). Knows where "
     "kubeadm/sig-windows-tools, AKS, EKS, OpenShift and RKE2 nodes keep each log, and says how to read the "
     "ones the kubelet cannot serve. Without SERVICE, lists the components and where their logs are."
 )
@@ -22,6 +23,7 @@ EXAMPLES = """examples:
   kubectl win logs win-node-1                              # where each component logs on this node
   kubectl win logs win-node-1 kubelet --since 1h --pattern 'error|fail'
   kubectl win logs win-node-1 kube-proxy containerd --tail 200
+  kubectl win logs win-node-1 kubelet --since 2h --until 1h -v  # -v: where the filtering was done, and why
   kubectl win logs win-node-1 Microsoft-Windows-Security-SPP   # an Application event-log provider
 
 needs get on nodes/proxy (and get on pods/log for components running as pods)
@@ -49,13 +51,19 @@ def logs(
         metavar="SERVICE...", help=COMPONENT_HELP, show_default=False)] = None,
     since: Annotated[str | None, typer.Option(
         "--since", metavar="DURATION|TIME", help="only lines newer than this: 30m, 1h, 2d, or RFC 3339")] = None,
+    until: Annotated[str | None, typer.Option(
+        "--until", metavar="DURATION|TIME", help="only lines older than this: 30m, 1h, 2d (ago), or RFC 3339")
+    ] = None,
     tail: Annotated[int | None, typer.Option(
         "--tail", metavar="N", click_type=NonNegative(), help="only the last N lines (of each service)")] = None,
     pattern: Annotated[str | None, typer.Option(
-        "--pattern", metavar="REGEX", help="only lines matching REGEX (case-insensitive)")] = None,
+        "--pattern", "--grep", metavar="REGEX", help="only lines matching REGEX (case-insensitive)")] = None,
     distribution: Annotated[str | None, typer.Option(
         "--distribution", metavar="NAME",
         help="where the node keeps its logs: kubeadm, aks, eks, openshift, rke2 (default: detected)")] = None,
+    verbose: Annotated[bool, typer.Option(
+        "-v", "--verbose", help="say on stderr when the filtering is done here rather than by the kubelet, and why")
+    ] = False,
     **shared: Any,
 ) -> int:
     return invoke(run, {**locals(), "services": list(services or ())})
@@ -70,40 +78,62 @@ def run(args: Any, env: Env) -> int:
 
     from kubectl_win.errors import UsageError
     from kubectl_win.kube import KubeFlags, connect
-    from kubectl_win.nodelogs.fetch import LogOptions, check_services, pick_distribution, read_logs, windows_node
-    from kubectl_win.nodelogs.filtering import parse_since
+    from kubectl_win.nodelogs.fetch import (
+        Filters,
+        LogOptions,
+        check_services,
+        pick_distribution,
+        read_logs,
+        windows_node,
+    )
+    from kubectl_win.nodelogs.filtering import parse_time
 
-    since = None
-    if args.since:
-        try:
-            since = parse_since(args.since)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
+    try:
+        since = parse_time(args.since, "--since") if args.since else None
+        until = parse_time(args.until, "--until") if args.until else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     if args.pattern:
         try:
             re.compile(args.pattern)
         except re.error as exc:
             raise UsageError(f"--pattern {args.pattern!r} is not a valid regular expression: {exc}") from None
     check_services(args.services)
+    flags = ", ".join(Filters(since, until, args.pattern, args.tail).flags)
+    notes: list[str] = []
+    said: set[str] = set()
+    read = 0
     with connect(KubeFlags.from_args(args)) as cluster:
         if not args.services:
             node = windows_node(cluster, args.node)
             _render_locations(args.node, pick_distribution(node, args.distribution), env)
             return 0
-        options = LogOptions(args.node, list(args.services), since, args.tail, args.pattern, args.distribution)
+        options = LogOptions(args.node, list(args.services), since=since, tail=args.tail, pattern=args.pattern,
+                             distribution=args.distribution, until=until)
         _, results = read_logs(cluster, options)
-    read = [r for r in results if r.lines is not None]
+        for result in results:  # one at a time: each log is streamed to stdout as it is read
+            if result.lines is None:
+                notes.append(result.note)
+                continue
+            read += 1
+            if args.verbose and result.filtered_here:
+                _say_once(env, said, f"note: {result.service}: {flags} applied here: {result.filtered_here}")
+            if len(args.services) > 1:
+                env.stdout.write(f"==> {result.service}: {result.where} <==\n")
+            for line in result.lines:
+                env.stdout.write(line + "\n")
     if not read:
-        raise UsageError("; ".join(r.note for r in results))
-    for result in results:
-        if result.lines is None:
-            env.stderr.write(f"note: {result.note}\n")
-            continue
-        if len(results) > 1:
-            env.stdout.write(f"==> {result.service}: {result.where} <==\n")
-        for line in result.lines:
-            env.stdout.write(line + "\n")
+        raise UsageError("; ".join(notes))
+    for note in notes:
+        env.stderr.write(f"note: {note}\n")
     return 0
+
+
+def _say_once(env: Env, said: set[str], line: str) -> None:
+    if line not in said:
+        said.add(line)
+        env.stderr.write(line + "\n")
+        env.stderr.flush()  # before the log lines, as a terminal shows them
 
 
 def _render_locations(node: str, dist, env: Env) -> None:  # type: ignore[no-untyped-def]

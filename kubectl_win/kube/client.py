@@ -16,6 +16,7 @@ from kubectl_win.kube.config import ClientConfig, KubeFlags, load
 from kubectl_win.kube.errors import ApiError, Forbidden, NotFound, Unauthorized
 from kubectl_win.kube.jsonfast import JSONDecodeError, loads
 from kubectl_win.kube.resources import ResourceInfo, resolve
+from kubectl_win.kube.stream import RawStream
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 30.0
@@ -112,6 +113,12 @@ class Cluster:
         """GET a path that answers text rather than JSON (a node's logs through the API server's proxy):
         (status, body) for any answer but 401 and an unreachable server, which raise as usual."""
         return self._request(path, params, verb="get", raw=True)
+
+    def stream_raw(self, path: str, params: dict | list | None = None) -> RawStream:
+        """get_raw for bodies too big to hold (a node's log file): the status and a body read as it arrives.
+        Retries and errors as get_raw until the body starts; close the stream (or use `with`) when done."""
+        status, response = self._request(path, params, verb="get", raw=True, stream=True)
+        return RawStream(status, response, self.server, self.timeout)
 
     def list_pages(self, resource: str, namespace: str | None = None, label_selector: str | None = None,
                    field_selector: str | None = None, page_size: int = 500) -> Iterator[dict]:
@@ -229,7 +236,7 @@ class Cluster:
 
     def _request(self, path: str, params: dict | list | None, info: ResourceInfo | None = None,
                  name: str | None = None, namespace: str | None = None, verb: str = "get", *, method: str = "GET",
-                 body: bytes | None = None, raw: bool = False) -> Any:
+                 body: bytes | None = None, raw: bool = False, stream: bool = False) -> Any:
         import urllib3
         from urllib3.exceptions import (
             ConnectTimeoutError as ConnectTimeout,
@@ -255,7 +262,7 @@ class Cluster:
                     headers = {**headers, "Content-Type": "application/json"}
                 response = self._pool_manager().request(
                     method, url, headers=headers, body=body, timeout=timeout, retries=False, redirect=False,
-                    preload_content=True)
+                    preload_content=not stream)
             except SSLError as exc:
                 raise ClusterUnreachable(f"TLS handshake with {self.server} failed: {_short(exc)}") from None
             except NameResolutionError:
@@ -275,7 +282,10 @@ class Cluster:
                                          f"{_short(exc)}") from None
             status = response.status
             if raw and (status not in RETRY_STATUSES or attempt >= self.max_attempts) and status != 401:
-                return status, response.data
+                return (status, response) if stream else (status, response.data)
+            if stream:  # an answer retried or raised below: read it whole (short), keep it, free the connection
+                response.read(cache_content=True)
+                response.release_conn()
             if status in (200, 201, 202):
                 try:
                     return _parse(response.data)

@@ -1,4 +1,5 @@
-"""Filter log text here the way the kubelet would (--since, --pattern, --tail), for logs it serves as files.
+"""Filter log lines here the way the kubelet would (--since, --until, --pattern, --tail), for logs it serves as
+files: as a stream, holding only the last N lines for --tail, whatever the size of the log.
 
 Timestamps are read from the line starts Windows node components write: klog (`E1201 02:10:31.511870`,
 no year: the year that puts it closest to now), RFC 3339 (`2026-12-01T02:10:31Z`), logrus
@@ -9,6 +10,8 @@ no year: the year that puts it closest to now), RFC 3339 (`2026-12-01T02:10:31Z`
 from __future__ import annotations
 
 import re
+from collections import deque
+from collections.abc import Iterable, Iterator
 from datetime import UTC, datetime, timedelta
 
 _KLOG = re.compile(r"^[IWEF](\d{2})(\d{2}) (\d{2}):(\d{2}):(\d{2})")
@@ -44,27 +47,35 @@ def timestamp(line: str, now: datetime) -> datetime | None:
     return None
 
 
-def filter_lines(text: str, since: datetime | None = None, pattern: re.Pattern[str] | None = None,
-                 tail: int | None = None, now: datetime | None = None) -> list[str]:
+def filter_stream(lines: Iterable[str], since: datetime | None = None, until: datetime | None = None,
+                  pattern: re.Pattern[str] | None = None, tail: int | None = None, now: datetime | None = None
+                  ) -> Iterator[str]:
+    """The lines inside [since, until] that match pattern, only the last `tail` of them (held in a deque: memory
+    bounded by the tail, not by the log). A line is placed in time by the last timestamp at or before it; lines
+    before the first timestamp are outside any window."""
     now = now or datetime.now(UTC)
-    kept: list[str] = []
     current: datetime | None = None
-    for line in text.splitlines():
+    last: deque[str] | None = deque(maxlen=tail) if tail is not None else None
+    for line in lines:
         stamp = timestamp(line, now)
         if stamp is not None:
             current = stamp
-        if since is not None and (current is None or current < since):
-            continue
+        if since is not None or until is not None:
+            if current is None or (since is not None and current < since) or (until is not None and current > until):
+                continue
         if pattern is not None and not pattern.search(line):
             continue
-        kept.append(line)
-    if tail is not None:
-        kept = kept[-tail:] if tail else []
-    return kept
+        if last is None:
+            yield line
+        else:
+            last.append(line)
+    if last:
+        yield from last
 
 
-def parse_since(text: str, now: datetime | None = None) -> datetime:
-    """`90s`, `15m`, `1h`, `2d`, `1h30m` before now, or an RFC 3339 time; ValueError otherwise."""
+def parse_time(text: str, flag: str = "--since", now: datetime | None = None) -> datetime:
+    """`90s`, `15m`, `1h`, `2d`, `1h30m` before now, or an RFC 3339 time (--since and --until alike, as
+    journalctl and oc adm node-logs take them); ValueError naming `flag` otherwise."""
     now = now or datetime.now(UTC)
     parts = re.fullmatch(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
     if parts and any(parts.groups()):
@@ -73,5 +84,5 @@ def parse_since(text: str, now: datetime | None = None) -> datetime:
     try:
         stamp = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"--since {text!r}: expected a duration (30m, 1h, 2d) or an RFC 3339 time") from None
+        raise ValueError(f"{flag} {text!r}: expected a duration (30m, 1h, 2d) or an RFC 3339 time") from None
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

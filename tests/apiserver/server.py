@@ -306,7 +306,7 @@ class ApiServer:
                 return self._aggregated(False)
             return self._json(discovery.api_group_list())
         if parts[:3] == ["api", "v1", "nodes"] and len(parts) >= 6 and parts[4:6] == ["proxy", "logs"]:
-            return self._node_logs(request, user, parts[3], request.path.split("/proxy/logs", 1)[1])
+            return await self._node_logs(request, user, parts[3], request.path.split("/proxy/logs", 1)[1])
         if parts[:1] == ["api"] and len(parts) >= 2:
             group, version, rest = "", parts[1], parts[2:]
         elif parts[:1] == ["apis"] and len(parts) >= 2:
@@ -324,7 +324,7 @@ class ApiServer:
             return self._not_found_path(path)
         return await self._serve(request, user, method, target)
 
-    def _node_logs(self, request: web.Request, user: str, node: str, rest: str) -> web.StreamResponse:
+    async def _node_logs(self, request: web.Request, user: str, node: str, rest: str) -> web.StreamResponse:
         from tests.apiserver import nodelogs
 
         if request.method != "GET":
@@ -335,7 +335,7 @@ class ApiServer:
                                    {"name": node, "kind": "nodes"})
         self.store.get(nodes, None, node)  # 404 for an unknown node, as the proxy answers
         logs = self.node_logs.setdefault(node, nodelogs.NodeLogs())
-        return nodelogs.handle(request, logs, rest.lstrip("/"))
+        return await nodelogs.handle(request, logs, rest.lstrip("/"))
 
     def _target(self, group: str, version: str, rest: list[str]) -> _Target | None:
         lookup = self.store.resource
