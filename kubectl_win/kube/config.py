@@ -318,6 +318,7 @@ def _captured_loader_errors() -> Iterator[list[str]]:
 
 def load_incluster(flags: KubeFlags) -> ClientConfig:
     """The service account's token, CA and namespace (kubectl_win.kube.incluster)."""
-    from kubectl_win.kube.incluster import load_incluster as load_from_service_account
+    from kubectl_win.kube.incluster import service_account
 
-    return load_from_service_account(flags)
+    configuration, namespace, reload = service_account(flags.namespace)
+    return ClientConfig(configuration.host, namespace, None, configuration, reload, "in-cluster config")

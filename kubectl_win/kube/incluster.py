@@ -23,13 +23,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from kubectl_win.kube.errors import NoKubeconfig
-
-if TYPE_CHECKING:
-    from kubectl_win.kube.config import ClientConfig, KubeFlags
 
 SERVICE_ACCOUNT_DIR = Path("/var/run/secrets/kubernetes.io/serviceaccount")
 TOKEN_PERIOD = 60.0  # client-go's NewCachedFileTokenSource re-reads the file once a minute
@@ -96,10 +94,10 @@ def _period() -> float:
         return TOKEN_PERIOD
 
 
-def load_incluster(flags: KubeFlags) -> ClientConfig:
+def service_account(namespace: str | None) -> tuple[Any, str, Callable[[], None]]:
+    """(kubernetes.client.Configuration, namespace, force a token re-read) from the pod's service account;
+    `namespace`: -n, which wins over $POD_NAMESPACE and the namespace file."""
     from kubernetes.client import Configuration
-
-    from kubectl_win.kube.config import ClientConfig
 
     host, port = os.environ.get("KUBERNETES_SERVICE_HOST", ""), os.environ.get("KUBERNETES_SERVICE_PORT", "")
     if not (host and port):
@@ -118,8 +116,8 @@ def load_incluster(flags: KubeFlags) -> ClientConfig:
 
     refresh(cfg)
     cfg.refresh_api_key_hook = refresh
-    namespace = flags.namespace or os.environ.get("POD_NAMESPACE") or _namespace_file(folder) or "default"
-    return ClientConfig(cfg.host, namespace, None, cfg, tokens.expire, "in-cluster config")
+    namespace = namespace or os.environ.get("POD_NAMESPACE") or _namespace_file(folder) or "default"
+    return cfg, namespace, tokens.expire
 
 
 def _readable(path: Path) -> bool:
