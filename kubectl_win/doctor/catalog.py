@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -72,6 +73,24 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
 
 def sarif_rules() -> dict[str, dict[str, str]]:
     return {c.id: {"description": c.title, "help": c.remediation, "source": c.source} for c in catalog().values()}
+
+
+def sarif_rules_for(findings: Sequence[Finding], shell: str = "posix") -> dict[str, dict[str, str]]:
+    """The SARIF rules a report's findings need: the catalogue, hns's (--deep), the bundle's (--from-bundle),
+    and for any other id a rule made from the finding itself."""
+    rules = sarif_rules()
+    if any(f.id.startswith("hns-") for f in findings):  # doctor --deep
+        from kubectl_win.hns import catalog as hns_catalog
+
+        rules.update(hns_catalog.sarif_rules())
+    if any(f.id.startswith("bundle-") for f in findings):  # doctor --from-bundle
+        from kubectl_win.doctor.run_bundle import sarif_rules as bundle_rules
+
+        rules.update(bundle_rules())
+    for finding in findings:
+        rules.setdefault(finding.id, {"description": finding.id, "help": finding.fix.text(shell),
+                                      "source": finding.source or ""})
+    return rules
 
 
 def knowledge(key: str) -> Any:

@@ -38,9 +38,12 @@ class KubeFlags:
     def from_args(cls, args: Any) -> KubeFlags:
         """From parsed flags; commands that define only some of the flags are fine."""
         timeout = getattr(args, "request_timeout", None)
+        context = getattr(args, "context", None)
+        if isinstance(context, list | tuple):  # --context is a repeatable option; one value here
+            context = context[0] if context else None
         return cls(
             kubeconfig=getattr(args, "kubeconfig", None),
-            context=getattr(args, "context", None),
+            context=context,
             cluster=getattr(args, "cluster", None),
             user=getattr(args, "user", None),
             namespace=getattr(args, "namespace", None),
@@ -197,6 +200,14 @@ def _with_token_file_read(entry: dict, kubeconfig: Path) -> dict:
         raise KubeconfigError(f'tokenFile of user "{entry.get("name")}": {text}')
     user = {key: value for key, value in user.items() if key != "tokenFile"}
     return {**entry, "user": {**user, "token": text.strip()}}
+
+
+def context_names(flags: KubeFlags) -> list[str]:
+    """Every context of the merged kubeconfig, in kubeconfig order (the first file naming one places it)."""
+    paths = kubeconfig_paths(flags)
+    if not paths:
+        raise NoKubeconfig("no kubeconfig found (use --kubeconfig, set KUBECONFIG, or create ~/.kube/config)")
+    return _names(merge_kubeconfigs(paths), "contexts")
 
 
 def _names(node: Any, section: str) -> list[str]:
