@@ -17,6 +17,9 @@ if TYPE_CHECKING:
     from kubectl_win.doctor.run import DoctorOptions
 
 
+NEEDED = ("nodes",)  # without these a cluster counts as not read (the single-cluster report skips them)
+
+
 @dataclass
 class ClusterScan:
     """One cluster's outcome: a report, or the one-line reason it could not be read."""
@@ -45,6 +48,10 @@ def scan_one(context: str, options: DoctorOptions, index: int = 0) -> ClusterSca
         report = run_doctor(options)
     except KubectlWinError as exc:
         return ClusterScan(context, server, None, str(exc), int(exc.exit_code), time.monotonic() - started, index)
+    unread = next((s for s in report.skipped if s.resource in NEEDED), None)
+    if unread is not None:  # a report without the nodes says nothing about the cluster's Windows nodes
+        return ClusterScan(context, server, None, f"cannot read {unread.resource}: {unread.reason}", 3,
+                           time.monotonic() - started, index)
     return ClusterScan(context, server, report, seconds=time.monotonic() - started, index=index)
 
 
