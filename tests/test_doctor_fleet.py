@@ -220,3 +220,19 @@ def test_progress_shows_clusters_done_and_is_erased(fleet: Fleet) -> None:
     assert "clusters: 2/2 done (1 failed)" in result.stderr
     assert result.stderr.endswith("\r\033[K")
     assert result.json["clusters"][0]["ok"] is True
+
+
+def test_the_docs_example_is_what_doctor_prints(fleet: Fleet) -> None:
+    """docs/doctor.md's fleet example, run against these servers (same context names), line by line."""
+    import shlex
+
+    from tests.readme_output import differences
+
+    text = (ROOT / "docs" / "doctor.md").read_text()
+    block = re.search(r"```console\n\$ (kubectl win doctor --context eu [^\n]*)\n(.*?)```", text, re.S)
+    assert block, "docs/doctor.md shows the fleet example"
+    argv = shlex.split(block.group(1).split("  #")[0])[2:]
+    result = fleet.doctor(*argv[1:])
+    assert result.exit_code == 1
+    printed = [line for line in result.stdout.splitlines() if line.strip()]  # blank lines are not compared
+    assert differences(block.group(2).splitlines(), printed) == []
