@@ -19,7 +19,8 @@ from tests.clirun import CliResult, run_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
-LINUX_NODE = {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "linux-1", "labels": {"kubernetes.io/os": "linux"}},
+LINUX_NODE = {"apiVersion": "v1", "kind": "Node",
+              "metadata": {"name": "linux-1", "labels": {"kubernetes.io/os": "linux"}},
               "status": {"conditions": [{"type": "Ready", "status": "True"}],
                          "nodeInfo": {"kubeletVersion": "v1.32.0", "containerRuntimeVersion": "containerd://1.7.20",
                                       "operatingSystem": "linux"}}}
@@ -52,7 +53,8 @@ def kubeconfig_for(path: Path, entries: list[tuple[str, str, dict, dict]]) -> Pa
 
 @pytest.fixture(scope="module")
 def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
-    servers = {name: ApiServer(tls=True, workdir=tmp_path_factory.mktemp(name)) for name in ("eu", "us", "quiet", "lab")}
+    servers = {name: ApiServer(tls=True, workdir=tmp_path_factory.mktemp(name))
+               for name in ("eu", "us", "quiet", "lab")}
     for server in servers.values():
         server.start()
     try:
