@@ -238,3 +238,40 @@ def test_the_docs_example_is_what_doctor_prints(fleet: Fleet) -> None:
     assert result.exit_code == 1
     printed = [line for line in result.stdout.splitlines() if line.strip()]  # blank lines are not compared
     assert differences(block.group(2).splitlines(), printed) == []
+
+
+def test_doctor_nodes_over_several_clusters_keeps_each_inventory(fleet: Fleet) -> None:
+    result = fleet.doctor("nodes", "--context", "eu", "--context", "quiet", "-o", "json")
+    assert result.exit_code == 1, result.stderr
+    eu, quiet = result.json["clusters"]
+    assert eu["nodes"] == fleet.doctor("nodes", "--context", "eu", "-o", "json").json["nodes"]
+    assert quiet["nodes"] == []
+    table = fleet.doctor("nodes", "--context", "eu", "--context", "quiet")
+    assert sections(table.stdout)["quiet"].startswith("No Windows nodes found.\n")
+
+
+def test_ctrl_c_ends_a_fleet_run_at_once(fleet: Fleet) -> None:
+    """Interrupted while two clusters hang on a page, doctor exits 130 without waiting for them. Both are in
+    flight at once: while the first waits, the pace admits the second."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    from tests.waiting import wait_until
+
+    rules = [fleet.servers[name].faults.delay(r"^/api/v1/nodes", 3600.0) for name in ("eu", "us")]
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "kubectl_win", "doctor", "--kubeconfig", str(fleet.kubeconfig),
+             "--context", "eu", "--context", "us", "--parallel", "2", "--progress", "never"],
+            cwd=ROOT, env=dict(os.environ, PYTHONPATH=str(ROOT)), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True)
+        wait_until(lambda: all(rule.hits for rule in rules), "both clusters asked for their nodes")
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)  # a hang guard: the run ends at once, not after the hour
+        assert proc.returncode == 130, err
+        assert out == "" and "Traceback" not in err
+    finally:
+        for name in ("eu", "us"):
+            fleet.servers[name].faults.clear()

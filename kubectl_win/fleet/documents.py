@@ -6,7 +6,8 @@
                   {"context": "B", "server": "https://...", "ok": false, "error": "...", "exitCode": 3}],
      "summary": {"clusters": 2, "read": 1, "failed": 1, "errors": 3, "warnings": 1, "infos": 0, ...}}
 
-A cluster's `summary`, `findings` and `skipped` are exactly the single-cluster report's (DoctorReport.to_dict).
+A cluster's `summary`, `findings` and `skipped` (and for `doctor nodes` its `nodes`) are exactly the
+single-cluster report's (DoctorReport.to_dict).
 Each cluster is encoded when it finishes and written as soon as the clusters before it are (see InOrder), so
 the document streams and only the small summaries are kept. The YAML is the same document: PyYAML writes a
 one-item list exactly as that item appears in the whole list, so each cluster is dumped on its own.
@@ -31,7 +32,8 @@ def cluster_entry(scan: ClusterScan, shell: str, lazy: bool = False) -> dict[str
     if scan.report is None:
         return {**head, "error": scan.error, "exitCode": scan.exit_code}
     report = scan.report.to_dict(shell, lazy=lazy)
-    return {**head, "serverVersion": report["cluster"]["serverVersion"], "summary": report["summary"],
+    nodes = {"nodes": report["nodes"]} if scan.report.scope == "nodes" else {}  # `doctor nodes`: the inventory
+    return {**head, "serverVersion": report["cluster"]["serverVersion"], **nodes, "summary": report["summary"],
             "findings": report["findings"], "skipped": report["skipped"],
             **({"hns": report["hns"]} if "hns" in report else {})}
 

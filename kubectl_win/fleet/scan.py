@@ -20,9 +20,10 @@ are being read).
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -72,25 +73,41 @@ def scan_one(context: str, options: DoctorOptions, index: int = 0) -> ClusterSca
 def scan_clusters(contexts: Sequence[str], options_for: Callable[[str], DoctorOptions], parallel: int = 4
                   ) -> Iterator[ClusterScan]:
     """Scans as they finish (each carries its `index` in `contexts`), at most `parallel` under way at once:
-    fewer while the process is busy with the ones it has (see pace.py)."""
+    fewer while the process is busy with the ones it has (see pace.py). Each scan runs in a daemon thread, so
+    Ctrl-C ends the run at once instead of waiting for the clusters in flight."""
     from kubectl_win.fleet.pace import WINDOW, Pace
 
     pace = Pace(parallel)
     upcoming = iter(enumerate(contexts))
+    finished: queue.Queue[tuple[ClusterScan | None, BaseException | None]] = queue.Queue()
+    running = 0
     left = len(contexts)
-    with ThreadPoolExecutor(max_workers=pace.limit, thread_name_prefix="doctor-cluster") as pool:
-        running: set[Future[ClusterScan]] = set()
-        while left:
-            while len(running) < pace.allowed():
-                item = next(upcoming, None)
-                if item is None:
-                    break
-                running.add(pool.submit(scan_one, item[1], options_for(item[1]), item[0]))
-            done, _ = wait(running, timeout=WINDOW, return_when=FIRST_COMPLETED)
-            for future in done:
-                running.discard(future)
-                left -= 1
-                yield future.result()
+
+    def scan(context: str, options: DoctorOptions, index: int) -> None:
+        try:
+            finished.put((scan_one(context, options, index), None))
+        except BaseException as exc:  # a bug, not a cluster's trouble: raised in the caller
+            finished.put((None, exc))
+
+    while left:
+        while running < pace.allowed():
+            item = next(upcoming, None)
+            if item is None:
+                break
+            index, context = item
+            threading.Thread(target=scan, args=(context, options_for(context), index), daemon=True,
+                             name=f"doctor-cluster-{index}").start()
+            running += 1
+        try:
+            result, error = finished.get(timeout=WINDOW)
+        except queue.Empty:
+            continue
+        running -= 1
+        left -= 1
+        if error is not None:
+            raise error
+        assert result is not None
+        yield result
 
 
 def _server_of(options: DoctorOptions) -> str | None:
