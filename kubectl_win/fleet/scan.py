@@ -111,9 +111,11 @@ def scan_clusters(contexts: Sequence[str], options_for: Callable[[str], DoctorOp
 
 
 def _server_of(options: DoctorOptions) -> str | None:
-    try:
-        from kubectl_win.kube.config import load
+    """The context's server, from the kubeconfig alone: credentials (an exec plugin) are loaded once, by the scan."""
+    from kubectl_win.kube import KubeFlags
+    from kubectl_win.kube.config import context_server
 
-        return load(options.kube_flags).server
+    try:
+        return context_server(options.kube_flags or KubeFlags())
     except Exception:  # noqa: BLE001 - the scan itself reports why the context cannot be used
         return None

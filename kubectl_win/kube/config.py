@@ -210,6 +210,23 @@ def context_names(flags: KubeFlags) -> list[str]:
     return _names(merge_kubeconfigs(paths), "contexts")
 
 
+def context_server(flags: KubeFlags) -> str | None:
+    """The server URL the context names, read from the kubeconfig without loading credentials (an exec
+    plugin is not run for it); None when the kubeconfig does not say."""
+    paths = kubeconfig_paths(flags)
+    if not paths:
+        return None
+    merged = merge_kubeconfigs(paths)
+    name = flags.context or merged.value.get("current-context")
+    if name not in _names(merged, "contexts"):
+        return None
+    cluster = flags.cluster or (merged["contexts"].get_with_name(name).value.get("context") or {}).get("cluster")
+    if cluster not in _names(merged, "clusters"):
+        return None
+    server = (merged["clusters"].get_with_name(cluster).value.get("cluster") or {}).get("server")
+    return str(server).rstrip("/") if server else None
+
+
 def _names(node: Any, section: str) -> list[str]:
     return [entry.value["name"] if hasattr(entry, "value") else entry["name"] for entry in node.value[section]]
 
