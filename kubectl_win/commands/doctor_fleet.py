@@ -7,9 +7,13 @@ status (kubectl_win.fleet.summary.fleet_exit_code).
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_win.env import Env
+
+if TYPE_CHECKING:
+    from kubectl_win.doctor.render.progress import FleetProgress
+    from kubectl_win.doctor.run import DoctorOptions
 
 
 def run_fleet(args: Any, env: Env, contexts: list[str]) -> int:
@@ -37,7 +41,7 @@ def run_fleet(args: Any, env: Env, contexts: list[str]) -> int:
         page = io.StringIO()
         renderers.append(HtmlRenderer(FleetOutput(page, "html", env.shell, scope=scope)))
 
-    def options_for(context: str):  # type: ignore[no-untyped-def]
+    def options_for(context: str) -> DoctorOptions:
         return _options(args, scope, context, progress.for_cluster(context) if progress else None)
 
     def arrived(scan: Any) -> None:
@@ -89,7 +93,7 @@ def _check(args: Any, contexts: list[str]) -> None:
         raise UsageError(f'context "{unknown[0]}" not found in the kubeconfig (available: {", ".join(known)})')
 
 
-def _options(args: Any, scope: str, context: str, progress: Any):  # type: ignore[no-untyped-def]
+def _options(args: Any, scope: str, context: str, progress: Any) -> DoctorOptions:
     from kubectl_win.doctor.run import DoctorOptions
     from kubectl_win.kube import KubeFlags
 
@@ -112,7 +116,7 @@ def _context_namespace(flags: Any) -> str:
         return "default"
 
 
-def _progress(args: Any, env: Env, total: int):  # type: ignore[no-untyped-def]
+def _progress(args: Any, env: Env, total: int) -> FleetProgress | None:
     from kubectl_win.doctor.render.progress import FleetProgress, wanted
 
     return FleetProgress(env.stderr, total) if wanted(args.progress, env.stderr_isatty) else None

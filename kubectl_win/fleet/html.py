@@ -55,7 +55,7 @@ def overview(summaries: list[ClusterSummary]) -> str:
             rows.append(f'<tr class="unreadable">{name}<td colspan="6" class="cell-error" data-label="Result">'
                         f"could not be read: {text(s.error)}</td></tr>\n")
             continue
-        builds = "".join(f'<span class="chip">{text(b, 200)}<span class="n">{n}</span></span>'
+        builds = "".join(f"<div>{text(b, 200)} <b>× {n}</b></div>"
                          for b, n in s.builds.items()) or '<span class="none">none</span>'
         counts = "".join(f'<td class="{"cell-" + sev if s.counts[key] else ""}" data-label="{label}">'
                          f"{s.counts[key]}</td>" for key, sev, label in SEVERITY_COLUMNS)

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO
 
 MODES = ("auto", "always", "never")
@@ -125,7 +126,7 @@ class FleetProgress(Progress):
         self._read = 0  # objects of finished clusters
         self._hidden = False
 
-    def for_cluster(self, context: str):  # type: ignore[no-untyped-def]
+    def for_cluster(self, context: str) -> Callable[[str, int], None]:
         def progress(resource: str, seen: int) -> None:
             with self._lock:
                 key = f"{context}\0{resource}"
