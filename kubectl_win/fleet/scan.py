@@ -12,10 +12,11 @@ start and imports paid once instead of per cluster, and the overlap of network w
 (about 50 MiB, 0.7x a whole single run): 4 workers peaked at 354 MiB over the process tree, 2 at 208 MiB, against
 70 MiB for one cluster's run. With threads, 4 clusters in flight on loopback were slower than 1 (lock contention)
 and peaked at 2x one cluster's memory (each holds its read-ahead pages), so the number in flight follows
-pace.py: one more only while the process is waiting rather than busy. Measured (best of 3): fleet 0.47x the
-loop's time, peak RSS 1.18x one cluster's; with 50 ms of latency per page (a remote control plane) the pace
-reaches 4 clusters at once and the fleet takes 0.30x the loop's time (memory then 2x, by design: four clusters
-are being read).
+pace.py: one more only while the process is waiting rather than busy. Measured (best of 3, five runs): fleet
+0.45x-0.61x the loop's time (0.57x on a quiet machine: a miss; one process reads a cluster as slowly as a fresh
+one does, so the gain is the interpreter start, 0.33 s of a 0.78 s run), peak RSS 1.15x-1.20x one cluster's.
+With 50 ms of latency per page (a remote control plane) the pace reaches 4 clusters at once and the fleet takes
+0.30x the loop's time (memory then 2x, by design: four clusters are being read).
 """
 
 from __future__ import annotations
