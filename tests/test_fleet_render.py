@@ -65,3 +65,19 @@ def test_the_table_folds_the_same_fix_in_several_clusters() -> None:
     summary = text[text.index("=== fleet: 3 clusters, 2 read, 1 could not be read ==="):]
     assert "2: a, c" in summary and "kubectl taint nodes win22-1 os=windows:NoSchedule" in summary
     assert "b " in summary and "could not be read: cannot connect to https://b:6443" in summary
+
+
+def test_fleet_progress_counts_clusters_and_steps_aside_for_a_report() -> None:
+    from kubectl_win.doctor.render.progress import FleetProgress
+
+    err = io.StringIO()
+    progress = FleetProgress(err, 3, clock=lambda: 0.0)
+    progress.for_cluster("a")("pods", 500)
+    progress.for_cluster("b")("nodes", 20)
+    assert progress.line() == "clusters: 0/3 done, 520 objects read, 0.0s"
+    progress.hide()
+    drawn = err.getvalue()
+    progress.for_cluster("b")("pods", 40)  # while a report is printed, nothing is drawn
+    assert err.getvalue() == drawn and drawn.endswith("\r\033[K")
+    progress.cluster_done("b", ok=False)
+    assert err.getvalue().endswith("\rclusters: 1/3 done (1 failed), 560 objects read, 0.0s\033[K")
