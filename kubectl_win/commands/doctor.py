@@ -7,7 +7,15 @@ from typing import Annotated, Any
 import typer
 
 from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Choice, kube_options, output_option, policy_options, registry_options, shared
+from kubectl_win.commands.flags import (
+    Choice,
+    Integer,
+    kube_options,
+    output_option,
+    policy_options,
+    registry_options,
+    shared,
+)
 from kubectl_win.env import Env
 
 DESCRIPTION = (
@@ -28,13 +36,17 @@ EXAMPLES = """examples:
   kubectl win doctor --check-images               # also read the Windows images' manifest lists from registries
   kubectl win doctor -o sarif --fail-on warning   # for CI
   kubectl win doctor --report doctor.html         # the table here, a self-contained HTML page to share
+  kubectl win doctor --context eu --context us    # several clusters: a section each, then a fleet summary
+  kubectl win doctor --all-contexts -o json       # every context of the kubeconfig, 4 clusters at a time
 
-exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
+exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable;
+several clusters: the worst over the clusters read, 3 when none could be read, at least 1 when some could not
 """
 FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html")
 
 
-@shared(output_option(FORMATS, "table"), policy_options(), registry_options(), kube_options(selector=False))
+@shared(output_option(FORMATS, "table"), policy_options(), registry_options(),
+        kube_options(selector=False, contexts=True))
 def doctor(
     scope: Annotated[str | None, typer.Argument(
         metavar="SCOPE", click_type=Choice(("nodes", "workloads")), show_default=False,
@@ -78,6 +90,13 @@ def doctor(
         "--progress", metavar="WHEN", click_type=Choice(("auto", "always", "never")),
         help="progress on stderr while reading the cluster: auto (on a terminal, not in CI)|always|never "
              "(default auto)")] = "auto",
+    all_contexts: Annotated[bool, typer.Option(
+        "--all-contexts", help="read every context of the kubeconfig (KUBECONFIG's files merged, in their order)",
+        rich_help_panel="Cluster connection")] = False,
+    parallel: Annotated[int, typer.Option(
+        "--parallel", metavar="N", click_type=Integer(),
+        help="with several contexts, read N clusters at a time (default 4)",
+        rich_help_panel="Cluster connection")] = 4,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())
@@ -93,6 +112,12 @@ def run(args: Any, env: Env) -> int:
     from kubectl_win.findings import exit_code
 
     scope = args.scope or "cluster"
+    contexts = _contexts(args)
+    if len(contexts) > 1:
+        from kubectl_win.commands.doctor_fleet import run_fleet
+
+        return run_fleet(args, env, contexts)
+    args.context = contexts[0] if contexts else None
     if args.from_bundle:
         _check_bundle_flags(args)
     if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
@@ -141,6 +166,28 @@ def run(args: Any, env: Env) -> int:
     if not (args.report and args.output == "html"):
         _render(report, args.output, env, _source(args))
     return exit_code(report.findings, args.fail_on)
+
+
+def _contexts(args: Any) -> list[str]:
+    """The contexts asked for, each once in the order given: --context (repeated), or every one with
+    --all-contexts; [] for the kubeconfig's current context."""
+    from kubectl_win.errors import UsageError
+
+    given = list(dict.fromkeys(args.context or ()))
+    if args.parallel < 1:
+        raise UsageError("--parallel must be 1 or more")
+    if not args.all_contexts:
+        return given
+    if given:
+        raise UsageError("--all-contexts reads every context; it cannot be combined with --context")
+    if args.from_dump or args.from_bundle:
+        raise UsageError("--all-contexts reads clusters; it cannot be combined with --from-dump or --from-bundle")
+    from kubectl_win.kube.config import context_names
+
+    names = context_names(_kube_flags(args))
+    if not names:
+        raise UsageError("--all-contexts: the kubeconfig has no contexts")
+    return names
 
 
 def _check_bundle_flags(args: Any) -> None:
@@ -235,19 +282,7 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
     elif output == "sarif":
         from kubectl_win.output.sarif import render_sarif
 
-        rules = catalog.sarif_rules()
-        if any(f.id.startswith("hns-") for f in report.findings):  # doctor --deep
-            from kubectl_win.hns import catalog as hns_catalog
-
-            rules.update(hns_catalog.sarif_rules())
-        if any(f.id.startswith("bundle-") for f in report.findings):  # doctor --from-bundle
-            from kubectl_win.doctor.run_bundle import sarif_rules
-
-            rules.update(sarif_rules())
-        for finding in report.findings:
-            rules.setdefault(finding.id, {"description": finding.id, "help": finding.fix.text(env.shell),
-                                          "source": finding.source or ""})
-        render_sarif(report.findings, rules, out, shell=env.shell)
+        render_sarif(report.findings, catalog.sarif_rules_for(report.findings, env.shell), out, shell=env.shell)
     elif output == "html":
         from kubectl_win.doctor.render.html import render_html
 

@@ -74,14 +74,25 @@ def output_option(choices: tuple[str, ...], default: str) -> list[inspect.Parame
         help=f"output format: {'|'.join(choices)} (default {default})")], default)]
 
 
-def kube_options(selector: bool = True, all_namespaces: bool = True) -> list[inspect.Parameter]:
-    """kubectl's connection flags; kubectl does not pass its own flags to plugins."""
+def _one_context(ctx: click.Context, parameter: click.Parameter, value: Any) -> Any:
+    if value and len(value) > 1:
+        raise click.BadParameter("given more than once (only kubectl win doctor reads several contexts)", ctx,
+                                 parameter)
+    return value
+
+
+def kube_options(selector: bool = True, all_namespaces: bool = True, contexts: bool = False
+                 ) -> list[inspect.Parameter]:
+    """kubectl's connection flags; kubectl does not pass its own flags to plugins. `contexts`: --context may
+    be repeated (doctor reads several clusters in one run); elsewhere a repeat is a usage error."""
+    context_help = ("the kubeconfig context to use; repeat it to read several clusters in one run"
+                    if contexts else "the kubeconfig context to use")
     group = [
         param("kubeconfig", Annotated[str | None, typer.Option(
             "--kubeconfig", metavar="PATH",
             help="path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config)")], None),
-        param("context", Annotated[str | None, typer.Option(
-            "--context", metavar="NAME", help="the kubeconfig context to use")], None),
+        param("context", Annotated[list[str] | None, typer.Option(
+            "--context", metavar="NAME", help=context_help, callback=None if contexts else _one_context)], None),
         param("cluster", Annotated[str | None, typer.Option(
             "--cluster", metavar="NAME", help="the kubeconfig cluster to use")], None),
         param("user", Annotated[str | None, typer.Option(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -74,5 +75,45 @@ def sarif_rules() -> dict[str, dict[str, str]]:
     return {c.id: {"description": c.title, "help": c.remediation, "source": c.source} for c in catalog().values()}
 
 
+def sarif_rules_for(findings: Sequence[Finding], shell: str = "posix") -> dict[str, dict[str, str]]:
+    """The SARIF rules a report's findings need: the catalogue, hns's (--deep), the bundle's (--from-bundle),
+    and for any other id a rule made from the finding itself."""
+    rules = sarif_rules()
+    if any(f.id.startswith("hns-") for f in findings):  # doctor --deep
+        from kubectl_win.hns import catalog as hns_catalog
+
+        rules.update(hns_catalog.sarif_rules())
+    if any(f.id.startswith("bundle-") for f in findings):  # doctor --from-bundle
+        rules.update(bundle_sarif_rules())
+    for finding in findings:
+        rules.setdefault(finding.id, {"description": finding.id, "help": finding.fix.text(shell),
+                                      "source": finding.source or ""})
+    return rules
+
+
 def knowledge(key: str) -> Any:
     return load("doctor_checks")[key]
+
+
+@dataclass(frozen=True)
+class BundleCheck:
+    id: str
+    severity: str
+    title: str
+    message: str
+    fix: Any  # a fix template (findings.fix_from_template)
+    remediation: str
+    source: str
+    enforced_by: str | None
+
+
+@cache
+def bundle_checks() -> dict[str, BundleCheck]:
+    """The checks doctor --from-bundle adds (knowledge/bundle_checks.yaml)."""
+    return {e["id"]: BundleCheck(e["id"], e["severity"], e["title"], e["message"], e["fix"], e["remediation"],
+                                 e["source"], e.get("enforced_by")) for e in load("bundle_checks")["checks"]}
+
+
+def bundle_sarif_rules() -> dict[str, dict[str, str]]:
+    return {c.id: {"description": c.title, "help": c.remediation, "source": c.source}
+            for c in bundle_checks().values()}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -61,14 +62,27 @@ def _no_cycle_collection() -> Iterator[None]:
     dicts and lists without cycles, freed by reference counting as soon as a page is done, and records and
     findings form none either; the collector would otherwise run every few hundred of the millions of
     containers a large cluster's pages hold, walking every record kept so far each time (about a sixth of
-    doctor's time at 150,000 pods). It resumes, as it was, when the checks are done."""
-    was_enabled = gc.isenabled()
-    gc.disable()
+    doctor's time at 150,000 pods). It resumes, as it was, when the checks are done. Counted, because
+    `kubectl win doctor --context A --context B` runs several scans in threads and the switch is global:
+    the collector resumes when the last of them is done, not when the first one is."""
+    global _pauses, _was_enabled
+    with _pause_lock:
+        if _pauses == 0:
+            _was_enabled = gc.isenabled()
+            gc.disable()
+        _pauses += 1
     try:
         yield
     finally:
-        if was_enabled:
-            gc.enable()
+        with _pause_lock:
+            _pauses -= 1
+            if _pauses == 0 and _was_enabled:
+                gc.enable()
+
+
+_pause_lock = threading.Lock()
+_pauses = 0
+_was_enabled = True
 
 
 def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:

@@ -16,10 +16,10 @@ import os
 import re
 import tempfile
 from dataclasses import dataclass
-from functools import cache
 from typing import Any
 
 from kubectl_win.collect.bundle import Bundle, node_entries, open_bundle
+from kubectl_win.doctor.catalog import bundle_checks
 from kubectl_win.doctor.records import Skipped, Snapshot
 from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.doctor.signatures import symptoms
@@ -33,31 +33,9 @@ _RANGE_ROW = re.compile(r"^\s*(\d{1,5})\s+(\d{1,5})\b", re.MULTILINE)
 _DYNAMIC = re.compile(r"Start Port\s*:\s*(\d+)\s+Number of Ports\s*:\s*(\d+)", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class BundleCheck:
-    id: str
-    severity: str
-    title: str
-    message: str
-    fix: Any  # a fix template (findings.fix_from_template)
-    remediation: str
-    source: str
-    enforced_by: str | None
-
-
-@cache
-def checks() -> dict[str, BundleCheck]:
-    return {e["id"]: BundleCheck(e["id"], e["severity"], e["title"], e["message"], e["fix"], e["remediation"],
-                                 e["source"], e.get("enforced_by")) for e in load("bundle_checks")["checks"]}
-
-
-def sarif_rules() -> dict[str, dict[str, str]]:
-    return {c.id: {"description": c.title, "help": c.remediation, "source": c.source} for c in checks().values()}
-
-
 def bundle_finding(check_id: str, ref: ObjectRef, path: str, file: str, line: int | None = None,
                    severity: str | None = None, **values: Any) -> Finding:
-    info = checks()[check_id]
+    info = bundle_checks()[check_id]
     where = f"{file}:{line}" if line else file
     return Finding(id=check_id, severity=severity or info.severity, object=ref, path=path,
                    message=info.message.format_map({**values, "where": f"bundle: {where}"}),

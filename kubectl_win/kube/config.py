@@ -36,9 +36,12 @@ class KubeFlags:
     def from_args(cls, args: Any) -> KubeFlags:
         """From parsed flags; commands that define only some of the flags are fine."""
         timeout = getattr(args, "request_timeout", None)
+        context = getattr(args, "context", None)
+        if isinstance(context, list | tuple):  # --context is a repeatable option; one value here
+            context = context[0] if context else None
         return cls(
             kubeconfig=getattr(args, "kubeconfig", None),
-            context=getattr(args, "context", None),
+            context=context,
             cluster=getattr(args, "cluster", None),
             user=getattr(args, "user", None),
             namespace=getattr(args, "namespace", None),
@@ -201,6 +204,31 @@ def _empty(merged: Any, flags: KubeFlags) -> bool:
     """Nothing to connect with and nothing asked for: clientcmd's empty config, which falls to in-cluster."""
     return not (flags.kubeconfig or flags.context or flags.cluster or merged.value.get("current-context")
                 or merged.value["clusters"] or merged.value["contexts"])
+
+
+def context_names(flags: KubeFlags) -> list[str]:
+    """Every context of the merged kubeconfig, in kubeconfig order (the first file naming one places it)."""
+    paths = kubeconfig_paths(flags)
+    if not paths:
+        raise NoKubeconfig("no kubeconfig found (use --kubeconfig, set KUBECONFIG, or create ~/.kube/config)")
+    return _names(merge_kubeconfigs(paths), "contexts")
+
+
+def context_server(flags: KubeFlags) -> str | None:
+    """The server URL the context names, read from the kubeconfig without loading credentials (an exec
+    plugin is not run for it); None when the kubeconfig does not say."""
+    paths = kubeconfig_paths(flags)
+    if not paths:
+        return None
+    merged = merge_kubeconfigs(paths)
+    name = flags.context or merged.value.get("current-context")
+    if name not in _names(merged, "contexts"):
+        return None
+    cluster = flags.cluster or (merged["contexts"].get_with_name(name).value.get("context") or {}).get("cluster")
+    if cluster not in _names(merged, "clusters"):
+        return None
+    server = (merged["clusters"].get_with_name(cluster).value.get("cluster") or {}).get("server")
+    return str(server).rstrip("/") if server else None
 
 
 def _names(node: Any, section: str) -> list[str]:

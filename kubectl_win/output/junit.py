@@ -16,12 +16,19 @@ def render_junit(
     findings: Iterable[Finding], check_ids: Sequence[str], out: IO[str], suite: str = "kubectl-win",
     shell: str = "posix",
 ) -> None:
+    out.write('<?xml version="1.0" encoding="UTF-8"?>\n<testsuites>')
+    render_testsuite(findings, check_ids, out, suite, shell)
+    out.write("</testsuites>\n")
+
+
+def render_testsuite(findings: Iterable[Finding], check_ids: Sequence[str], out: IO[str],
+                     suite: str = "kubectl-win", shell: str = "posix") -> None:
+    """One <testsuite> element (doctor over several clusters writes one per cluster)."""
     by_check: dict[str, list[Finding]] = {check_id: [] for check_id in check_ids}
     for finding in findings:
         by_check.setdefault(finding.id, []).append(finding)
     failures = sum(1 for items in by_check.values() if any(f.severity != "info" for f in items))
-    out.write('<?xml version="1.0" encoding="UTF-8"?>\n')
-    out.write(f'<testsuites><testsuite name={quoteattr(suite)} tests="{len(by_check)}" failures="{failures}">\n')
+    out.write(f'<testsuite name={quoteattr(suite)} tests="{len(by_check)}" failures="{failures}">\n')
     for check_id, items in by_check.items():
         out.write(f"  <testcase classname={quoteattr(suite)} name={quoteattr(check_id)}>")
         problems = [f for f in items if f.severity != "info"]
@@ -41,4 +48,4 @@ def render_junit(
                 "</system-out>"
             )
         out.write("</testcase>\n")
-    out.write("</testsuite></testsuites>\n")
+    out.write("</testsuite>")

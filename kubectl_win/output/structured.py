@@ -65,6 +65,16 @@ def _encode(value: Any, indent: int) -> bytes:
     return data.replace(b"\n", b"\n" + b" " * indent) if indent else data
 
 
+def encode(value: Any, indent: int) -> bytes:
+    """value as the indented JSON render_json writes for it `indent` spaces deep (its first line unindented)."""
+    return _encode(value, indent)
+
+
+def byte_writer(out: IO[str]) -> Any:
+    """A function writing UTF-8 bytes to `out`: to its buffer when it has one, else decoded."""
+    return _writer(out)
+
+
 def _writer(out: IO[str]) -> Any:
     buffer = getattr(out, "buffer", None)
     encoding = str(getattr(out, "encoding", "") or "").lower().replace("-", "").replace("_", "")

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import IO
 
 MODES = ("auto", "always", "never")
@@ -109,3 +110,60 @@ class Progress:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+class FleetProgress(Progress):
+    """The same line for doctor over several clusters: clusters done / total, objects read over all of them.
+
+    `for_cluster(context)` is the collector's progress callable for one cluster (called from its thread)."""
+
+    def __init__(self, out: IO[str], total: int, clock=time.monotonic) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(out, clock)
+        self._total = total
+        self._finished = 0
+        self._failed = 0
+        self._reading: dict[str, int] = {}  # context -> objects read so far
+        self._read = 0  # objects of finished clusters
+        self._hidden = False
+
+    def for_cluster(self, context: str) -> Callable[[str, int], None]:
+        def progress(resource: str, seen: int) -> None:
+            with self._lock:
+                key = f"{context}\0{resource}"
+                self._reading[key] = seen
+            self.draw()
+
+        return progress
+
+    def hide(self) -> None:
+        """Erase the line and draw nothing until the next cluster_done: a cluster's report is being printed."""
+        with self._lock:
+            self._hidden = True
+        if self._drawn:
+            try:
+                self._out.write("\r\033[K")
+                self._out.flush()
+            except (OSError, ValueError):
+                pass
+
+    def draw(self) -> None:
+        if not self._hidden:
+            super().draw()
+
+    def cluster_done(self, context: str, ok: bool) -> None:
+        with self._lock:
+            self._hidden = False
+            prefix = f"{context}\0"
+            for key in [k for k in self._reading if k.startswith(prefix)]:
+                self._read += self._reading.pop(key)
+            self._finished += 1
+            self._failed += 0 if ok else 1
+        self.draw()
+
+    def line(self) -> str:
+        elapsed = self._clock() - self._start
+        with self._lock:
+            done, failed = self._finished, self._failed
+            objects = self._read + sum(self._reading.values())
+        failed_text = f" ({failed} failed)" if failed else ""
+        return (f"clusters: {done}/{self._total} done{failed_text}, {objects:,} objects read, {elapsed:.1f}s")
