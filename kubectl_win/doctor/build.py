@@ -356,8 +356,7 @@ class SnapshotBuilder:
                                                    record.ignores))
 
     def _add_security(self, ref: ObjectRef, spec: dict[str, Any], spec_path: str, ignores: frozenset[str]) -> None:
-        gmsa = _gmsa_names(spec, spec_path)
-        host_process = is_host_process(spec)
+        gmsa, host_process = windows_options(spec, spec_path)
         if gmsa or host_process:
             self._security.append(WorkloadSecurity(ref, self._interner.text(spec_path), gmsa, host_process, ignores))
 
@@ -506,14 +505,15 @@ def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, t
     interner = interner or Interner()
     meta = meta_of(obj)
     placement = placement or placement_of(spec)
+    gmsa, host_process = windows_options(spec, spec_path)
     return WorkloadRecord(
         ref=interner.ref(ObjectRef.of(obj)),
         spec_path=interner.text(spec_path),
-        target=interner.value(target),
+        target=interner.target(target),
         placement=interner.placement(placement),
         containers=containers_of(spec, spec_path, interner),
-        host_process=is_host_process(spec),
-        gmsa=_gmsa_names(spec, spec_path),
+        host_process=host_process,
+        gmsa=gmsa,
         ignores=_ignores(meta, template_meta),
     )
 
@@ -546,20 +546,28 @@ def is_host_process(spec: dict[str, Any]) -> bool:
     return False
 
 
-def _gmsa_names(spec: dict[str, Any], spec_path: str) -> tuple[tuple[str, str], ...]:
+def windows_options(spec: dict[str, Any], spec_path: str) -> tuple[tuple[tuple[str, str], ...], bool]:
+    """(the gMSA credential specs the template names, as (path, name), and whether it runs HostProcess): the
+    pod's and each container's securityContext.windowsOptions, read in one pass (this runs per workload)."""
     found = []
+    host_process = False
     context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
     options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
-    if options.get("gmsaCredentialSpecName"):
-        found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
-                      str(options["gmsaCredentialSpecName"])))
+    if options:
+        host_process = options.get("hostProcess") is True
+        if options.get("gmsaCredentialSpecName"):
+            found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
+                          str(options["gmsaCredentialSpecName"])))
     for list_name, index, container in iter_containers(spec):
-        ctx = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else {}
-        opts = ctx.get("windowsOptions") if isinstance(ctx.get("windowsOptions"), dict) else {}
+        ctx = container.get("securityContext")
+        opts = ctx.get("windowsOptions") if isinstance(ctx, dict) else None
+        if not isinstance(opts, dict):
+            continue
+        host_process = host_process or opts.get("hostProcess") is True
         if opts.get("gmsaCredentialSpecName"):
             found.append((f"{spec_path}.{list_name}[{index}].securityContext.windowsOptions.gmsaCredentialSpecName",
                           str(opts["gmsaCredentialSpecName"])))
-    return tuple(found)
+    return tuple(found), host_process
 
 
 _EMPTY: frozenset[str] = frozenset()

@@ -74,7 +74,7 @@ class Templates:
             # where a pod runs: the target is the template's, whichever pod is seen first.
             spec = {k: v for k, v in spec.items() if k != "ephemeralContainers"}
         template = Template(owner, resolve_controller(owner, template_hash),
-                            self._interner.value(infer_target(spec, meta)), key)
+                            self._interner.target(infer_target(spec, meta)), key)
         if key is not None:
             self._cache[key] = template
         return template
