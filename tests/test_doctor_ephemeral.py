@@ -137,3 +137,19 @@ def test_live_pages_and_a_saved_dump_give_the_same_report(apiserver: ApiServerHa
     assert kept == {"web-5d8f7c9b6-aaaaa", "web-5d8f7c9b6-bbbbb", "web-5d8f7c9b6-ccccc", "api-5d8f7c9b6-wwwww"}
     again = run_cli("doctor", "--from-dump", str(saved), "-o", "json")
     assert again.stdout == live.stdout
+
+
+def test_a_page_item_that_is_not_an_object_is_named_and_passed_over() -> None:
+    from kubectl_win.doctor.build import SnapshotBuilder
+
+    builder = SnapshotBuilder()
+    builder.add_page("Node", "v1", [node("win-1")])
+    pod = deployment_pod("web", "aaaaa", windows_spec(), node="win-1")
+    del pod["kind"], pod["apiVersion"]  # as on the wire
+    builder.add_page("Pod", "v1", [7, pod, "x"])
+    builder.add_page("Event", "v1", {"not": "a list"})
+    snapshot = builder.build()
+    assert [p.name for p in snapshot.pods] == ["web-5d8f7c9b6-aaaaa"]
+    assert [(s.resource, s.reason) for s in snapshot.skipped] == [
+        ("pods", "items[0] is a int, not an object"), ("pods", "items[2] is a str, not an object"),
+        ("events", "a list page's items are a dict, not a list")]

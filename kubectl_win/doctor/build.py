@@ -116,6 +116,15 @@ class SnapshotBuilder:
         """A list page's items, which carry no kind on the wire: the kind and apiVersion of the list are filled in
         (ObjectRef and explain read them) on every item the builder reads, pods aside: most pods of a
         large cluster are dropped after a few lookups (_add_pod_page), and only the others get them."""
+        resource = RESOURCE_OF_KIND.get(kind, kind or "list")
+        if not isinstance(items, list | tuple):
+            self.skip(resource, f"a list page's items are a {type(items).__name__}, not a list")
+            return
+        if any(type(item) is not dict for item in items):  # a server's answer can have any shape too
+            for index, item in enumerate(items):
+                if type(item) is not dict:
+                    self.skip(resource, f"items[{index}] is a {type(item).__name__}, not an object")
+            items = [item for item in items if type(item) is dict]
         if kind == "Pod":
             self._add_pod_page(api_version, items)
             return
@@ -136,7 +145,7 @@ class SnapshotBuilder:
         dropped = 0
         for obj in items:
             # Plain code, no helper calls: this runs for every pod of the cluster.
-            meta = obj.get("metadata") if type(obj) is dict and "kind" not in obj else None
+            meta = obj.get("metadata") if "kind" not in obj else None
             spec = obj.get("spec") if type(meta) is dict else None
             if type(spec) is dict:
                 node_name = spec.get("nodeName")

@@ -51,7 +51,7 @@ def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None
                 kind = list_kind[: -len("List")] if list_kind.endswith("List") else ""
                 items = page.get("items") or ()
                 builder.add_page(kind, page.get("apiVersion") or "", items)
-                seen += len(items)
+                seen += len(items) if isinstance(items, list) else 0
                 if progress is not None:
                     progress(resource, seen)
         except Forbidden as exc:
