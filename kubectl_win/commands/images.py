@@ -172,7 +172,7 @@ def _snapshot(args: Any):  # type: ignore[no-untyped-def]
             keep(item.obj)
             builder.add(item.obj)
         snapshot = builder.build()
-        if problems and not snapshot.workloads:
+        if problems and not (snapshot.workloads or snapshot.linux_workloads):
             raise InputError(problems[0])
         return snapshot, labels, secrets
     if args.from_dump:

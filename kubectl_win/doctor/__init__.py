@@ -7,6 +7,7 @@
     build.py       objects in, records out, one object at a time (SnapshotBuilder)
     grouping.py    pods that share a template, and the controller each pod belongs to
     lint.py        explain's field rules on one pod template (run by the builder as templates arrive)
+    scheduling.py  where a pod template can land (selectors, affinity, tolerations, RuntimeClasses)
     signatures/    failure signatures in messages (symptoms.py, structure.py) and node agents by name
     checks/        one module per area, each run(snapshot) -> findings; registry.py lists them in order
     catalog.py     finding ids, severities, messages and sources (knowledge/doctor_checks.yaml)

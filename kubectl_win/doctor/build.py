@@ -15,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from kubectl_win.doctor.grouping import Templates, controller_of, spec_group_key
+from kubectl_win.doctor.grouping import Templates, controller_of, pod_group_key
 from kubectl_win.doctor.interning import Interner
 from kubectl_win.doctor.quantity import parse_bytes
 from kubectl_win.doctor.read import reduce
@@ -25,6 +25,7 @@ from kubectl_win.doctor.records import (
     Container,
     ContainerState,
     EventRecord,
+    LinuxWorkload,
     NodeRecord,
     Placement,
     PodGroup,
@@ -34,7 +35,9 @@ from kubectl_win.doctor.records import (
     Snapshot,
     Taint,
     WorkloadRecord,
+    WorkloadSecurity,
 )
+from kubectl_win.doctor.scheduling import effective, pins_os
 from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
@@ -53,10 +56,13 @@ class SnapshotBuilder:
     server_version: str | None = None
     images: dict[str, Any] = field(default_factory=dict)  # resolved image platforms (see Snapshot.images)
     _nodes: dict[str, NodeRecord] = field(default_factory=dict)
+    _windows_nodes: set[str] = field(default_factory=set)  # names of the Windows nodes among _nodes
     _pods: list[PodRecord] = field(default_factory=list)
     _groups: list[PodGroup] = field(default_factory=list)
     _group_index: dict[Any, int] = field(default_factory=dict)
     _workloads: list[WorkloadRecord] = field(default_factory=list)
+    _linux_workloads: list[LinuxWorkload] = field(default_factory=list)
+    _security: list[WorkloadSecurity] = field(default_factory=list)
     _events: dict[tuple[str, ObjectRef], EventRecord] = field(default_factory=dict)
     _namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     _runtime_classes: dict[str, RuntimeClassRecord] = field(default_factory=dict)
@@ -106,6 +112,66 @@ class SnapshotBuilder:
             self.skip(f"{resource}/{namespace + '/' if namespace else ''}{name}",
                       f"a field has the wrong shape ({type(exc).__name__}: {' '.join(str(exc).split())[:120]})")
 
+    def add_page(self, kind: str, api_version: str, items: Any) -> None:
+        """A list page's items, which carry no kind on the wire: the kind and apiVersion of the list are filled in
+        (ObjectRef and explain read them) on every item the builder reads, pods aside: most pods of a
+        large cluster are dropped after a few lookups (_add_pod_page), and only the others get them."""
+        resource = RESOURCE_OF_KIND.get(kind, kind or "list")
+        if not isinstance(items, list | tuple):
+            self.skip(resource, f"a list page's items are a {type(items).__name__}, not a list")
+            return
+        if any(type(item) is not dict for item in items):  # a server's answer can have any shape too
+            for index, item in enumerate(items):
+                if type(item) is not dict:
+                    self.skip(resource, f"items[{index}] is a {type(item).__name__}, not an object")
+            items = [item for item in items if type(item) is dict]
+        if kind == "Pod":
+            self._add_pod_page(api_version, items)
+            return
+        for item in items:
+            if "kind" not in item:
+                item["kind"] = kind
+                item["apiVersion"] = api_version
+            self.add(item)
+
+    def _add_pod_page(self, api_version: str, items: Any) -> None:
+        """Pods of a page. Those that are certainly Linux pods on Linux nodes are only counted: a controller's
+        pod, placed on a node that does not run Windows, whose template (same owner and template hash) is
+        already known not to target Windows. That is what _add_pod would find, at a fraction of the cost;
+        any other pod (and any shape it does not expect, such as a field of a wrong type) goes to add()."""
+        windows_nodes = self._windows_nodes
+        templates = self._templates.known
+        add = self.add
+        dropped = 0
+        for obj in items:
+            # Plain code, no helper calls: this runs for every pod of the cluster.
+            meta = obj.get("metadata") if "kind" not in obj else None
+            spec = obj.get("spec") if type(meta) is dict else None
+            if type(spec) is dict:
+                node_name = spec.get("nodeName")
+                refs = meta.get("ownerReferences")
+                labels = meta.get("labels")
+                if type(node_name) is str and node_name and node_name not in windows_nodes and type(refs) is list \
+                        and len(refs) == 1 and type(labels) is dict:
+                    ref = refs[0]
+                    template_hash = labels.get("pod-template-hash") or labels.get("controller-revision-hash")
+                    if type(ref) is dict and ref.get("controller") is True and type(template_hash) is str:
+                        key = (meta.get("namespace"), ref.get("kind"), ref.get("name"), template_hash)
+                        template = templates.get(key) if type(key[0]) is str and type(key[1]) is str \
+                            and type(key[2]) is str else None
+                        if template is not None and not template.target.windows:
+                            dropped += 1
+                            continue
+            if dropped:  # counted before the next pod is added, so the counts keep their order
+                self._counts["pods"] = self._counts.get("pods", 0) + dropped
+                dropped = 0
+            if "kind" not in obj:
+                obj["kind"] = "Pod"
+                obj["apiVersion"] = api_version
+            add(obj)
+        if dropped:
+            self._counts["pods"] = self._counts.get("pods", 0) + dropped
+
     def _keep(self, reducer: Callable[[dict[str, Any]], dict[str, Any]], obj: dict[str, Any]) -> None:
         """Hand the object, reduced, to the sink; without a sink (no --save-dump) nothing is reduced."""
         if self.sink is not None:
@@ -115,6 +181,10 @@ class SnapshotBuilder:
     def _add_node(self, obj: dict[str, Any]) -> None:
         record = node_record(obj)
         self._nodes[record.name] = record
+        if record.windows:
+            self._windows_nodes.add(record.name)
+        else:
+            self._windows_nodes.discard(record.name)
         if record.windows and record.node_info_missing:
             build = f"build {record.windows_build} from the {record.build_source}" if record.windows_build \
                 else "build unknown"
@@ -200,13 +270,12 @@ class SnapshotBuilder:
         if not (on_windows or template.target.windows):
             # Most pods of a large cluster end here: Linux pods on Linux nodes are counted, not kept.
             if template.owner is None and not node_name:
-                self._workloads.append(workload_record(obj, spec, "spec", template.target, interner=self._interner))
+                self._append_workload(workload_record(obj, spec, "spec", template.target, interner=self._interner))
                 self._keep(reduce.pod, obj)
             return
         intern = self._interner.text
         namespace = intern(as_text(meta.get("namespace")))
-        group_key = template.key + (on_windows,) if template.key is not None else \
-            spec_group_key(namespace, template.owner, spec, on_windows)
+        group_key = pod_group_key(template, namespace, spec, on_windows)
         group_index = self._group_index.get(group_key) if group_key is not None else None
         if group_index is None:
             representative = reduce.pod_template(obj)
@@ -245,7 +314,7 @@ class SnapshotBuilder:
         self._pods.append(record)
         self._windows_pods.add((namespace, record.name))
         if template.owner is None and not node_name:
-            self._workloads.append(workload_record(obj, spec, "spec", template.target, interner=self._interner))
+            self._append_workload(workload_record(obj, spec, "spec", template.target, interner=self._interner))
         for state in record.states:
             for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
                                            ("terminated", state.terminated_reason, state.terminated_message)):
@@ -273,10 +342,32 @@ class SnapshotBuilder:
         if not templates:
             return
         template = templates[0]
-        target = infer_target(template.spec, template.metadata)
-        self._workloads.append(workload_record(obj, template.spec, format_path(template.spec_path), target,
-                                               template.metadata, interner=self._interner))
+        spec, spec_path = template.spec, format_path(template.spec_path)
+        target = infer_target(spec, template.metadata)
+        placement = placement_of(spec)
+        if not target.windows and pinned_to_linux(placement, self._runtime_classes):
+            # No placement, image or memory check reads a controller whose pods only go to Linux nodes: it
+            # keeps what the gMSA and HostProcess checks and an event's fix read, not a full record.
+            intern = self._interner
+            ref = intern.ref(ObjectRef.of(obj))
+            self._linux_workloads.append(LinuxWorkload(ref, intern.text(spec_path), bool(placement.tolerations),
+                                                       len(self._workloads)))
+            self._add_security(ref, spec, spec_path, _ignores(meta, template.metadata))
+        else:
+            self._append_workload(workload_record(obj, spec, spec_path, target, template.metadata,
+                                                  interner=self._interner, placement=placement))
         self._keep(reduce.workload, obj)
+
+    def _append_workload(self, record: WorkloadRecord) -> None:
+        self._workloads.append(record)
+        if record.gmsa or record.host_process:
+            self._security.append(WorkloadSecurity(record.ref, record.spec_path, record.gmsa, record.host_process,
+                                                   record.ignores))
+
+    def _add_security(self, ref: ObjectRef, spec: dict[str, Any], spec_path: str, ignores: frozenset[str]) -> None:
+        gmsa, host_process = windows_options(spec, spec_path)
+        if gmsa or host_process:
+            self._security.append(WorkloadSecurity(ref, self._interner.text(spec_path), gmsa, host_process, ignores))
 
     # -- result ----------------------------------------------------------------------------------
     def build(self) -> Snapshot:
@@ -286,6 +377,8 @@ class SnapshotBuilder:
             pods=tuple(self._pods),
             pod_groups=tuple(self._groups),
             workloads=tuple(self._workloads),
+            linux_workloads=tuple(self._linux_workloads),
+            workload_security=tuple(self._security),
             events=tuple(self._events.values()),
             namespaces=dict(self._namespaces),
             runtime_classes=dict(self._runtime_classes),
@@ -392,31 +485,44 @@ def node_record(obj: dict[str, Any]) -> NodeRecord:
     )
 
 
-def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, target: Target,
-                    template_meta: dict[str, Any] | None = None, *, interner: Interner | None = None
-                    ) -> WorkloadRecord:
-    """`interner`: share repeated values with the other records of a snapshot."""
-    interner = interner or Interner()
-    meta = meta_of(obj)
+def placement_of(spec: dict[str, Any]) -> Placement:
     affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
     node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
     required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
     terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
-    placement = Placement(
+    return Placement(
         node_selector=str_map(spec.get("nodeSelector")),
         required_terms=tuple(terms) if isinstance(terms, list) else None,
         tolerations=tuple(t for t in as_list(spec.get("tolerations")) if isinstance(t, dict)),
         node_name=as_text(spec.get("nodeName")) or None,
         runtime_class=as_text(spec.get("runtimeClassName")) or None,
     )
+
+
+def pinned_to_linux(placement: Placement, runtime_classes: dict[str, RuntimeClassRecord]) -> bool:
+    """The template's pods can only go to Linux nodes: its selector or affinity (with its RuntimeClass's
+    scheduling, read before any workload) pins Linux and nothing in it pins Windows."""
+    merged = effective(placement, runtime_classes)
+    return pins_os(merged, "linux") and not pins_os(merged, "windows") and not pins_os(placement, "windows")
+
+
+def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, target: Target,
+                    template_meta: dict[str, Any] | None = None, *, interner: Interner | None = None,
+                    placement: Placement | None = None) -> WorkloadRecord:
+    """`interner`: share repeated values with the other records of a snapshot; `placement`: the spec's, when
+    the caller has it already."""
+    interner = interner or Interner()
+    meta = meta_of(obj)
+    placement = placement or placement_of(spec)
+    gmsa, host_process = windows_options(spec, spec_path)
     return WorkloadRecord(
         ref=interner.ref(ObjectRef.of(obj)),
         spec_path=interner.text(spec_path),
-        target=interner.value(target),
+        target=interner.target(target),
         placement=interner.placement(placement),
         containers=containers_of(spec, spec_path, interner),
-        host_process=is_host_process(spec),
-        gmsa=_gmsa_names(spec, spec_path),
+        host_process=host_process,
+        gmsa=gmsa,
         ignores=_ignores(meta, template_meta),
     )
 
@@ -449,20 +555,28 @@ def is_host_process(spec: dict[str, Any]) -> bool:
     return False
 
 
-def _gmsa_names(spec: dict[str, Any], spec_path: str) -> tuple[tuple[str, str], ...]:
+def windows_options(spec: dict[str, Any], spec_path: str) -> tuple[tuple[tuple[str, str], ...], bool]:
+    """(the gMSA credential specs the template names, as (path, name), and whether it runs HostProcess): the
+    pod's and each container's securityContext.windowsOptions, read in one pass (this runs per workload)."""
     found = []
+    host_process = False
     context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
     options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
-    if options.get("gmsaCredentialSpecName"):
-        found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
-                      str(options["gmsaCredentialSpecName"])))
+    if options:
+        host_process = options.get("hostProcess") is True
+        if options.get("gmsaCredentialSpecName"):
+            found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
+                          str(options["gmsaCredentialSpecName"])))
     for list_name, index, container in iter_containers(spec):
-        ctx = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else {}
-        opts = ctx.get("windowsOptions") if isinstance(ctx.get("windowsOptions"), dict) else {}
+        ctx = container.get("securityContext")
+        opts = ctx.get("windowsOptions") if isinstance(ctx, dict) else None
+        if not isinstance(opts, dict):
+            continue
+        host_process = host_process or opts.get("hostProcess") is True
         if opts.get("gmsaCredentialSpecName"):
             found.append((f"{spec_path}.{list_name}[{index}].securityContext.windowsOptions.gmsaCredentialSpecName",
                           str(opts["gmsaCredentialSpecName"])))
-    return tuple(found)
+    return tuple(found), host_process
 
 
 _EMPTY: frozenset[str] = frozenset()

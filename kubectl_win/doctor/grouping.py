@@ -44,6 +44,11 @@ class Templates:
         self._daemonsets: set[str] = set()
         self.new_daemonset = new_daemonset
 
+    @property
+    def known(self) -> dict[tuple[str, ...], Template]:
+        """The templates worked out so far, by key (read only: the builder's pod fast path looks them up)."""
+        return self._cache
+
     def of(self, meta: dict[str, Any], spec: dict[str, Any]) -> Template:
         # Plain loops rather than generators: this runs for every pod of the cluster.
         labels = meta.get("labels")
@@ -66,11 +71,27 @@ class Templates:
             self._daemonsets.add(owner.name)
             if self.new_daemonset is not None:
                 self.new_daemonset(owner.name)
+        if spec.get("ephemeralContainers"):
+            # Containers added to one running pod (kubectl debug) are not its template's and never decide
+            # where a pod runs: the target is the template's, whichever pod is seen first.
+            spec = {k: v for k, v in spec.items() if k != "ephemeralContainers"}
         template = Template(owner, resolve_controller(owner, template_hash),
-                            self._interner.value(infer_target(spec, meta)), key)
+                            self._interner.target(infer_target(spec, meta)), key)
         if key is not None:
             self._cache[key] = template
         return template
+
+
+def pod_group_key(template: Template, namespace: str, spec: dict[str, Any], on_windows: bool) -> Any:
+    """The pod's group: its template's key (on Windows or not), the same spec's (spec_group_key), or None (a
+    group of its own). A pod with ephemeral containers (kubectl debug adds them to one pod) is a group of its
+    own: explain's rules and the image checks then read its ephemeral containers, which its template's
+    representative pod does not have."""
+    if spec.get("ephemeralContainers"):
+        return None
+    if template.key is not None:
+        return template.key + (on_windows,)
+    return spec_group_key(namespace, template.owner, spec, on_windows)
 
 
 def spec_group_key(namespace: str, owner: ObjectRef | None, spec: dict[str, Any], on_windows: bool) -> Any:

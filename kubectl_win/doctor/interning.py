@@ -4,9 +4,12 @@ copy of these, parsed from its page (at 20,000 workloads the records' size halve
 
 from __future__ import annotations
 
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from kubectl_win.findings import ObjectRef
+
+if TYPE_CHECKING:
+    from kubectl_win.explain.target import Target
 
 T = TypeVar("T")
 
@@ -26,6 +29,12 @@ class Interner:
     def value(self, value: T) -> T:
         """A hashable record (a Target), shared with an equal one seen before."""
         return self._values.setdefault(value, value)
+
+    def target(self, target: Target) -> Target:
+        """A Target, shared with an equal one seen before: looked up by its fields as a plain tuple, which
+        hashes and compares in C (a record's __hash__ and __eq__ are Python code; this runs per template)."""
+        key = (target.os, target.explicit, target.reasons)
+        return self._values.setdefault(key, target)
 
     def ref(self, ref: ObjectRef) -> ObjectRef:
         """The reference with its API version, kind and namespace shared (names are each object's own)."""

@@ -116,6 +116,29 @@ class WorkloadRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class LinuxWorkload:
+    """A controller whose pods can only go to Linux nodes: no placement, image or memory check reads it, so
+    it keeps only what naming its pod template in a fix needs (a Windows-taint event of a pod that is gone)."""
+
+    ref: ObjectRef
+    spec_path: str
+    tolerations: bool  # the template has tolerations (a fix adds one to the list or creates the list)
+    after: int  # how many WorkloadRecords were read before it: the order across both kinds of record
+
+
+@dataclass(frozen=True, slots=True)
+class WorkloadSecurity:
+    """What the gMSA and HostProcess checks read of a workload, for every workload (pinned to Linux or not)
+    that names a gMSA credential spec or runs HostProcess, in the order they were read."""
+
+    ref: ObjectRef
+    spec_path: str
+    gmsa: tuple[tuple[str, str], ...]  # (path, credential spec name)
+    host_process: bool
+    ignores: frozenset[str]
+
+
+@dataclass(frozen=True, slots=True)
 class ContainerState:
     name: str
     image: str
@@ -204,7 +227,7 @@ class Snapshot:
     nodes: tuple[NodeRecord, ...]
     pods: tuple[PodRecord, ...]
     pod_groups: tuple[PodGroup, ...]
-    workloads: tuple[WorkloadRecord, ...]
+    workloads: tuple[WorkloadRecord, ...]  # every workload but the controllers pinned to Linux
     events: tuple[EventRecord, ...]
     namespaces: dict[str, dict[str, str]]  # name -> labels
     runtime_classes: dict[str, RuntimeClassRecord]
@@ -219,6 +242,8 @@ class Snapshot:
     # Image reference -> what its registry said ({"digest", "platforms": [{os, architecture, osVersion,
     # digest}]} or {"error"}), when doctor --check-images read registries or a saved dump carries it.
     images: dict[str, Any] = field(default_factory=dict)
+    linux_workloads: tuple[LinuxWorkload, ...] = ()  # controllers pinned to Linux (not in `workloads`)
+    workload_security: tuple[WorkloadSecurity, ...] = ()  # the gMSA and HostProcess checks' inputs
 
     @property
     def windows_nodes(self) -> tuple[NodeRecord, ...]:

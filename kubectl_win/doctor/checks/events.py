@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
 from kubectl_win import builds
 from kubectl_win.doctor import fixes
@@ -118,8 +119,8 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
         toleration = fixes.toleration_for(taint.key, taint.value, taint.effect)
         workload = _owner_by_name(snapshot, owner) if pod is None and owner.kind == "Pod" else None
         if workload is not None:  # the same patch the placement check gives its controller: printed once
-            return fixes.add_toleration(workload.ref, workload.spec_path, bool(workload.placement.tolerations),
-                                        toleration)
+            ref, spec_path, tolerations = workload
+            return fixes.add_toleration(ref, spec_path, tolerations, toleration)
         if pod is None and owner.kind == "Pod":
             return Fix(commands=(("kubectl", "get", "pod", owner.name, "-n", owner.namespace or "default", "-o",
                                   "jsonpath={.metadata.ownerReferences[0].name}"),),
@@ -136,16 +137,31 @@ _POD_NAME_SHAPES = {"CronJob": r"-\d+-[a-z0-9]{5}", "Deployment": r"-[a-z0-9]{6,
                     "ReplicaSet": r"-[a-z0-9]{5}"}
 
 
-def _owner_by_name(snapshot: Snapshot, pod_ref: ObjectRef):  # type: ignore[no-untyped-def]
-    """The workload a pod that is gone (only its events remain) came from, by the name its controller gave it."""
+def _owner_by_name(snapshot: Snapshot, pod_ref: ObjectRef) -> tuple[ObjectRef, str, bool] | None:
+    """The workload a pod that is gone (only its events remain) came from, by the name its controller gave it:
+    (its ref, spec path, whether its template has tolerations)."""
     import re
 
-    for workload in snapshot.workloads:
-        shape = _POD_NAME_SHAPES.get(workload.ref.kind)
-        if shape and workload.ref.namespace == pod_ref.namespace and \
-                re.fullmatch(re.escape(workload.ref.name) + shape, pod_ref.name):
+    for workload in _workloads_in_order(snapshot):
+        ref = workload[0]
+        shape = _POD_NAME_SHAPES.get(ref.kind)
+        if shape and ref.namespace == pod_ref.namespace and re.fullmatch(re.escape(ref.name) + shape, pod_ref.name):
             return workload
     return None
+
+
+def _workloads_in_order(snapshot: Snapshot) -> Iterator[tuple[ObjectRef, str, bool]]:
+    """Every workload, those pinned to Linux included, as (ref, spec path, has tolerations), in the order read."""
+    linux = iter(snapshot.linux_workloads)
+    pending = next(linux, None)
+    for index, workload in enumerate(snapshot.workloads):
+        while pending is not None and pending.after <= index:
+            yield pending.ref, pending.spec_path, pending.tolerations
+            pending = next(linux, None)
+        yield workload.ref, workload.spec_path, bool(workload.placement.tolerations)
+    while pending is not None:
+        yield pending.ref, pending.spec_path, pending.tolerations
+        pending = next(linux, None)
 
 
 def _exit_codes(snapshot: Snapshot) -> list[Finding]:

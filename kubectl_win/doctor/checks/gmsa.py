@@ -18,7 +18,7 @@ def _gmsa(snapshot: Snapshot) -> list[Finding]:
         return []  # forbidden or not read: the skipped list says so
     specs = snapshot.gmsa_specs
     out = []
-    for workload in snapshot.workloads:
+    for workload in snapshot.workload_security:
         for path, name in workload.gmsa:
             if specs is None:
                 out.append(finding("gmsa-crd-missing", workload.ref, path, ignores=workload.ignores,
@@ -35,7 +35,7 @@ def _host_process(snapshot: Snapshot) -> list[Finding]:
         return []
     rejected = set(knowledge("hostprocess_rejected_by"))
     out = []
-    for workload in snapshot.workloads:
+    for workload in snapshot.workload_security:
         if not workload.host_process or not workload.ref.namespace:
             continue
         labels = snapshot.namespaces.get(workload.ref.namespace, {})

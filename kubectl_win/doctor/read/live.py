@@ -4,9 +4,10 @@ A 403 on one resource, or a 429/5xx that outlasts the access layer's retries, be
 and the rest is still read; a 404 on the gMSA CRD means the cluster does not serve it; anything else
 (unreachable, 401, nodes unreadable) propagates as a typed error with its exit code.
 
-Pages are fetched (and parsed) by one reader thread a page ahead of the main thread, which turns each page
-into records: the API server prepares the next page while this one is processed. The queue holds at most
-AHEAD pages, so memory stays bounded; the order of resources and pages is kept.
+Pages are fetched (and parsed) by one reader thread ahead of the main thread, which hands each page to the
+builder as it arrives: the API server prepares (and the reader parses) the next page while this one is
+turned into records, and no resource is ever held whole. The queue holds at most AHEAD pages, so memory
+stays bounded; the order of resources and pages is kept.
 """
 
 from __future__ import annotations
@@ -48,14 +49,9 @@ def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None
             for page in pages:
                 list_kind = str(page.get("kind") or "")
                 kind = list_kind[: -len("List")] if list_kind.endswith("List") else ""
-                api_version = page.get("apiVersion") or ""
                 items = page.get("items") or ()
-                for item in items:
-                    if "kind" not in item:  # list items on the wire carry no kind (ObjectRef and explain need it)
-                        item["kind"] = kind
-                        item["apiVersion"] = api_version
-                    builder.add(item)
-                seen += len(items)
+                builder.add_page(kind, page.get("apiVersion") or "", items)
+                seen += len(items) if isinstance(items, list) else 0
                 if progress is not None:
                     progress(resource, seen)
         except Forbidden as exc:
