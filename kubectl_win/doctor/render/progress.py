@@ -98,6 +98,9 @@ class Progress:
         self._stop.set()
         if self._thread is not None:
             self._thread.join()
+        self._erase()
+
+    def _erase(self) -> None:
         if self._drawn:
             try:
                 self._out.write("\r\033[K")
@@ -139,12 +142,7 @@ class FleetProgress(Progress):
         """Erase the line and draw nothing until the next cluster_done: a cluster's report is being printed."""
         with self._lock:
             self._hidden = True
-        if self._drawn:
-            try:
-                self._out.write("\r\033[K")
-                self._out.flush()
-            except (OSError, ValueError):
-                pass
+        self._erase()
 
     def draw(self) -> None:
         if not self._hidden:
