@@ -31,7 +31,7 @@ EXAMPLES = """examples:
 
 exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
 """
-FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html")
+FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html", "openmetrics")
 
 
 @shared(output_option(FORMATS, "table"), policy_options(), registry_options(), kube_options(selector=False))
@@ -88,10 +88,13 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 
 
 def run(args: Any, env: Env) -> int:
+    import time
+
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
     from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
 
+    seconds = 0.0
     scope = args.scope or "cluster"
     if args.from_bundle:
         _check_bundle_flags(args)
@@ -127,7 +130,9 @@ def run(args: Any, env: Env) -> int:
         try:
             if progress is not None:
                 progress.start()
+            started = time.monotonic()
             report = run_doctor(options)
+            seconds = time.monotonic() - started
         finally:
             if progress is not None:
                 progress.stop()
@@ -138,9 +143,24 @@ def run(args: Any, env: Env) -> int:
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
     if args.report:
         _write_report(report, args, env.shell)
-    if not (args.report and args.output == "html"):
+    if args.output == "openmetrics":
+        _render_openmetrics(report, args, seconds, env)
+    elif not (args.report and args.output == "html"):
         _render(report, args.output, env, _source(args))
     return exit_code(report.findings, args.fail_on)
+
+
+def _render_openmetrics(report, args: Any, seconds: float, env: Env) -> None:  # type: ignore[no-untyped-def]
+    """One cluster as metrics (kubectl_win/fleet/metrics.py), labelled with its context (a dump: its file name)."""
+    import os
+
+    from kubectl_win.fleet.contexts import context_label
+    from kubectl_win.fleet.metrics import render_openmetrics
+    from kubectl_win.fleet.scan import ClusterScan
+
+    source = args.from_dump or args.from_bundle
+    name = os.path.basename(os.path.normpath(source)) if source else context_label(_kube_flags(args))
+    render_openmetrics([ClusterScan(name, None, report, seconds=seconds)], env.stdout)
 
 
 def _check_bundle_flags(args: Any) -> None:

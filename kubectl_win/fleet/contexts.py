@@ -1,0 +1,33 @@
+"""Which contexts a fleet command scans, and the name a cluster's metrics carry in their `cluster` label."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from kubectl_win.kube import KubeFlags
+
+IN_CLUSTER = "in-cluster"  # the label of the cluster a pod runs in, read with no kubeconfig
+
+
+def context_label(flags: KubeFlags) -> str:
+    """The context doctor reads with these flags (--context, else the kubeconfig's current one); in a pod
+    without a kubeconfig, "in-cluster"."""
+    from kubectl_win.kube.config import load
+
+    return flags.context or load(flags).context or IN_CLUSTER
+
+
+def all_contexts(kubeconfig: str | None) -> list[str]:
+    """Every context of the merged kubeconfig, in its order (--all-contexts)."""
+    from kubectl_win.errors import UsageError
+    from kubectl_win.kube import KubeFlags
+    from kubectl_win.kube.config import kubeconfig_paths, merge_kubeconfigs
+
+    paths = kubeconfig_paths(KubeFlags(kubeconfig=kubeconfig))
+    if not paths:
+        raise UsageError("--all-contexts needs a kubeconfig (use --kubeconfig or set KUBECONFIG)")
+    names = [entry.value["name"] for entry in merge_kubeconfigs(paths).value["contexts"]]
+    if not names:
+        raise UsageError(f"--all-contexts: no context in {', '.join(str(p) for p in paths)}")
+    return names
