@@ -111,7 +111,7 @@ def options_from(args: Any):  # type: ignore[no-untyped-def]
 def resolve_clusters(options: Any, all_contexts: bool) -> dict[str, str | None]:
     """Each cluster's `cluster` label -> the context to read it with (None: the current one or in-cluster)."""
     from kubectl_win.fleet.contexts import all_contexts as every_context
-    from kubectl_win.fleet.contexts import context_label
+    from kubectl_win.fleet.contexts import check_contexts, context_label
     from kubectl_win.kube import KubeFlags
 
     if all_contexts:
@@ -119,6 +119,7 @@ def resolve_clusters(options: Any, all_contexts: bool) -> dict[str, str | None]:
     if options.contexts == (None,):
         label = context_label(KubeFlags(kubeconfig=options.kubeconfig))
         return {label: None}
+    check_contexts(options.kubeconfig, options.contexts)
     return {name: name for name in options.contexts}
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -20,14 +21,28 @@ def context_label(flags: KubeFlags) -> str:
 
 def all_contexts(kubeconfig: str | None) -> list[str]:
     """Every context of the merged kubeconfig, in its order (--all-contexts)."""
+    return _contexts(kubeconfig, "--all-contexts")
+
+
+def check_contexts(kubeconfig: str | None, names: Iterable[str]) -> None:
+    """Refuse a --context the kubeconfig does not define, before anything is served."""
+    known = _contexts(kubeconfig, "--context")
+    for name in names:
+        if name not in known:
+            from kubectl_win.kube.errors import KubeconfigError
+
+            raise KubeconfigError(f'context "{name}" not found in the kubeconfig (available: {", ".join(known)})')
+
+
+def _contexts(kubeconfig: str | None, flag: str) -> list[str]:
     from kubectl_win.errors import UsageError
     from kubectl_win.kube import KubeFlags
     from kubectl_win.kube.config import kubeconfig_paths, merge_kubeconfigs
 
     paths = kubeconfig_paths(KubeFlags(kubeconfig=kubeconfig))
     if not paths:
-        raise UsageError("--all-contexts needs a kubeconfig (use --kubeconfig or set KUBECONFIG)")
+        raise UsageError(f"{flag} needs a kubeconfig (use --kubeconfig or set KUBECONFIG)")
     names = [entry.value["name"] for entry in merge_kubeconfigs(paths).value["contexts"]]
     if not names:
-        raise UsageError(f"--all-contexts: no context in {', '.join(str(p) for p in paths)}")
+        raise UsageError(f"{flag}: no context in {', '.join(str(p) for p in paths)}")
     return names

@@ -69,6 +69,7 @@ def scan_round(options: ServeOptions, clusters: Mapping[str, str | None], previo
                 fresh[scan.context] = figures_of(scan)
                 continue
             last = previous.get(scan.context)
+            last = last if last is not None and last.last_success is not None else None
             fresh[scan.context] = last.failed(scan.seconds) if last else figures_of(scan)
             log(f'serve: context "{scan.context}": scan failed'
                 f'{", the last good figures are kept" if last else ""}: {redact(scan.error or "")}')
