@@ -26,10 +26,15 @@ class ClusterFigures:
     findings: tuple[tuple[str, str, int], ...] = ()  # (check id, severity, count)
     nodes: tuple[tuple[str, str, str, int], ...] = ()  # (build, release name, ready, count) of Windows nodes
     support_ends: tuple[tuple[str, dt.date], ...] = ()  # (build, the day its support ends)
+    scans: int = 1  # scans of this cluster so far (serve counts them)
 
     def failed(self, seconds: float) -> ClusterFigures:
         """These figures after a scan that could not read the cluster: the last good ones, marked failed."""
         return dataclasses.replace(self, ok=False, seconds=seconds)
+
+    def counted(self, previous: ClusterFigures | None) -> ClusterFigures:
+        """These figures as the scan after `previous` (serve's running count of scans)."""
+        return dataclasses.replace(self, scans=previous.scans + 1) if previous is not None else self
 
 
 def figures_of(scan: ClusterScan, finished: float | None = None) -> ClusterFigures:

@@ -27,7 +27,7 @@ class FiguresCollector:
         self.today = today
 
     def collect(self) -> Iterator[Any]:
-        from prometheus_client.core import GaugeMetricFamily
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
         def family(name: str, documentation: str, labels: tuple[str, ...], unit: str = "") -> GaugeMetricFamily:
             return GaugeMetricFamily(PREFIX + name, documentation, labels=("cluster", *labels), unit=unit)
@@ -40,11 +40,14 @@ class FiguresCollector:
         duration = family("scan_duration", "How long the last scan took.", (), unit="seconds")
         last = family("scan_last_success_timestamp", "When the figures were read (Unix time).", (),
                       unit="seconds")
+        scans = CounterMetricFamily(PREFIX + "scans", "Scans of the cluster since serve started (doctor: 1).",
+                                    labels=("cluster",))
         support = family("os_support_end_days", "Days until support of the Windows Server build ends "
                          "(Microsoft's date or the platform's retirement, the earlier); negative when past.",
                          ("build",))
         for f in self.figures:
             success.add_metric([f.cluster], 1 if f.ok else 0)
+            scans.add_metric([f.cluster], f.scans)
             duration.add_metric([f.cluster], round(f.seconds, 3))
             if f.last_success is not None:
                 last.add_metric([f.cluster], round(f.last_success, 3))
@@ -54,7 +57,7 @@ class FiguresCollector:
                 nodes.add_metric([f.cluster, build, version, ready], count)
             for build, end in f.support_ends:
                 support.add_metric([f.cluster, build], (end - self.today).days)
-        yield from (findings, nodes, support, success, duration, last)
+        yield from (findings, nodes, support, success, duration, last, scans)
 
 
 def render_openmetrics(scans: Iterable[ClusterScan], out: IO[str], now: dt.datetime | None = None) -> None:

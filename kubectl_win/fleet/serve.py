@@ -65,12 +65,12 @@ def scan_round(options: ServeOptions, clusters: Mapping[str, str | None], previo
     try:
         for scan in scan_clusters(list(clusters), lambda label: doctor_options(options, clusters[label]),
                                   options.parallel):
+            before = previous.get(scan.context)
             if scan.ok:
-                fresh[scan.context] = figures_of(scan)
+                fresh[scan.context] = figures_of(scan).counted(before)
                 continue
-            last = previous.get(scan.context)
-            last = last if last is not None and last.last_success is not None else None
-            fresh[scan.context] = last.failed(scan.seconds) if last else figures_of(scan)
+            last = before if before is not None and before.last_success is not None else None
+            fresh[scan.context] = (last.failed(scan.seconds) if last else figures_of(scan)).counted(before)
             log(f'serve: context "{scan.context}": scan failed'
                 f'{", the last good figures are kept" if last else ""}: {redact(scan.error or "")}')
     except Exception as exc:  # noqa: BLE001 - a bug in one scan must not end the server
@@ -78,7 +78,7 @@ def scan_round(options: ServeOptions, clusters: Mapping[str, str | None], previo
     for label in clusters:  # any cluster the round did not get to
         if label not in fresh:
             last = previous.get(label)
-            fresh[label] = last.failed(0.0) if last else ClusterFigures(label, False, 0.0)
+            fresh[label] = (last.failed(0.0) if last else ClusterFigures(label, False, 0.0)).counted(last)
     return fresh
 
 
