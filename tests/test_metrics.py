@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = "kubectl_win/examples/cluster-dump.json"
 FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_days",
             "kubectl_win_scan_success", "kubectl_win_scan_duration_seconds",
-            "kubectl_win_scan_last_success_timestamp_seconds"}
+            "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans"}
 LABELS = {"cluster", "check", "severity", "build", "version", "ready"}
 
 
@@ -67,6 +67,7 @@ def test_doctor_openmetrics_on_a_dump_is_read_by_the_openmetrics_parser() -> Non
     nodes = by_labels(found["kubectl_win_windows_nodes"], "build", "version", "ready")
     assert nodes == {("10.0.17763", "Windows Server 2019", "true"): 1, ("10.0.20348", "Windows Server 2022", "true"): 2}
     assert by_labels(found["kubectl_win_scan_success"], "cluster") == {("cluster-dump.json",): 1}
+    assert by_labels(found["kubectl_win_scans"], "cluster") == {("cluster-dump.json",): 1}
     for family in found.values():
         for s in family:
             assert set(s.labels) <= LABELS

@@ -149,6 +149,8 @@ def test_serve_answers_the_last_completed_scan_in_both_formats_and_keeps_it_when
 
         apiserver.auth.expired_tokens.clear()
         wait_until(lambda: success(serve)["lab"] == 1, "lab read again")
+        counts = {dict(k)["cluster"]: v for k, v in serve.figures("kubectl_win_scans").items()}
+        assert counts["lab"] >= 3 and counts["stalled"] >= 3  # one per scan, failed or not
     finally:
         stalled.release()
         code = serve.stop()
