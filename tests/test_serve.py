@@ -49,6 +49,10 @@ class Stalled:
             self.accepted.set()
 
     def release(self) -> None:
+        try:  # wakes the accept() under way: a close alone leaves the socket listening until it returns
+            self.listener.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
         self.listener.close()
         for conn in self.connections:
             conn.close()
@@ -159,14 +163,16 @@ def test_serve_answers_the_last_completed_scan_in_both_formats_and_keeps_it_when
     assert serve.process.stdout is not None and serve.process.stdout.read() == ""
 
 
-def test_sigterm_stops_serve_at_once_even_in_the_middle_of_a_scan(apiserver):
+@pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_a_stop_signal_ends_serve_at_once_even_in_the_middle_of_a_scan(apiserver, sent):
     apiserver.seed(SAMPLE)
     hold = apiserver.faults.delay("^/api/v1/nodes", HANG_GUARD * 2)  # a list that would outlast the test
     serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--interval", "5m")
     wait_until(lambda: hold.hits >= 1, "the scan to be waiting for the node list")
     assert serve.get("/readyz")[0] == 503
-    serve.process.send_signal(signal.SIGTERM)
+    serve.process.send_signal(sent)
     assert serve.process.wait(HANG_GUARD) == 0  # the guard is far shorter than the held request
+    assert serve.lines[-1] == "serve: stopped"
     apiserver.faults.clear()
 
 

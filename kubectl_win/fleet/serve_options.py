@@ -8,8 +8,6 @@ from dataclasses import dataclass
 
 from kubectl_win.errors import UsageError
 
-DEFAULT_LISTEN = "127.0.0.1:9108"
-DEFAULT_INTERVAL = "5m"
 # The durations `scaffold monitor` writes (5m, 90s, 1h30m); fractions of a second for short test loops.
 _DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?$")
 _HOSTNAME = re.compile(r"^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
