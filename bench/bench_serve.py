@@ -5,7 +5,8 @@
 The test API server runs in its own process with the synthetic cluster. One `doctor -o openmetrics` run
 times a scan (T); `kubectl win serve` then runs in another process with --interval 1.5 T, so that each
 scan is published before the next starts. Each time /metrics shows a new scan (kubectl_win_scans_total),
-the serve process's resident set size is read from /proc, between two scans. Prints the RSS after scan 1 (the
+the serve process's resident set size is read from /proc, between two scans. /metrics is polled over one
+kept-alive connection, as Prometheus does. Prints the RSS after scan 1 (the
 anchor) and after the last scan, their ratio (bar: <= 1.10x) and the peak, and exits 1 when the bar is missed.
 Linux only (/proc).
 """
@@ -13,12 +14,12 @@ Linux only (/proc).
 from __future__ import annotations
 
 import argparse
+import http.client
 import os
 import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -37,11 +38,16 @@ def rss_mib(pid: int, field: str = "VmRSS") -> float:
     raise RuntimeError(f"no {field} for process {pid}")
 
 
-def scans(url: str) -> int:
+def scans(connection: http.client.HTTPConnection) -> int:
+    """Scans so far, from /metrics over one kept-alive connection (as Prometheus scrapes)."""
     try:
-        with urllib.request.urlopen(url + "/metrics", timeout=60) as answer:
-            body = answer.read().decode()
-    except OSError:  # 503 before the first scan
+        connection.request("GET", "/metrics")
+        answer = connection.getresponse()
+        body = answer.read().decode()
+    except OSError:
+        connection.close()  # reconnects on the next request
+        return 0
+    if answer.status != 200:  # 503 before the first scan
         return 0
     return next((int(float(line.split()[-1])) for line in body.splitlines() if line.startswith(COUNT + "{")), 0)
 
@@ -76,11 +82,12 @@ def main() -> int:
             if not first.startswith("serving "):
                 print(f"serve did not start: {first}{serve.stderr.read()}", file=sys.stderr)
                 return 2
-            url = first.split()[1].removesuffix("/metrics")
+            host, port = first.split()[1].removeprefix("http://").split("/")[0].rsplit(":", 1)
+            connection = http.client.HTTPConnection(host, int(port), timeout=60)
             rss: dict[int, float] = {}  # scan number -> RSS once it was published
             started = time.monotonic()
             while not rss or max(rss) < args.scans:
-                done = scans(url)
+                done = scans(connection)
                 if done and done not in rss:
                     rss[done] = rss_mib(serve.pid)
                     print(f"scan {done:2d}: RSS {rss[done]:6.0f} MiB ({time.monotonic() - started:.0f} s)", flush=True)

@@ -2,8 +2,9 @@
 the last completed scan served as Prometheus metrics (httpd.py) until SIGTERM or Ctrl-C.
 
 Between scans only each cluster's ClusterFigures are kept (a few hundred numbers); the reports are dropped as
-each cluster finishes, so memory stays what one scan needs. A cluster that cannot be read keeps its last good
-figures with kubectl_win_scan_success 0, and one line on stderr says why.
+each cluster finishes and the freed memory handed back (heap.py), so memory stays what one scan needs. A
+cluster that cannot be read keeps its last good figures with kubectl_win_scan_success 0, and one line on
+stderr says why.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING
 
 from kubectl_win.fleet.figures import ClusterFigures, figures_of
+from kubectl_win.fleet.heap import fix_mmap_threshold, release_free_memory
 from kubectl_win.fleet.httpd import Board, MetricsServer
 
 if TYPE_CHECKING:
@@ -26,6 +28,7 @@ Log = Callable[[str], None]
 def serve(options: ServeOptions, clusters: Mapping[str, str | None], log: Log, stop: threading.Event) -> bool:
     """Serve until `stop` is set. `clusters`: each cluster's label -> its kubeconfig context (None: the current
     one, or the in-cluster config). True when a scan was still under way: its threads end with the process."""
+    fix_mmap_threshold()
     board = Board()
     server = MetricsServer(options.host, options.port, board)  # a busy port fails here, before any scan
     http = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="serve-http",
@@ -52,6 +55,7 @@ def scan_forever(options: ServeOptions, clusters: Mapping[str, str | None], boar
     while not stop.is_set():
         started = time.monotonic()
         board.publish(scan_round(options, clusters, board.figures, log))
+        release_free_memory()
         stop.wait(max(0.0, options.interval - (time.monotonic() - started)))
 
 
