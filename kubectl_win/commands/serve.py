@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+import inspect
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import Integer, Seconds, param, shared
 from kubectl_win.env import Env
+
+if TYPE_CHECKING:
+    from kubectl_win.fleet.serve_options import ServeOptions
 
 DESCRIPTION = (
     "Run doctor on the cluster (or several) every interval in the background and serve the last completed "
@@ -28,7 +32,7 @@ exit status: 0 stopped by SIGTERM or Ctrl-C, 2 bad flags, unreadable kubeconfig 
 """
 
 
-def _connection() -> list:  # type: ignore[type-arg]
+def _connection() -> list[inspect.Parameter]:
     group = [
         param("kubeconfig", Annotated[str | None, typer.Option(
             "--kubeconfig", metavar="PATH",
@@ -93,7 +97,7 @@ def run(args: Any, env: Env) -> int:
     return 0
 
 
-def options_from(args: Any):  # type: ignore[no-untyped-def]
+def options_from(args: Any) -> ServeOptions:
     """The parsed flags, validated (pure): a ServeOptions."""
     from kubectl_win.errors import UsageError
     from kubectl_win.fleet.serve_options import ServeOptions, parse_interval, parse_listen
@@ -108,7 +112,7 @@ def options_from(args: Any):  # type: ignore[no-untyped-def]
                         args.request_timeout, args.config)
 
 
-def resolve_clusters(options: Any, all_contexts: bool) -> dict[str, str | None]:
+def resolve_clusters(options: ServeOptions, all_contexts: bool) -> dict[str, str | None]:
     """Each cluster's `cluster` label -> the context to read it with (None: the current one or in-cluster)."""
     from kubectl_win.fleet.contexts import all_contexts as every_context
     from kubectl_win.fleet.contexts import check_contexts, context_label

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import socket
+import socketserver
 import threading
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -87,6 +88,12 @@ class MetricsServer(ThreadingHTTPServer):
             super().__init__((host, port), _Handler)
         except OSError as exc:
             raise UsageError(f"cannot listen on {_show(host, port)}: {_reason(exc)}") from None
+
+    def server_bind(self) -> None:
+        """Bind without HTTPServer's reverse lookup of the address (getfqdn), which can stall a pod's start
+        for as long as its DNS takes to give up."""
+        socketserver.TCPServer.server_bind(self)
+        self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
 
     @property
     def url(self) -> str:
