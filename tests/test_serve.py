@@ -126,7 +126,7 @@ def test_serve_answers_the_last_completed_scan_in_both_formats_and_keeps_it_when
                   "--context", "stalled", "--interval", "0.2s")
     try:
         assert serve.get("/healthz")[0] == 200
-        stalled.accepted.wait(HANG_GUARD)  # the first scan is under way, held by "stalled"
+        assert stalled.accepted.wait(HANG_GUARD)  # the first scan is under way, held by "stalled"
         assert serve.get("/readyz")[:1] == (503,)
         assert serve.get("/metrics")[0] == 503  # "lab" is done, but never half a scan
         stalled.release()
