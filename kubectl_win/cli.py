@@ -66,6 +66,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check from the registry whether images run on Windows node builds; plan a Windows Server move"),
     "collect": ("kubectl_win.commands.collect",
         "gather a support bundle from Windows nodes (for doctor --from-bundle) without RDP or SSH"),
+    "serve": ("kubectl_win.commands.serve",
+        "run doctor on an interval and serve the results as Prometheus metrics"),
 }
 
 COMPLETION_REQUEST = ("completion", "__complete")  # what our shell scripts run on every TAB

@@ -1,5 +1,5 @@
 """Windows Server retirement on managed Kubernetes (knowledge/windows_lifecycle.yaml): which platform and pool
-a node belongs to, and whether its build is retired or retiring there."""
+a node belongs to, whether its build is retired or retiring there, and the day its support ends."""
 
 from __future__ import annotations
 
@@ -40,3 +40,14 @@ def retirement(platform: str, build: int, today: dt.date | None = None) -> tuple
 
 def offers(platform: str) -> dict[str, Any] | None:
     return next((o for o in _data()["offers"] if o["platform"] == platform), None)
+
+
+def support_end(build: int, platform: str | None = None) -> dt.date | None:
+    """The day support for `build` ends: Microsoft's end of support, or the platform's retirement of the build
+    when that comes first; None for a build the data does not date."""
+    dates = [dt.date.fromisoformat(str(e["date"])) for e in _data().get("support_ends", ())
+             if int(e["build"]) == build]
+    if platform is not None:
+        dates += [dt.date.fromisoformat(str(e["date"])) for e in _data()["retirements"]
+                  if e["platform"] == platform and int(e["build"]) == build]
+    return min(dates, default=None)

@@ -275,3 +275,21 @@ def test_ctrl_c_ends_a_fleet_run_at_once(fleet: Fleet) -> None:
     finally:
         for name in ("eu", "us"):
             fleet.servers[name].faults.clear()
+
+
+def test_openmetrics_labels_every_cluster_and_marks_the_unread(fleet: Fleet) -> None:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    result = fleet.doctor("--context", "eu", "--context", "gone", "--context", "us", "-o", "openmetrics")
+    assert result.exit_code == 1 and result.stdout.endswith("# EOF\n")
+    families = {f.name: f for f in text_string_to_metric_families(result.stdout)}
+    success = {s.labels["cluster"]: s.value for s in families["kubectl_win_scan_success"].samples}
+    assert success == {"eu": 1, "gone": 0, "us": 1}
+    single = fleet.doctor("--context", "eu", "-o", "openmetrics").stdout
+    single_findings = {(s.labels["check"], s.labels["severity"]): s.value
+                       for f in text_string_to_metric_families(single) if f.name == "kubectl_win_findings"
+                       for s in f.samples}
+    for cluster in ("eu", "us"):
+        assert {(s.labels["check"], s.labels["severity"]): s.value for s in families["kubectl_win_findings"].samples
+                if s.labels["cluster"] == cluster} == single_findings
+    assert not [s for s in families["kubectl_win_findings"].samples if s.labels["cluster"] == "gone"]

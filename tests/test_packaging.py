@@ -17,7 +17,7 @@ from kubectl_win import __version__
 from tests.tools import require_kubectl
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3")
+HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3", "prometheus_client")
 
 
 @pytest.fixture(scope="module")
@@ -97,6 +97,7 @@ def test_version_flag_and_command_agree():
     (["version"], HEAVY),  # prints a table: tabulate may load
     (["explain", "--help"], HEAVY + ("tabulate",)),
     (["port-forward", "--help"], HEAVY + ("tabulate",)),
+    (["serve", "--help"], HEAVY + ("tabulate",)),
     (["images", "--help"], HEAVY + ("tabulate", "ssl")),
     (["completion", "__complete", "images", "--build", ""], HEAVY + ("tabulate", "typer", "click", "ssl")),
 ])

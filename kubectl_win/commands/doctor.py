@@ -42,7 +42,7 @@ EXAMPLES = """examples:
 exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable;
 several clusters: the worst over the clusters read, 3 when none could be read, at least 1 when some could not
 """
-FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html")
+FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html", "openmetrics")
 
 
 @shared(output_option(FORMATS, "table"), policy_options(), registry_options(),
@@ -107,10 +107,13 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 
 
 def run(args: Any, env: Env) -> int:
+    import time
+
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
     from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
 
+    seconds = 0.0
     scope = args.scope or "cluster"
     contexts = _contexts(args)
     if len(contexts) > 1:
@@ -152,7 +155,9 @@ def run(args: Any, env: Env) -> int:
         try:
             if progress is not None:
                 progress.start()
+            started = time.monotonic()
             report = run_doctor(options)
+            seconds = time.monotonic() - started
         finally:
             if progress is not None:
                 progress.stop()
@@ -163,7 +168,9 @@ def run(args: Any, env: Env) -> int:
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
     if args.report:
         _write_report(report, args, env.shell)
-    if not (args.report and args.output == "html"):
+    if args.output == "openmetrics":
+        _render_openmetrics(report, args, seconds, env)
+    elif not (args.report and args.output == "html"):
         _render(report, args.output, env, _source(args))
     return exit_code(report.findings, args.fail_on)
 
@@ -188,6 +195,19 @@ def _contexts(args: Any) -> list[str]:
     if not names:
         raise UsageError("--all-contexts: the kubeconfig has no contexts")
     return names
+
+
+def _render_openmetrics(report, args: Any, seconds: float, env: Env) -> None:  # type: ignore[no-untyped-def]
+    """One cluster as metrics (kubectl_win/fleet/metrics.py), labelled with its context (a dump: its file name)."""
+    import os
+
+    from kubectl_win.fleet.contexts import context_label
+    from kubectl_win.fleet.metrics import render_openmetrics
+    from kubectl_win.fleet.scan import ClusterScan
+
+    source = args.from_dump or args.from_bundle
+    name = os.path.basename(os.path.normpath(source)) if source else context_label(_kube_flags(args))
+    render_openmetrics([ClusterScan(name, None, report, seconds=seconds)], env.stdout)
 
 
 def _check_bundle_flags(args: Any) -> None:

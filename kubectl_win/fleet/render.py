@@ -28,6 +28,7 @@ RENDERERS = {
     "sarif": "kubectl_win.fleet.ci:SarifRenderer",
     "junit": "kubectl_win.fleet.ci:JunitRenderer",
     "html": "kubectl_win.fleet.html:HtmlRenderer",
+    "openmetrics": "kubectl_win.fleet.metrics:OpenMetricsRenderer",
 }
 SPOOL_BYTES = 1 << 20
 

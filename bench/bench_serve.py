@@ -1,0 +1,111 @@
+"""serve's memory over many scans of a large cluster: flat, because only the figures are kept between scans.
+
+    python bench/bench_serve.py [--nodes 5000] [--pods 50000] [--windows 0.2] [--scans 20]
+
+The test API server runs in its own process with the synthetic cluster. One `doctor -o openmetrics` run
+times a scan (T); `kubectl win serve` then runs in another process with --interval 1.5 T, so that each
+scan is published before the next starts. Each time /metrics shows a new scan (kubectl_win_scans_total),
+the serve process's resident set size is read from /proc, between two scans. /metrics is polled over one
+kept-alive connection, as Prometheus does. Prints the RSS after scan 1 (the
+anchor) and after the last scan, their ratio (bar: <= 1.10x) and the peak, and exits 1 when the bar is missed.
+Linux only (/proc).
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.client
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.apiserver.process import spawn  # noqa: E402
+
+RATIO_BAR = 1.10
+COUNT = "kubectl_win_scans_total"
+
+
+def rss_mib(pid: int, field: str = "VmRSS") -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no {field} for process {pid}")
+
+
+def scans(connection: http.client.HTTPConnection) -> int:
+    """Scans so far, from /metrics over one kept-alive connection (as Prometheus scrapes)."""
+    try:
+        connection.request("GET", "/metrics")
+        answer = connection.getresponse()
+        body = answer.read().decode()
+    except OSError:
+        connection.close()  # reconnects on the next request
+        return 0
+    if answer.status != 200:  # 503 before the first scan
+        return 0
+    return next((int(float(line.split()[-1])) for line in body.splitlines() if line.startswith(COUNT + "{")), 0)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--nodes", type=int, default=5000)
+    parser.add_argument("--pods", type=int, default=50_000)
+    parser.add_argument("--windows", type=float, default=0.2)
+    parser.add_argument("--scans", type=int, default=20)
+    args = parser.parse_args()
+    if not Path("/proc/self/status").exists():
+        print("needs /proc (Linux) to read the serve process's RSS", file=sys.stderr)
+        return 2
+
+    print(f"generating {args.nodes} nodes ({args.windows:.0%} Windows) and {args.pods} pods ...", flush=True)
+    spec = f"nodes={args.nodes},pods={args.pods},windows={args.windows}"
+    with tempfile.TemporaryDirectory(prefix="bench-serve-") as tmp, spawn("--synthetic", spec, timeout=1800) as server:
+        env = dict(os.environ, KUBECONFIG=str(server.kubeconfig), HOME=tmp, PYTHONPATH=str(REPO))
+        print(f"server ready: {server.counts}", flush=True)
+        started = time.monotonic()
+        subprocess.run([sys.executable, "-m", "kubectl_win", "doctor", "-o", "openmetrics"], env=env, cwd=REPO,
+                       stdout=subprocess.DEVNULL, check=False)
+        interval = max(1.0, 1.5 * (time.monotonic() - started))
+        print(f"one doctor scan: {interval / 1.5:.1f} s; serve --interval {interval:.1f}s", flush=True)
+        serve = subprocess.Popen([sys.executable, "-m", "kubectl_win", "serve", "--listen", "127.0.0.1:0",
+                                  "--interval", f"{interval:.1f}s", "--request-timeout", "120"],
+                                 env=env, cwd=REPO, stderr=subprocess.PIPE, text=True)
+        try:
+            assert serve.stderr is not None
+            first = serve.stderr.readline()
+            if not first.startswith("serving "):
+                print(f"serve did not start: {first}{serve.stderr.read()}", file=sys.stderr)
+                return 2
+            host, port = first.split()[1].removeprefix("http://").split("/")[0].rsplit(":", 1)
+            connection = http.client.HTTPConnection(host, int(port), timeout=60)
+            rss: dict[int, float] = {}  # scan number -> RSS once it was published
+            started = time.monotonic()
+            while not rss or max(rss) < args.scans:
+                done = scans(connection)
+                if done and done not in rss:
+                    rss[done] = rss_mib(serve.pid)
+                    print(f"scan {done:2d}: RSS {rss[done]:6.0f} MiB ({time.monotonic() - started:.0f} s)", flush=True)
+                elif serve.poll() is not None:
+                    print(f"serve exited with {serve.returncode}", file=sys.stderr)
+                    return 2
+                time.sleep(0.05)
+            peak = rss_mib(serve.pid, "VmHWM")
+        finally:
+            serve.terminate()
+            serve.wait(60)
+    first, last = min(rss), max(rss)
+    ratio = rss[last] / rss[first]
+    print(f"RSS after scan {first}:  {rss[first]:.0f} MiB (anchor)")
+    print(f"RSS after scan {last}: {rss[last]:.0f} MiB")
+    print(f"ratio scan {last}/scan {first}: {ratio:.2f}x (bar <= {RATIO_BAR:.2f}x); peak RSS {peak:.0f} MiB")
+    return 0 if ratio <= RATIO_BAR else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,163 @@
+"""`kubectl win serve`: doctor on an interval, its figures served as Prometheus metrics (kubectl_win/fleet/serve.py)."""
+
+from __future__ import annotations
+
+import inspect
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Integer, Seconds, param, shared
+from kubectl_win.env import Env
+
+if TYPE_CHECKING:
+    from kubectl_win.fleet.serve_options import ServeOptions
+
+DESCRIPTION = (
+    "Run doctor on the cluster (or several) every interval in the background and serve the last completed "
+    "scan as Prometheus metrics: GET /metrics (OpenMetrics when the Accept header asks for it, else the "
+    "Prometheus text format), /healthz (200 while serving) and /readyz (200 once a scan completed). A cluster "
+    "that cannot be read keeps its last figures with kubectl_win_scan_success 0. Stops on SIGTERM or Ctrl-C. "
+    "Read-only: only GETs and LISTs."
+)
+EXAMPLES = """examples:
+  kubectl win serve                                   # the current context, on 127.0.0.1:9108
+  kubectl win serve --interval 15m --all-contexts     # every context of the kubeconfig
+  kubectl win serve --context prod-eu --context prod-us --parallel 2
+  kubectl win serve --listen 0.0.0.0:9108             # every interface (in a pod: see scaffold monitor)
+  curl -H 'Accept: application/openmetrics-text' http://127.0.0.1:9108/metrics
+
+exit status: 0 stopped by SIGTERM or Ctrl-C, 2 bad flags, unreadable kubeconfig or a busy port
+"""
+
+
+def _connection() -> list[inspect.Parameter]:
+    group = [
+        param("kubeconfig", Annotated[str | None, typer.Option(
+            "--kubeconfig", metavar="PATH",
+            help="path to the kubeconfig file (default: $KUBECONFIG or ~/.kube/config; in a pod without one, "
+                 "the in-cluster config)")], None),
+        param("context", Annotated[list[str] | None, typer.Option(
+            "--context", metavar="NAME", help="a kubeconfig context to scan (repeatable; default: the current "
+                                              "one)")], None),
+        param("all_contexts", Annotated[bool, typer.Option(
+            "--all-contexts", help="scan every context of the kubeconfig, in its order")], False),
+        param("parallel", Annotated[int, typer.Option(
+            "--parallel", metavar="N", click_type=Integer(), help="clusters scanned at a time (default 4)")], 4),
+        param("request_timeout", Annotated[float, typer.Option(
+            "--request-timeout", metavar="SECONDS", click_type=Seconds(),
+            help="timeout for each API request (default 30)")], 30.0),
+    ]
+    for parameter in group:
+        parameter.annotation.__metadata__[0].rich_help_panel = "Cluster connection"
+    return group
+
+
+@shared(_connection())
+def serve(
+    listen: Annotated[str, typer.Option(
+        "--listen", metavar="HOST:PORT",
+        help="address to serve on: HOST:PORT or [IPv6]:PORT (default 127.0.0.1:9108, loopback only)")
+    ] = "127.0.0.1:9108",
+    interval: Annotated[str, typer.Option(
+        "--interval", metavar="DURATION", help="time from one scan's start to the next: 5m, 90s, 1h30m "
+                                               "(default 5m)")] = "5m",
+    config: Annotated[str | None, typer.Option(
+        "--config", metavar="PATH",
+        help="doctor's suppression config (default: .kubectl-win.yaml in the working directory, if present)")
+    ] = None,
+    **shared: Any,
+) -> int:
+    return invoke(run, locals())
+
+
+def register(app: KubectlWinTyper, summary: str) -> None:
+    app.command("serve", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(serve)
+
+
+def run(args: Any, env: Env) -> int:
+    import threading
+
+    from kubectl_win.fleet.serve import serve as serve_forever
+
+    options = options_from(args)
+    clusters = resolve_clusters(options, bool(args.all_contexts))
+
+    def log(line: str) -> None:
+        env.stderr.write(line + "\n")
+        env.stderr.flush()
+
+    stop = threading.Event()
+    with _stop_on_signals(stop):
+        abandoned = serve_forever(options, clusters, log, stop)
+    log("serve: stopped")
+    if abandoned:
+        _exit_now()
+    return 0
+
+
+def options_from(args: Any) -> ServeOptions:
+    """The parsed flags, validated (pure): a ServeOptions."""
+    from kubectl_win.errors import UsageError
+    from kubectl_win.fleet.serve_options import ServeOptions, parse_interval, parse_listen
+
+    if args.all_contexts and args.context:
+        raise UsageError("--all-contexts scans every context; it cannot be combined with --context")
+    if args.parallel < 1:
+        raise UsageError("--parallel must be 1 or more")
+    host, port = parse_listen(args.listen)
+    contexts = tuple(dict.fromkeys(args.context)) if args.context else (None,)
+    return ServeOptions(host, port, parse_interval(args.interval), contexts, args.parallel, args.kubeconfig,
+                        args.request_timeout, args.config)
+
+
+def resolve_clusters(options: ServeOptions, all_contexts: bool) -> dict[str, str | None]:
+    """Each cluster's `cluster` label -> the context to read it with (None: the current one or in-cluster)."""
+    from kubectl_win.fleet.contexts import all_contexts as every_context
+    from kubectl_win.fleet.contexts import check_contexts, context_label
+    from kubectl_win.kube import KubeFlags
+
+    if all_contexts:
+        return {name: name for name in every_context(options.kubeconfig)}
+    if options.contexts == (None,):
+        label = context_label(KubeFlags(kubeconfig=options.kubeconfig))
+        return {label: None}
+    check_contexts(options.kubeconfig, options.contexts)
+    return {name: name for name in options.contexts}
+
+
+def _stop_on_signals(stop: Any):  # type: ignore[no-untyped-def]
+    """SIGTERM, SIGINT (and SIGBREAK on Windows) set `stop` while serving; the handlers are put back after."""
+    import contextlib
+    import signal
+    import threading
+
+    @contextlib.contextmanager
+    def handlers():  # type: ignore[no-untyped-def]
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        names = [name for name in ("SIGTERM", "SIGINT", "SIGBREAK") if hasattr(signal, name)]
+        saved = {name: signal.signal(getattr(signal, name), lambda *_: stop.set()) for name in names}
+        try:
+            yield
+        finally:
+            for name, handler in saved.items():
+                signal.signal(getattr(signal, name), handler)
+
+    return handlers()
+
+
+def _exit_now() -> None:
+    """End the process at once: a scan under way would otherwise hold the exit until its requests finish (the
+    thread pool's workers are joined at exit); nothing of it is kept, so abandoning it loses nothing."""
+    import os
+    import sys
+
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    os._exit(0)

@@ -1,0 +1,107 @@
+"""doctor's results as Prometheus metrics: the families made of ClusterFigures (FiguresCollector), written in the
+OpenMetrics text format (`doctor -o openmetrics`) or in whichever format a scraper asks for (`serve`).
+
+prometheus_client writes both formats (escaping, `# EOF`, content negotiation): nothing here formats text.
+Every sample carries the `cluster` label (the context name); see docs/serve.md for the families.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Iterable, Iterator, Mapping
+from typing import IO, TYPE_CHECKING, Any
+
+from kubectl_win.fleet.figures import ClusterFigures, figures_of
+
+if TYPE_CHECKING:
+    from kubectl_win.fleet.render import FleetOutput
+    from kubectl_win.fleet.scan import ClusterScan
+    from kubectl_win.fleet.summary import ClusterSummary
+
+PREFIX = "kubectl_win_"
+
+
+class FiguresCollector:
+    """A prometheus_client collector over a fixed set of figures; `today` dates the support countdown."""
+
+    def __init__(self, figures: Iterable[ClusterFigures], today: dt.date) -> None:
+        self.figures = tuple(figures)
+        self.today = today
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+
+        def family(name: str, documentation: str, labels: tuple[str, ...], unit: str = "") -> GaugeMetricFamily:
+            return GaugeMetricFamily(PREFIX + name, documentation, labels=("cluster", *labels), unit=unit)
+
+        findings = family("findings", "Findings of doctor's last scan, by check id and severity.",
+                          ("check", "severity"))
+        nodes = family("windows_nodes", "Windows nodes by build, Windows Server release and readiness.",
+                       ("build", "version", "ready"))
+        success = family("scan_success", "1 when the last scan read the cluster, 0 when it could not.", ())
+        duration = family("scan_duration", "How long the last scan took.", (), unit="seconds")
+        last = family("scan_last_success_timestamp", "When the figures were read (Unix time).", (),
+                      unit="seconds")
+        scans = CounterMetricFamily(PREFIX + "scans", "Scans of the cluster since serve started (doctor: 1).",
+                                    labels=("cluster",))
+        support = family("os_support_end_days", "Days until support of the Windows Server build ends "
+                         "(Microsoft's date or the platform's retirement, the earlier); negative when past.",
+                         ("build",))
+        for f in self.figures:
+            success.add_metric([f.cluster], 1 if f.ok else 0)
+            scans.add_metric([f.cluster], f.scans)
+            duration.add_metric([f.cluster], round(f.seconds, 3))
+            if f.last_success is not None:
+                last.add_metric([f.cluster], round(f.last_success, 3))
+            for check, severity, count in f.findings:
+                findings.add_metric([f.cluster, check, severity], count)
+            for build, version, ready, count in f.nodes:
+                nodes.add_metric([f.cluster, build, version, ready], count)
+            for build, end in f.support_ends:
+                support.add_metric([f.cluster, build], (end - self.today).days)
+        yield from (findings, nodes, support, success, duration, last, scans)
+
+
+def render_openmetrics(scans: Iterable[ClusterScan], out: IO[str], now: dt.datetime | None = None) -> None:
+    """The OpenMetrics text of these scans (each turned into figures, then dropped), ending in `# EOF`."""
+    from prometheus_client.openmetrics.exposition import generate_latest
+
+    now = now or dt.datetime.now(dt.UTC)
+    figures = [figures_of(scan, now.timestamp()) for scan in scans]
+    out.write(generate_latest(FiguresCollector(figures, now.date())).decode("utf-8"))
+
+
+def exposition(figures: Mapping[str, ClusterFigures], accept: str, accept_encoding: str = "",
+               today: dt.date | None = None) -> tuple[bytes, dict[str, str]]:
+    """The body and headers of a scrape: OpenMetrics when `accept` asks for it, else the Prometheus text format
+    (0.0.4 unless a newer version is asked for), as prometheus_client negotiates; gzip when accepted."""
+    from prometheus_client.exposition import choose_encoder, gzip_accepted
+
+    encoder, content_type = choose_encoder(accept)
+    body = encoder(FiguresCollector(figures.values(), today or dt.datetime.now(dt.UTC).date()))
+    headers = {"Content-Type": content_type}
+    if gzip_accepted(accept_encoding):
+        import gzip
+
+        body = gzip.compress(body)
+        headers["Content-Encoding"] = "gzip"
+    return body, headers
+
+
+class OpenMetricsRenderer:
+    """`doctor -o openmetrics` over several contexts: each cluster's figures kept as it finishes (its report is
+    dropped), one exposition of them all at the end, in the order the contexts were asked for."""
+
+    def __init__(self, output: FleetOutput) -> None:
+        self.out = output.out
+        self.now = dt.datetime.now(dt.UTC)
+        self.figures: dict[int, ClusterFigures] = {}
+
+    def add(self, scan: ClusterScan, summary: ClusterSummary) -> None:
+        self.figures[summary.index] = figures_of(scan, self.now.timestamp())
+
+    def finish(self, summaries: list[ClusterSummary]) -> None:
+        from prometheus_client.openmetrics.exposition import generate_latest
+
+        ordered = [self.figures[index] for index in sorted(self.figures)]
+        self.out.write(generate_latest(FiguresCollector(ordered, self.now.date())).decode("utf-8"))

@@ -1,0 +1,190 @@
+"""doctor's results as Prometheus metrics: `doctor -o openmetrics` and the families `serve` answers with, read back
+with prometheus_client's own parsers (OpenMetrics and the text format 0.0.4)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+import json
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+import pytest
+from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
+from prometheus_client.parser import text_string_to_metric_families as parse_text
+
+from kubectl_win.fleet.figures import ClusterFigures, known_checks
+from kubectl_win.fleet.metrics import exposition, render_openmetrics
+from kubectl_win.fleet.scan import ClusterScan
+from tests.clirun import run_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = "kubectl_win/examples/cluster-dump.json"
+FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_days",
+            "kubectl_win_scan_success", "kubectl_win_scan_duration_seconds",
+            "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans"}
+LABELS = {"cluster", "check", "severity", "build", "version", "ready"}
+
+
+def samples(text: str, openmetrics: bool = True) -> dict[str, list]:
+    parse = parse_openmetrics if openmetrics else parse_text
+    return {family.name: family.samples for family in parse(text)}
+
+
+def by_labels(found: list, *names: str) -> dict[tuple[str, ...], float]:
+    return {tuple(s.labels[n] for n in names): s.value for s in found}
+
+
+def sample_report(tmp_path: Path | None = None, edit=None):  # type: ignore[no-untyped-def]
+    from kubectl_win.doctor.run import DoctorOptions, run_doctor
+
+    path = ROOT / SAMPLE
+    if edit is not None:
+        assert tmp_path is not None
+        data = json.loads(path.read_text())
+        edit(data)
+        path = tmp_path / "dump.json"
+        path.write_text(json.dumps(data))
+    return run_doctor(DoctorOptions(from_dump=str(path)))
+
+
+def expected_findings() -> Counter:
+    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "json")
+    return Counter((f["id"], f["severity"]) for f in result.json["findings"])
+
+
+def test_doctor_openmetrics_on_a_dump_is_read_by_the_openmetrics_parser() -> None:
+    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics")
+    assert result.exit_code == 1 and result.stderr == ""  # the sample has errors: exit status as with any -o
+    assert result.stdout.endswith("# EOF\n")
+    found = samples(result.stdout)
+    assert set(found) >= FAMILIES
+    assert {s.labels["cluster"] for family in found.values() for s in family} == {"cluster-dump.json"}
+    findings = by_labels(found["kubectl_win_findings"], "check", "severity")
+    assert {key: int(v) for key, v in findings.items() if v} == expected_findings()
+    nodes = by_labels(found["kubectl_win_windows_nodes"], "build", "version", "ready")
+    assert nodes == {("10.0.17763", "Windows Server 2019", "true"): 1, ("10.0.20348", "Windows Server 2022", "true"): 2}
+    assert by_labels(found["kubectl_win_scan_success"], "cluster") == {("cluster-dump.json",): 1}
+    assert by_labels(found["kubectl_win_scans"], "cluster") == {("cluster-dump.json",): 1}
+    for family in found.values():
+        for s in family:
+            assert set(s.labels) <= LABELS
+
+
+def test_every_known_check_has_a_series_so_a_fixed_problem_goes_to_zero() -> None:
+    """A check that finds nothing is 0 at its default severity (series never vanish); found at another
+    severity, it has that series too (linux-workload-can-land-on-windows: an error and a warning)."""
+    out = io.StringIO()
+    render_openmetrics([ClusterScan("lab", None, sample_report(), seconds=1.5)], out)
+    findings = by_labels(samples(out.getvalue())["kubectl_win_findings"], "check", "severity")
+    for check, severity in known_checks():
+        assert (check, severity) in findings
+    assert findings[("gmsa-crd-missing", "error")] == 0
+    assert findings[("linux-workload-can-land-on-windows", "error")] == 1
+    assert findings[("linux-workload-can-land-on-windows", "warning")] == 1
+    assert findings[("runtime-containerd-outdated", "info")] == 1  # found at info; its default is warning
+    assert findings[("runtime-containerd-outdated", "warning")] == 0
+    assert sum(findings.values()) == sum(expected_findings().values())
+
+
+def test_no_label_carries_a_message_or_an_object_name() -> None:
+    report = sample_report()
+    out = io.StringIO()
+    render_openmetrics([ClusterScan("lab", None, report, seconds=0.1)], out)
+    text = out.getvalue()
+    for finding in report.findings:
+        assert finding.message not in text
+        if finding.object.name:
+            assert f'"{finding.object.name}"' not in text
+
+
+def test_support_end_days_count_to_microsofts_date_or_an_earlier_platform_retirement(tmp_path: Path) -> None:
+    def on_aks(data: dict) -> None:  # win19-0 becomes an AKS node: AKS retired Windows Server 2019 on 2026-03-01
+        for item in data["items"]:
+            if item["kind"] == "Node" and item["metadata"]["name"] == "win19-0":
+                item["metadata"]["labels"]["kubernetes.azure.com/cluster"] = "mc_rg_aks"
+
+    now = dt.datetime(2029, 1, 19, 12, tzinfo=dt.UTC)
+    out = io.StringIO()
+    render_openmetrics([ClusterScan("plain", None, sample_report(), seconds=1),
+                        ClusterScan("aks", None, sample_report(tmp_path, on_aks), seconds=1)], out, now=now)
+    days = by_labels(samples(out.getvalue())["kubectl_win_os_support_end_days"], "cluster", "build")
+    assert days[("plain", "10.0.17763")] == -10  # Microsoft's end of extended support: 2029-01-09
+    assert days[("plain", "10.0.20348")] == (dt.date(2031, 10, 14) - now.date()).days
+    assert days[("aks", "10.0.17763")] == (dt.date(2026, 3, 1) - now.date()).days
+
+
+def test_a_cluster_that_could_not_be_read_has_only_its_outcome() -> None:
+    out = io.StringIO()
+    render_openmetrics([ClusterScan("lab", None, sample_report(), seconds=2.0),
+                        ClusterScan("dead", None, None, "cannot connect to https://10.0.0.1: connection refused", 3,
+                                    seconds=0.25)], out)
+    found = samples(out.getvalue())
+    assert by_labels(found["kubectl_win_scan_success"], "cluster") == {("lab",): 1, ("dead",): 0}
+    assert by_labels(found["kubectl_win_scan_duration_seconds"], "cluster") == {("lab",): 2.0, ("dead",): 0.25}
+    assert {s.labels["cluster"] for s in found["kubectl_win_findings"]} == {"lab"}  # no false zeros for dead
+    assert "dead" not in {s.labels["cluster"] for s in found["kubectl_win_scan_last_success_timestamp_seconds"]}
+    assert "connection refused" not in out.getvalue()
+
+
+@pytest.mark.parametrize("name", ['prod "eu"', "C:\\kube\\prod", "two\nlines", 'all "of\\ it"\n', "ünïcode"])
+def test_context_names_are_escaped_and_read_back_exactly_in_both_formats(name: str) -> None:
+    figures = {name: ClusterFigures(name, True, 1.0, 1.0, (("windows-node-untainted", "warning", 2),),
+                                    (("10.0.20348", "Windows Server 2022", "true", 3),),
+                                    (("10.0.20348", dt.date(2031, 10, 14)),))}
+    openmetrics, headers = exposition(figures, "application/openmetrics-text", today=dt.date(2031, 10, 4))
+    assert headers["Content-Type"] == "application/openmetrics-text; version=1.0.0; charset=utf-8"
+    text, headers = exposition(figures, "", today=dt.date(2031, 10, 4))
+    assert headers["Content-Type"] == "text/plain; version=0.0.4; charset=utf-8"
+    for body, parse in ((openmetrics, parse_openmetrics), (text, parse_text)):
+        families = {family.name: family.samples for family in parse(body.decode("utf-8"))}
+        [finding] = families["kubectl_win_findings"]
+        assert finding.labels == {"cluster": name, "check": "windows-node-untainted", "severity": "warning"}
+        assert finding.value == 2
+        [days] = families["kubectl_win_os_support_end_days"]
+        assert (days.labels["cluster"], days.value) == (name, 10)
+
+
+def test_gzip_is_sent_only_when_accepted() -> None:
+    import gzip
+
+    figures = {"lab": ClusterFigures("lab", False, 0.5)}
+    plain, headers = exposition(figures, "")
+    assert "Content-Encoding" not in headers
+    packed, headers = exposition(figures, "", "gzip, deflate")
+    assert headers["Content-Encoding"] == "gzip" and gzip.decompress(packed) == plain
+
+
+def test_doctor_openmetrics_on_one_live_context_is_labelled_with_that_context(apiserver) -> None:
+    apiserver.seed(ROOT / SAMPLE)
+    result = run_cli("doctor", "--kubeconfig", str(apiserver.kubeconfig), "-o", "openmetrics")
+    assert result.exit_code == 1, result.stderr
+    found = samples(result.stdout)
+    assert {s.labels["cluster"] for family in found.values() for s in family} == {"test"}
+    findings = by_labels(found["kubectl_win_findings"], "check", "severity")
+    assert findings[("windows-node-untainted", "warning")] == 1
+    assert by_labels(found["kubectl_win_windows_nodes"], "build", "ready") == {("10.0.17763", "true"): 1,
+                                                                              ("10.0.20348", "true"): 2}
+
+
+def test_help_and_an_offline_openmetrics_run_import_neither_prometheus_client_nor_kubernetes() -> None:
+    code = ("import sys, contextlib, io\nfrom kubectl_win.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            "    main(['serve', '--help']); main(['doctor', '--help'])\n"
+            "print(sorted(m for m in ('kubernetes', 'prometheus_client') if m in sys.modules))\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    main(['doctor', '--from-dump', {SAMPLE!r}, '-o', 'openmetrics'])\n"
+            "print(sorted(m for m in ('kubernetes', 'urllib3') if m in sys.modules))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert result.stdout.split("\n")[:2] == ["[]", "[]"], result.stderr
+
+
+def test_the_docs_show_what_doctor_o_openmetrics_prints() -> None:
+    from tests.readme_output import differences, examples, real_output
+
+    checked = [e for e in examples((ROOT / "docs" / "serve.md").read_text()) if "openmetrics" in e.command]
+    assert checked
+    for example in checked:
+        assert differences(example.output, real_output(example.command)) == [], example.command
