@@ -170,8 +170,8 @@ def test_out_writes_one_file_per_object_and_never_overwrites_without_force(tmp_p
     ([], "missing option '--image'"),
     (["--image", "Not An Image"], "invalid image reference"),
     (["--image", IMAGE, "-n", "Kube_Win"], "invalid namespace 'Kube_Win'"),
-    (["--image", IMAGE, "--interval", "5 minutes"], "invalid interval '5 minutes'"),
-    (["--image", IMAGE, "--interval", "0s"], "invalid interval '0s'"),
+    (["--image", IMAGE, "--interval", "5 minutes"], "invalid --interval '5 minutes'"),
+    (["--image", IMAGE, "--interval", "0s"], "invalid --interval '0s'"),
     (["--image", IMAGE, "--force"], "--force only applies with --out DIR"),
     (["--image", IMAGE, "-o", "table"], "'table'"),
 ])

@@ -12,11 +12,8 @@ exactly those resources. The server version doctor also reads is `/version`, whi
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
-
-from kubectl_win.errors import UsageError
 
 NAME = "kubectl-win"
 DEFAULT_NAMESPACE = "kubectl-win"
@@ -31,7 +28,6 @@ LABELS = {"app.kubernetes.io/name": NAME, "app.kubernetes.io/component": "monito
 # One doctor scan of 150,000 pods peaks under 300 MiB (docs/doctor.md, Performance): the limit leaves room.
 RESOURCES = {"requests": {"cpu": "100m", "memory": "256Mi"}, "limits": {"cpu": "1", "memory": "1Gi"}}
 
-_DURATION = re.compile(r"^(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
 
 
 @dataclass(frozen=True)
@@ -43,10 +39,10 @@ class MonitorOptions:
 
 
 def interval(value: str) -> str:
-    """`serve --interval`: hours, minutes and seconds like 5m, 90s or 1h30m, more than zero."""
-    match = _DURATION.match(value.strip())
-    if not value.strip() or match is None or not any(int(part or 0) for part in match.groups()):
-        raise UsageError(f"invalid interval {value!r}: expected a duration like 5m, 90s or 1h30m")
+    """`serve --interval`, checked by the parser serve itself uses (5m, 90s, 1h30m; more than zero)."""
+    from kubectl_win.fleet.serve_options import parse_interval
+
+    parse_interval(value)
     return value.strip()
 
 
