@@ -68,6 +68,13 @@ def shared(*groups: list[inspect.Parameter]) -> Callable[[F], F]:
     return decorate
 
 
+def help_panel(group: list[inspect.Parameter], title: str) -> list[inspect.Parameter]:
+    """The options of `group` shown under their own heading in --help."""
+    for parameter in group:
+        parameter.annotation.__metadata__[0].rich_help_panel = title
+    return group
+
+
 def output_option(choices: tuple[str, ...], default: str) -> list[inspect.Parameter]:
     return [param("output", Annotated[str, typer.Option(
         "-o", "--output", metavar="FORMAT", click_type=Choice(choices),
@@ -109,9 +116,7 @@ def kube_options(selector: bool = True, all_namespaces: bool = True, contexts: b
     group.append(param("request_timeout", Annotated[float, typer.Option(
         "--request-timeout", metavar="SECONDS", click_type=Seconds(),
         help="timeout for each API request (default 30)")], 30.0))
-    for parameter in group:
-        parameter.annotation.__metadata__[0].rich_help_panel = "Cluster connection"  # a section of --help
-    return group
+    return help_panel(group, "Cluster connection")
 
 
 def policy_options() -> list[inspect.Parameter]:
@@ -160,6 +165,4 @@ def registry_options() -> list[inspect.Parameter]:
             "--concurrency", metavar="N", click_type=Integer(),
             help="concurrent requests per registry (default 8)")], 8),
     ]
-    for parameter in group:
-        parameter.annotation.__metadata__[0].rich_help_panel = "Registries"
-    return group
+    return help_panel(group, "Registries")

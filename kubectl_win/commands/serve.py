@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Integer, Seconds, param, shared
+from kubectl_win.commands.flags import Integer, Seconds, help_panel, param, shared
 from kubectl_win.env import Env
 
 if TYPE_CHECKING:
@@ -49,9 +49,7 @@ def _connection() -> list[inspect.Parameter]:
             "--request-timeout", metavar="SECONDS", click_type=Seconds(),
             help="timeout for each API request (default 30)")], 30.0),
     ]
-    for parameter in group:
-        parameter.annotation.__metadata__[0].rich_help_panel = "Cluster connection"
-    return group
+    return help_panel(group, "Cluster connection")
 
 
 @shared(_connection())
