@@ -6,12 +6,13 @@ import ipaddress
 from typing import Any
 
 
-def is_ip(value: Any) -> bool:
+def is_ip(value: Any, version: int | None = None) -> bool:
+    """An IP address (of `version`, 4 or 6, when given)."""
     try:
-        ipaddress.ip_address(str(value))
+        address = ipaddress.ip_address(str(value))
     except ValueError:
         return False
-    return True
+    return version is None or address.version == version
 
 
 def in_prefix(ip: str, prefix: str) -> bool:

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import ipaddress
 import re
 from dataclasses import dataclass
 
+from kubectl_win.addresses import is_ip
 from kubectl_win.errors import UsageError
 
 # The durations `scaffold monitor` writes (5m, 90s, 1h30m); fractions of a second for short test loops.
@@ -35,11 +35,11 @@ def parse_listen(text: str) -> tuple[str, int]:
                          "or [::]:9108")
     if host.startswith("[") and host.endswith("]"):
         host = host[1:-1]
-        if not _is_ip(host, 6):
+        if not is_ip(host, 6):
             raise UsageError(f"invalid --listen {text!r}: {host!r} is not an IPv6 address")
     elif ":" in host:
         raise UsageError(f"invalid --listen {text!r}: put an IPv6 address in brackets, e.g. [::1]:9108")
-    elif not (_is_ip(host, 4) or (_HOSTNAME.match(host) and not host.replace(".", "").isdigit())):
+    elif not (is_ip(host, 4) or (_HOSTNAME.match(host) and not host.replace(".", "").isdigit())):
         raise UsageError(f"invalid --listen {text!r}: {host!r} is not an IP address or host name")
     if not port.isascii() or not port.isdigit() or int(port) > 65535:
         raise UsageError(f"invalid --listen {text!r}: the port must be a number from 0 to 65535")
@@ -56,10 +56,3 @@ def parse_interval(text: str) -> float:
     if seconds <= 0:
         raise UsageError(f"invalid --interval {text!r}: expected a duration like 5m, 90s or 1h30m")
     return seconds
-
-
-def _is_ip(text: str, version: int) -> bool:
-    try:
-        return ipaddress.ip_address(text).version == version
-    except ValueError:
-        return False
