@@ -69,8 +69,7 @@ def run_fleet(args: Any, env: Env, contexts: list[str]) -> int:
 
 def _check(args: Any, contexts: list[str]) -> None:
     from kubectl_win.errors import UsageError
-    from kubectl_win.kube import KubeFlags
-    from kubectl_win.kube.config import context_names
+    from kubectl_win.fleet.contexts import check_contexts
 
     several = "with several contexts"
     if args.from_dump or args.from_bundle:
@@ -87,10 +86,7 @@ def _check(args: Any, contexts: list[str]) -> None:
         from kubectl_win.sharefile import check_target
 
         check_target(args.report, "--report", force=args.force, inputs=[("--config", args.config)])
-    known = context_names(KubeFlags.from_args(args))
-    unknown = [c for c in contexts if c not in known]
-    if unknown:
-        raise UsageError(f'context "{unknown[0]}" not found in the kubeconfig (available: {", ".join(known)})')
+    check_contexts(args.kubeconfig, contexts)
 
 
 def _options(args: Any, scope: str, context: str, progress: Any) -> DoctorOptions:
