@@ -17,7 +17,7 @@ from kubectl_win import __version__
 from tests.tools import require_kubectl
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3", "prometheus_client")
+HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3", "prometheus_client", "msgspec")
 
 
 @pytest.fixture(scope="module")
