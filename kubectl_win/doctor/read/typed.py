@@ -180,22 +180,23 @@ def spec_head(pod: Pod) -> PodSpecHead | None:
         return None
 
 
-def as_object(record: Any, **instead: Any) -> Any:
+def as_object(record: Struct, **instead: Any) -> dict[str, Any]:
     """The dict the builder's handlers read: the record's fields that were in the JSON, nested records as
     dicts, a raw spec decoded whole (the only place it is). `instead` gives fields other values (a pod's spec
-    head for its raw spec)."""
-    if isinstance(record, Raw):
-        return loads(memoryview(record)) if record else UNSET
-    if isinstance(record, list):
-        return [as_object(item) for item in record]
-    if not isinstance(record, Struct):
-        return record
+    head for its raw spec). Values typed `Any` are the parser's already and are taken as they are."""
     out = {}
     for name in record.__struct_fields__:
         value = instead[name] if name in instead else getattr(record, name)
         if value is UNSET:
             continue
-        value = as_object(value)
-        if value is not UNSET:
-            out[name] = value
+        kind = type(value)
+        if kind is Raw:
+            if not value:
+                continue
+            value = loads(memoryview(value))
+        elif isinstance(value, Struct):
+            value = as_object(value)
+        elif kind is list and value and isinstance(value[0], Struct):  # a list of records holds only records
+            value = [as_object(item) for item in value]
+        out[name] = value
     return out
