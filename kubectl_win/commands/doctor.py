@@ -284,7 +284,7 @@ def _progress(args: Any, env: Env):  # type: ignore[no-untyped-def]
 
 
 def _render(report, output: str, env: Env, source: str = "") -> None:  # type: ignore[no-untyped-def]
-    from kubectl_win.doctor import catalog
+    from kubectl_win import catalog
     from kubectl_win.doctor.render.report import render_findings, render_nodes
 
     out = env.stdout
@@ -298,11 +298,11 @@ def _render(report, output: str, env: Env, source: str = "") -> None:  # type: i
     elif output == "junit":
         from kubectl_win.output.junit import render_junit
 
-        render_junit(report.findings, sorted(catalog.catalog()), out, suite="kubectl-win doctor", shell=env.shell)
+        render_junit(report.findings, sorted(catalog.doctor_checks()), out, suite="kubectl-win doctor", shell=env.shell)
     elif output == "sarif":
         from kubectl_win.output.sarif import render_sarif
 
-        render_sarif(report.findings, catalog.sarif_rules_for(report.findings, env.shell), out, shell=env.shell)
+        render_sarif(report.findings, catalog.sarif_rules(report.findings, env.shell), out, shell=env.shell)
     elif output == "html":
         from kubectl_win.doctor.render.html import render_html
 

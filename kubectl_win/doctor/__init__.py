@@ -9,13 +9,13 @@
     lint.py        explain's field rules on one pod template (run by the builder as templates arrive)
     scheduling.py  where a pod template can land (selectors, affinity, tolerations, RuntimeClasses)
     signatures/    failure signatures in messages (symptoms.py, structure.py) and node agents by name
-    checks/        one module per area, each run(snapshot) -> findings; registry.py lists them in order
-    catalog.py     finding ids, severities, messages and sources (knowledge/doctor_checks.yaml)
+    checks/        one module per area, each run(snapshot) -> findings, written through the one check
+                   catalogue (kubectl_win/catalog.py); plan.py lists them in order
     fixes.py       the structured fixes findings carry
     render/        report.py (DoctorReport, its JSON and tables), html.py (the shared page), progress.py
     run.py         run_doctor(options) -> DoctorReport: reads, builds, checks, applies the policy
     run_bundle.py  the same from a support bundle (also node logs and HNS); deep.py: --deep on live nodes
 
-Imports run down this list (tests/test_architecture.py); the one way back up is a check writing its
-findings through catalog.py and fixes.py.
+Imports run down this list (tests/test_architecture.py); the one way back up is a check attaching the
+structured fixes fixes.py builds.
 """

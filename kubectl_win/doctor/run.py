@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_win.doctor.build import SnapshotBuilder
-from kubectl_win.doctor.checks.registry import run_checks
+from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.read.dump import DumpWriter, read_dump
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.render.report import DoctorReport

@@ -18,8 +18,8 @@ import tempfile
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_win.catalog import finding
 from kubectl_win.collect.bundle import Bundle, node_entries, open_bundle
-from kubectl_win.doctor.catalog import bundle_checks
 from kubectl_win.doctor.records import Skipped, Snapshot
 from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.doctor.signatures import symptoms
@@ -35,12 +35,8 @@ _DYNAMIC = re.compile(r"Start Port\s*:\s*(\d+)\s+Number of Ports\s*:\s*(\d+)", r
 
 def bundle_finding(check_id: str, ref: ObjectRef, path: str, file: str, line: int | None = None,
                    severity: str | None = None, **values: Any) -> Finding:
-    info = bundle_checks()[check_id]
     where = f"{file}:{line}" if line else file
-    return Finding(id=check_id, severity=severity or info.severity, object=ref, path=path,
-                   message=info.message.format_map({**values, "where": f"bundle: {where}"}),
-                   fix=fix_from_template(info.fix, values), file=file, line=line, source=info.source,
-                   enforced_by=info.enforced_by)
+    return finding(check_id, ref, path, severity=severity, at=(file, line), where=f"bundle: {where}", **values)
 
 
 def located(finding: Finding, file: str, line: int | None = None) -> Finding:
@@ -60,7 +56,7 @@ class BundleResult:
 
 def analyse(path: str, scope: str = "cluster", config: str | None = None) -> BundleResult:
     from kubectl_win.doctor.build import SnapshotBuilder
-    from kubectl_win.doctor.checks.registry import run_checks
+    from kubectl_win.doctor.checks.plan import run_checks
     from kubectl_win.doctor.read.dump import read_dump, read_objects
     from kubectl_win.hns.cluster import build_view
 
@@ -87,7 +83,7 @@ def analyse(path: str, scope: str = "cluster", config: str | None = None) -> Bun
         _node(bundle, node, entry, view, builds.get(node), result, config)
     result.skipped.extend(Skipped("bundle", why) for why in bundle.refused[refused:])
     if scope == "nodes":  # as run_checks does: `doctor nodes` keeps node findings
-        from kubectl_win.doctor.checks.registry import NODE_KINDS
+        from kubectl_win.doctor.checks.plan import NODE_KINDS
 
         result.findings = [f for f in result.findings if f.object.kind in NODE_KINDS]
     return result
@@ -161,9 +157,7 @@ def component_of(member: str) -> str:
 def scan_file(node: str, member: str, text: str) -> list[Finding]:
     """One finding per symptom per (node or pod) in the file, naming its first line and how often it came."""
     from kubectl_win.collect.loglines import parse
-    from kubectl_win.doctor.catalog import finding
     from kubectl_win.hns.analyze import kube_proxy_matches
-    from kubectl_win.hns.catalog import finding as hns_finding
     from kubectl_win.wincodes import describe
 
     component = component_of(member)
@@ -206,7 +200,7 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
         lines = {text_line: number for number, text_line in unclaimed}
         for what, text_line in kube_proxy_matches([t for _, t in unclaimed]):
             number = next((n for t, n in lines.items() if " ".join(t.split())[:400] == text_line), None)
-            out.append(located(hns_finding("hns-kube-proxy-sync-error", node_ref, "logs/kube-proxy", node=node,
+            out.append(located(finding("hns-kube-proxy-sync-error", node_ref, "logs/kube-proxy", node=node,
                                            what=what, line=text_line), member, number))
     return out
 
@@ -283,12 +277,12 @@ def _os_build(bundle: Bundle, folder: str) -> int | None:
 
 
 def excluded_ports(bundle: Bundle, node: str, folder: str, state: Any) -> list[Finding]:
-    from kubectl_win.hns import catalog
+    from kubectl_win.hns import knowledge
 
     member = f"{folder}/ports/excludedportrange-tcp.txt"
     if member not in bundle.files or state is None:
         return []
-    limits = catalog.limits()
+    limits = knowledge.limits()
     dynamic = _DYNAMIC.search(bundle.text(f"{folder}/ports/dynamicport-tcp.txt")) \
         if f"{folder}/ports/dynamicport-tcp.txt" in bundle.files else None
     if dynamic:
