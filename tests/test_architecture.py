@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kubectl_win"
 # floor may import its own floor and those above it (lower numbers).
 FLOORS: dict[str, int] = {
     "read": 1, "read.plan": 1, "read.fields": 1, "read.live": 1, "read.dump": 1, "read.reduce": 1,
-    "read.share": 1,
+    "read.share": 1, "read.bundle": 1,
     "records": 2, "interning": 2, "quantity": 2,
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.
@@ -24,10 +24,11 @@ FLOORS: dict[str, int] = {
     "signatures.structure": 3, "signatures.agents": 3,
     "checks": 4, "checks.plan": 4, "checks.events": 4, "checks.gmsa": 4, "checks.images": 4,
     "checks.memory": 4, "checks.network": 4, "checks.nodes": 4, "checks.placement": 4, "checks.pods": 4,
-    "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "deep": 4,
+    "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.bundle": 4, "checks.bundle_hns": 4,
+    "checks.bundle_logs": 4, "deep": 4,
     "fixes": 5,
     "render": 6, "render.report": 6, "render.html": 6, "render.progress": 6,
-    "run": 7, "run_bundle": 7, "": 7,
+    "run": 7, "": 7,
 }
 # (importing floor, imported module) -> why the import runs back up.
 BACK_UP: dict[tuple[int, str], str] = {
