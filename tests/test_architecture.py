@@ -254,3 +254,38 @@ def test_check_ids_are_unique_across_the_knowledge_files() -> None:
     defined = [e["id"] for name in ("doctor_checks", "hns", "bundle_checks") for e in load(name)["checks"]]
     assert len(defined) == len(set(defined))
     assert set(defined) <= set(catalog())
+
+
+# -- one doctor pipeline ---------------------------------------------------------------------------------------
+
+PIPELINE = "kubectl_win.doctor.run"
+
+
+def _pipeline_callers(modules: dict[str, str]) -> list[str]:
+    """Modules other than doctor/run.py that run doctor's checks or build its report themselves: a second
+    pipeline (as the support bundle once had), for module name -> source."""
+    found = []
+    for name, source in sorted(modules.items()):
+        if name == PIPELINE:
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "run_checks" or isinstance(func, ast.Attribute) and (
+                    func.attr == "run_checks" or func.attr == "build" and isinstance(func.value, ast.Name)
+                    and func.value.id == "DoctorReport"):
+                found.append(f"{name}: {ast.unparse(func)}()")
+    return found
+
+
+def test_one_doctor_pipeline_for_every_source() -> None:
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert _pipeline_callers(sources) == []
+
+
+def test_a_second_doctor_pipeline_is_found() -> None:
+    second = ("from kubectl_win.doctor.checks.plan import run_checks\n"
+              "def report(snapshot):\n    return DoctorReport.build(snapshot, run_checks(snapshot), 'cluster')\n")
+    assert _pipeline_callers({"kubectl_win.doctor.run_bundle": second, PIPELINE: second}) == [
+        "kubectl_win.doctor.run_bundle: DoctorReport.build()", "kubectl_win.doctor.run_bundle: run_checks()"]

@@ -11,7 +11,7 @@ checks/bundle*.py; they find them on Snapshot.bundle, which a live or dump run l
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from kubectl_win.collect.bundle import Bundle, node_entries
@@ -42,7 +42,7 @@ class BundleNode:
         return self.path(name) in self.bundle.files
 
     def text(self, member: str) -> str:
-        """A member's text, by its full name in the bundle."""
+        """A member's text, by its name in the bundle (as path() and under() give it)."""
         return self.bundle.text(member)
 
     def under(self, name: str) -> list[str]:
@@ -72,10 +72,8 @@ def read_bundle(bundle: Bundle, builder: SnapshotBuilder, scope: str = "cluster"
     if scope == "workloads":
         return BundleFacts((), None, None)
     refused = len(bundle.refused)
-    nodes, sections = [], []
-    for name, entry in node_entries(bundle):
-        node = _node(bundle, name, entry, builder, sections)
-        nodes.append(node)
+    sections: list[dict[str, Any]] = []
+    nodes = [_node(bundle, name, entry, builder, sections) for name, entry in node_entries(bundle)]
     for why in bundle.refused[refused:]:  # nodes whose folder leaves the bundle
         builder.skip("bundle", why)
     return BundleFacts(tuple(nodes), build_view(objects), sections)
@@ -83,24 +81,24 @@ def read_bundle(bundle: Bundle, builder: SnapshotBuilder, scope: str = "cluster"
 
 def _node(bundle: Bundle, name: str, entry: dict[str, Any], builder: SnapshotBuilder,
           sections: list[dict[str, Any]]) -> BundleNode:
+    """The node's part, its HNS state read (a problem with hns.json is skipped, and said in its section)."""
     from kubectl_win.hns.report import hns_section
 
     errors = tuple(str(e) for e in entry.get("errors") or ())
     node = BundleNode(name, entry["dir"], bool(entry.get("collected")), errors, None, bundle)
     if not node.collected:
         sections.append({"node": name, "error": errors[0] if errors else "not collected"})
-        return node
-    if not node.has("hns.json"):
+    elif not node.has("hns.json"):
         builder.skip(f"hns {name}", "no hns.json in the bundle")
-        return node
-    try:
-        state = _hns_state(bundle, node.path("hns.json"))
-    except KubectlWinError as exc:
-        builder.skip(f"hns {name}", str(exc))
-        sections.append({"node": name, "error": str(exc)})
-        return node
-    sections.append(hns_section(name, state))
-    return BundleNode(name, node.folder, True, errors, state, bundle)
+    else:
+        try:
+            node = replace(node, hns=_hns_state(bundle, node.path("hns.json")))
+        except KubectlWinError as exc:
+            builder.skip(f"hns {name}", str(exc))
+            sections.append({"node": name, "error": str(exc)})
+        else:
+            sections.append(hns_section(name, node.hns))
+    return node
 
 
 def _hns_state(bundle: Bundle, member: str) -> HnsState:
