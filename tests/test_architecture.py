@@ -27,6 +27,7 @@ FLOORS: dict[str, int] = {
     "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "deep": 4,
     "catalog": 5, "fixes": 5,
     "render": 6, "render.report": 6, "render.html": 6, "render.progress": 6,
+    "render.formats": 6,
     "run": 7, "run_bundle": 7, "": 7,
 }
 # (importing floor, imported module) -> why the import runs back up.
