@@ -21,6 +21,7 @@ from kubectl_win.commands.flags import (
     one_or_more,
     output_option,
     policy_options,
+    reads_a_file,
     registry_options,
     shared,
 )
@@ -78,9 +79,6 @@ class DoctorFlags(Connection, Policy, Registries):
 
     def reads_files(self) -> bool:
         return bool(self.from_dump or self.from_bundle)
-
-    def connection_given(self) -> bool:
-        return bool(self.kubeconfig or self.context or self.cluster or self.user)
 
 
 @dataclass(kw_only=True)
@@ -157,7 +155,6 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 # the order they are checked. One table for single-cluster and fleet runs, so each message is written once.
 ONE, SEVERAL, BOTH = "one", "several", "both"
 _ONE_CLUSTER = "reads one cluster; it cannot be used with several contexts (give one --context)"
-_CONNECTION = "--kubeconfig/--context/--cluster/--user"
 CLASHES: tuple[tuple[str, Callable[[DoctorFlags], bool], str], ...] = (
     (BOTH, lambda f: f.all_contexts and bool(f.context),
      "--all-contexts reads every context; it cannot be combined with --context"),
@@ -168,10 +165,8 @@ CLASHES: tuple[tuple[str, Callable[[DoctorFlags], bool], str], ...] = (
     (ONE, lambda f: bool(f.from_bundle and f.save_dump),
      "--from-bundle reads a bundle; it cannot be combined with --save-dump"),
     (ONE, lambda f: bool(f.from_bundle and f.deep), "--from-bundle reads a bundle; it cannot be combined with --deep"),
-    (ONE, lambda f: bool(f.from_bundle) and f.connection_given(),
-     f"--from-bundle reads a file; it cannot be combined with {_CONNECTION}"),
-    (ONE, lambda f: bool(f.from_dump) and f.connection_given(),
-     f"--from-dump reads a file; it cannot be combined with {_CONNECTION}"),
+    (ONE, lambda f: bool(f.from_bundle) and f.connection_given(), reads_a_file("--from-bundle")),
+    (ONE, lambda f: bool(f.from_dump) and f.connection_given(), reads_a_file("--from-dump")),
     (ONE, lambda f: bool(f.deep and f.from_dump),
      "--deep looks inside live nodes; it cannot be combined with --from-dump "
      "(use kubectl win hns --from-file for a node's HNS dump)"),

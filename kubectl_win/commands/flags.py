@@ -78,6 +78,11 @@ class PositiveInt(click.ParamType):
         return number
 
 
+def reads_a_file(flag: str) -> str:
+    """The message refusing a connection flag beside `flag`, which reads a file instead of a cluster."""
+    return f"{flag} reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user"
+
+
 def one_or_more(flag: str) -> str:
     """The message for a count below 1 that was parsed as a plain integer (our own checks' words, not click's
     "FLAG: ..." of PositiveInt)."""
@@ -185,6 +190,10 @@ class Connection:
     all_namespaces: bool = False
     selector: str | None = None
     request_timeout: float = 30.0
+
+    def connection_given(self) -> bool:
+        """Whether a flag chose a kubeconfig, context, cluster or user (which a command reading a file refuses)."""
+        return bool(self.kubeconfig or self.context or self.cluster or self.user)
 
     def kube_flags(self, context: str | None = None) -> KubeFlags:
         """The flags the access layer reads; `context` in place of the first --context."""
