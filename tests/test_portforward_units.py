@@ -72,8 +72,10 @@ def test_listen_addresses():
     assert parse_listen_addresses(None) == ["127.0.0.1", "::1"]  # kubectl's default, localhost
     assert parse_listen_addresses(["localhost"]) == ["127.0.0.1", "::1"]
     assert parse_listen_addresses(["127.0.0.1,::1", "0.0.0.0"]) == ["127.0.0.1", "::1", "0.0.0.0"]
-    with pytest.raises(UsageError, match="invalid --address 'example.com'"):
+    with pytest.raises(UsageError, match="invalid listen address 'example.com'"):
         parse_listen_addresses(["example.com"])
+    with pytest.raises(UsageError, match="invalid --address 'example.com'"):
+        parse_listen_addresses(["example.com"], "--address")
 
 
 @pytest.mark.parametrize("text, expected", [

@@ -87,8 +87,13 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 
 
 def validate(flags: CollectFlags) -> None:
-    if not flags.show_script and not flags.output:
+    if flags.show_script:
+        return
+    if not flags.output:
         raise UsageError("name the bundle to write: -o bundle.tar.gz")
+    if sum(bool(x) for x in (flags.nodes, flags.all_windows, flags.selector)) != 1:
+        raise UsageError("name the nodes (kubectl win collect NODE...), or give --all-windows or -l SELECTOR "
+                         "(one of the three)")
 
 
 def run(flags: CollectFlags, env: Env) -> int:

@@ -220,7 +220,7 @@ def complete(flags: DoctorFlags, env: Env) -> DoctorRun:
             check_target(flags.report, "--report", force=flags.force, inputs=inputs)
         from kubectl_win.fleet.contexts import check_contexts
 
-        check_contexts(flags.kubeconfig, contexts)
+        check_contexts(flags.kubeconfig, contexts, "--context")
         return DoctorRun(flags=flags, contexts=contexts)
     inputs = [("--from-dump", flags.from_dump), ("--from-bundle", flags.from_bundle), *inputs]
     if flags.save_dump:

@@ -263,6 +263,7 @@ class Registries:
     def check_registries(self) -> None:
         """The registry flags, refused before anything is read (a command calls this when it reads registries)."""
         import os
+        import ssl
 
         from kubectl_win.registry.client import parse_mirrors
 
@@ -274,6 +275,10 @@ class Registries:
         for path in self.registry_ca or ():
             if not os.path.isfile(path):
                 raise UsageError(f"--registry-ca {path}: no such file")
+            try:
+                ssl.create_default_context().load_verify_locations(cafile=path)
+            except (OSError, ssl.SSLError) as exc:
+                raise UsageError(f"cannot load --registry-ca {path}: {getattr(exc, 'strerror', None) or exc}") from None
 
     def registry_session(self, env: Env) -> AbstractContextManager[Session]:
         """The registry session these flags ask for (checked by check_registries first), with progress on a

@@ -131,7 +131,7 @@ def show_script(args: PortForwardFlags) -> str:
         parts.append(f"# The relay: one exec carries every connection (fixed; targets arrive in OPEN frames):\n"
                      f"{travel}{MUX_SCRIPT.rstrip()}\n")
     else:
-        host = validate_remote_host(args.remote_host)
+        host = validate_remote_host(args.remote_host, "--remote-host")
         remotes = sorted({pair.rsplit(":", 1)[-1].split("/")[0] for pair in args.ports or ()})
         numbers = [int(r) for r in remotes if r.isdigit() and 1 <= int(r) <= 65535]
         if not numbers:
@@ -156,8 +156,8 @@ def forward_options(flags: PortForwardFlags) -> ForwardOptions:
         namespace=flags.namespace or "",
         pairs=pairs,
         mux=flags.mux,
-        addresses=parse_listen_addresses(flags.address),
-        remote_host=validate_remote_host(flags.remote_host),
+        addresses=parse_listen_addresses(flags.address, "--address"),
+        remote_host=validate_remote_host(flags.remote_host, "--remote-host"),
         container=validate_container(flags.container),
         relay=flags.relay,
         pod_running_timeout=flags.pod_running_timeout,

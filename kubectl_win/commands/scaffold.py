@@ -369,7 +369,7 @@ def monitor_options(flags: MonitorFlags) -> MonitorOptions:
     flags.check_write()
     return MonitorOptions(image=valid.image_reference(flags.image),
                           namespace=valid.dns1123_label(flags.namespace, "namespace"),
-                          interval=interval(flags.interval), service_monitor=flags.service_monitor)
+                          interval=interval(flags.interval, "--interval"), service_monitor=flags.service_monitor)
 
 
 @dataclass(frozen=True)
@@ -536,7 +536,7 @@ def _emit(objects: list[dict[str, Any]], args: WriteFlags, env: Env, numbered: b
         return 0
     from kubectl_win.scaffold.writer import ensure_folder, write_files
 
-    ensure_folder(args.out)
+    ensure_folder(args.out, "--out")
     files = [(os.path.join(args.out, (f"{index:02d}-" if numbered else "") + file_name(obj, args.output)),
               file_text(obj, args.output)) for index, obj in enumerate(objects, 1)]
     for path in write_files(files, force=args.force):

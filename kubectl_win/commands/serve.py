@@ -122,10 +122,10 @@ def complete(flags: ServeFlags, env: Env) -> ServeRun:
     """--listen and --interval read, and the clusters to scan found in the kubeconfig."""
     from kubectl_win.fleet.serve_options import ServeOptions, parse_interval, parse_listen
 
-    host, port = parse_listen(flags.listen)
+    host, port = parse_listen(flags.listen, "--listen")
     contexts = tuple(dict.fromkeys(flags.context)) if flags.context else (None,)
-    options = ServeOptions(host, port, parse_interval(flags.interval), contexts, flags.parallel, flags.kubeconfig,
-                           flags.request_timeout, flags.config)
+    options = ServeOptions(host, port, parse_interval(flags.interval, "--interval"), contexts, flags.parallel,
+                           flags.kubeconfig, flags.request_timeout, flags.config)
     return ServeRun(options, resolve_clusters(options, flags.all_contexts))
 
 
@@ -136,11 +136,11 @@ def resolve_clusters(options: ServeOptions, all_contexts: bool) -> dict[str, str
     from kubectl_win.kube import KubeFlags
 
     if all_contexts:
-        return {name: name for name in every_context(options.kubeconfig)}
+        return {name: name for name in every_context(options.kubeconfig, "--all-contexts")}
     if options.contexts == (None,):
         label = context_label(KubeFlags(kubeconfig=options.kubeconfig))
         return {label: None}
-    check_contexts(options.kubeconfig, options.contexts)
+    check_contexts(options.kubeconfig, options.contexts, "--context")
     return {name: name for name in options.contexts}
 
 
