@@ -253,17 +253,15 @@ def run(plan: DoctorRun, env: Env) -> int:
             parallel=flags.parallel, progress=flags.progress), env)
     seconds = 0.0
     scope = flags.scope or "cluster"
-    if flags.from_bundle:
-        from kubectl_win.doctor.run_bundle import report as bundle_report
-
-        report = bundle_report(flags.from_bundle, scope, flags.config)
-    else:
-        with ExitStack() as stack:
-            options = DoctorOptions(scope=scope, from_dump=flags.from_dump, save_dump=flags.save_dump,
-                                    force=flags.force, redact=not flags.no_redact,
-                                    kube_flags=None if flags.from_dump else flags.kube_flags(),
-                                    namespace=plan.namespace, config=flags.config, progress=_progress(flags, env),
-                                    deep=_deep_options(flags) if flags.deep else None)
+    with ExitStack() as stack:
+        options = DoctorOptions(scope=scope, from_dump=flags.from_dump, from_bundle=flags.from_bundle,
+                                save_dump=flags.save_dump, force=flags.force, redact=not flags.no_redact,
+                                kube_flags=None if flags.reads_files() else flags.kube_flags(),
+                                namespace=plan.namespace, config=flags.config, progress=_progress(flags, env),
+                                deep=_deep_options(flags) if flags.deep else None)
+        if flags.from_bundle:  # not timed: a bundle's metrics describe the bundle
+            report = run_doctor(options)
+        else:
             if flags.check_images:
                 options.images = stack.enter_context(flags.registry_session(env)).resolver
             if options.progress is not None:

@@ -38,17 +38,18 @@ def _yaml(report: DoctorReport, page: Page) -> None:
 
 
 def _junit(report: DoctorReport, page: Page) -> None:
-    from kubectl_win.doctor import catalog
+    from kubectl_win import catalog
     from kubectl_win.output.junit import render_junit
 
-    render_junit(report.findings, sorted(catalog.catalog()), page.out, suite="kubectl-win doctor", shell=page.shell)
+    render_junit(report.findings, sorted(catalog.doctor_checks()), page.out, suite="kubectl-win doctor",
+                 shell=page.shell)
 
 
 def _sarif(report: DoctorReport, page: Page) -> None:
-    from kubectl_win.doctor import catalog
+    from kubectl_win import catalog
     from kubectl_win.output.sarif import render_sarif
 
-    render_sarif(report.findings, catalog.sarif_rules_for(report.findings, page.shell), page.out, shell=page.shell)
+    render_sarif(report.findings, catalog.sarif_rules(report.findings, page.shell), page.out, shell=page.shell)
 
 
 def _html(report: DoctorReport, page: Page) -> None:
