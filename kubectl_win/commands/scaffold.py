@@ -9,7 +9,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 import typer
 
@@ -372,15 +372,18 @@ def monitor_options(flags: MonitorFlags) -> MonitorOptions:
                           interval=interval(flags.interval, "--interval"), service_monitor=flags.service_monitor)
 
 
+Flags = TypeVar("Flags", bound=PlacementFlags)
+
+
 @dataclass(frozen=True)
-class Placed:
+class Placed(Generic[Flags]):
     """A subcommand's flags with the cluster's nodes (--from-cluster; None without it)."""
 
-    flags: Any
+    flags: Flags
     nodes: list[dict[str, Any]] | None
 
 
-def _with_nodes(flags: PlacementFlags, env: Env) -> Placed:
+def _with_nodes(flags: Flags, env: Env) -> Placed[Flags]:
     if not flags.placement.from_cluster:
         return Placed(flags, None)
     from kubectl_win.scaffold.placement import fetch_nodes
@@ -396,10 +399,10 @@ def _validate_workload(flags: WorkloadFlags) -> None:
         flags.check_registries()
 
 
-def _run_workload(placed: Placed, env: Env) -> int:
+def _run_workload(placed: Placed[WorkloadFlags], env: Env) -> int:
     from kubectl_win.scaffold.generate import scaffold_workload
 
-    flags: WorkloadFlags = placed.flags
+    flags = placed.flags
     opts = flags.workload
     picked = _check_image(flags, opts, placed.nodes, env) if flags.check_image else None
     if picked is not None:
@@ -431,10 +434,10 @@ def _validate_runtime_class(flags: RuntimeClassFlags) -> None:
     flags.handler_name  # noqa: B018
 
 
-def _run_runtime_class(placed: Placed, env: Env) -> int:
+def _run_runtime_class(placed: Placed[RuntimeClassFlags], env: Env) -> int:
     from kubectl_win.scaffold.generate import scaffold_runtime_class
 
-    flags: RuntimeClassFlags = placed.flags
+    flags = placed.flags
     result = scaffold_runtime_class(flags.runtime_class_name, flags.handler_name, flags.placement, placed.nodes)
     _report(result.warnings, result.notes, env)
     return _emit(result.objects, flags, env)
@@ -455,10 +458,10 @@ def _validate_placement(flags: PlacementFlags) -> None:
     flags.placement  # noqa: B018 - building it checks --windows-build and --taint
 
 
-def _run_node_taint(placed: Placed, env: Env) -> int:
+def _run_node_taint(placed: Placed[NodeTaintFlags], env: Env) -> int:
     from kubectl_win.scaffold.node_taint import plan_node_taints
 
-    flags: NodeTaintFlags = placed.flags
+    flags = placed.flags
     placement = flags.placement
     plan = plan_node_taints(placement, placed.nodes)
     _report(plan.warnings, [], env)
@@ -489,12 +492,12 @@ def _validate_patch(flags: PatchFlags) -> None:
         raise UsageError("--in-place cannot rewrite standard input")
 
 
-def _run_patch(placed: Placed, env: Env) -> int:
+def _run_patch(placed: Placed[PatchFlags], env: Env) -> int:
     from kubectl_win.scaffold.patch import patch_sources
     from kubectl_win.scaffold.placement import windows_placement
     from kubectl_win.scaffold.writer import write_atomic
 
-    flags: PatchFlags = placed.flags
+    flags = placed.flags
     placement_opts = flags.placement
     placement = windows_placement(placement_opts, placed.nodes)
     _report(list(placement.warnings), [], env)
