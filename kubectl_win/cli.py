@@ -16,8 +16,9 @@ a command:
 3. run `python -m kubectl_win.completion.export` to refresh the command tree completion reads
    (tests/test_cli_app.py fails until the file and the application agree).
 
-A new option of an existing command needs its field in the command's options record, and step 3. Completion of the option's value comes
-from its choices, or from `kubectl_win/completion/hints.py` (by parameter name or metavar).
+A new option of an existing command needs its field in the command's options record, and step 3.
+Completion of the option's value comes from its choices, or from `kubectl_win/completion/hints.py`
+(by parameter name or metavar).
 
 Help and completion import no command's heavy dependencies: a command module imports only typer
 and our light modules at the top, and does its work inside `run`. A TAB never imports typer at

@@ -194,6 +194,8 @@ def check_clashes(flags: DoctorFlags, several: bool | None) -> None:
 
 
 def validate(flags: DoctorFlags) -> None:
+    """What the flags alone decide: --parallel and the clashes (with --all-contexts, the clashes of one or of several
+    clusters wait for complete, which counts the kubeconfig's contexts)."""
     at_least_one(("--parallel", flags.parallel))
     check_clashes(flags, None if flags.all_contexts else len(set(flags.context or ())) > 1)
 
