@@ -12,6 +12,7 @@ import os
 import socket
 import socketserver
 import threading
+import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType
@@ -22,20 +23,47 @@ from kubectl_win.errors import UsageError
 if TYPE_CHECKING:
     from kubectl_win.fleet.figures import ClusterFigures
 
-NOT_READY = b"no scan has completed yet\n"
+NOT_READY = b"not every cluster has been scanned yet\n"
+NO_FIGURES = b"no scan has finished yet\n"
+STALE = b"no scan has finished for too long: the scan loop is stuck\n"
 
 
 class Board:
-    """What the server answers with: the figures of the last completed scan, one immutable mapping replaced
-    whole (a scrape never sees a scan half done)."""
+    """What the server answers with: each cluster's figures from its last finished scan, in one immutable
+    mapping replaced whole (a scrape never sees a cluster half updated). A cluster's figures are published as
+    soon as its scan ends, so one slow cluster never holds back the others'.
 
-    def __init__(self) -> None:
+    Ready once every cluster has had a first result (success or failure). Healthy while scans keep finishing:
+    a scan loop that produced nothing for `stale_after` seconds (a bug, a wedged thread) turns /healthz to 503
+    so that the kubelet restarts the pod."""
+
+    def __init__(self, clusters: tuple[str, ...] = (), stale_after: float | None = None) -> None:
         self.figures: Mapping[str, ClusterFigures] = MappingProxyType({})
-        self.completed = threading.Event()
+        self.clusters = clusters
+        self.stale_after = stale_after
+        self.completed = threading.Event()  # every cluster has a first result
+        self._lock = threading.Lock()
+        self._progress = time.monotonic()
 
     def publish(self, figures: Mapping[str, ClusterFigures]) -> None:
-        self.figures = MappingProxyType(dict(figures))
-        self.completed.set()
+        with self._lock:
+            self.figures = MappingProxyType(dict(figures))
+            self._progress = time.monotonic()
+            self._check_complete()
+
+    def publish_one(self, label: str, figures: ClusterFigures) -> None:
+        with self._lock:
+            self.figures = MappingProxyType({**self.figures, label: figures})
+            self._progress = time.monotonic()
+            self._check_complete()
+
+    def _check_complete(self) -> None:
+        if all(label in self.figures for label in self.clusters):
+            self.completed.set()
+
+    @property
+    def healthy(self) -> bool:
+        return self.stale_after is None or time.monotonic() - self._progress <= self.stale_after
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -46,8 +74,8 @@ class _Handler(BaseHTTPRequestHandler):
         path = self.path.split("?", 1)[0]
         board = self.server.board
         if path == "/metrics":
-            if not board.completed.is_set():
-                self._answer(503, NOT_READY)
+            if not board.figures:
+                self._answer(503, NO_FIGURES)
                 return
             from kubectl_win.fleet.metrics import exposition
 
@@ -55,7 +83,7 @@ class _Handler(BaseHTTPRequestHandler):
                                        self.headers.get("Accept-Encoding", ""))
             self._answer(200, body, headers)
         elif path == "/healthz":
-            self._answer(200, b"ok\n")
+            self._answer(200, b"ok\n") if board.healthy else self._answer(503, STALE)
         elif path == "/readyz" and board.completed.is_set():
             self._answer(200, b"ok\n")
         elif path == "/readyz":
