@@ -10,6 +10,7 @@ from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import (
     Choice,
     Integer,
+    Seconds,
     kube_options,
     output_option,
     policy_options,
@@ -97,6 +98,11 @@ def doctor(
         "--parallel", metavar="N", click_type=Integer(),
         help="with several contexts, read N clusters at a time (default 4)",
         rich_help_panel="Cluster connection")] = 4,
+    scan_timeout: Annotated[float | None, typer.Option(
+        "--scan-timeout", metavar="SECONDS", click_type=Seconds(),
+        help="with several contexts, give up on a cluster whose whole read (credential plugin included) takes "
+             "longer; the others go on (default 4x --request-timeout)",
+        rich_help_panel="Cluster connection")] = None,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())

@@ -55,8 +55,9 @@ def run_fleet(args: Any, env: Env, contexts: list[str]) -> int:
     if progress is not None:
         progress.start()
     try:
-        summaries = render_fleet(scan_clusters(contexts, options_for, args.parallel), renderers, args.fail_on,
-                                 env.shell, on_arrive=arrived, on_done=done)
+        timeout = args.scan_timeout or 4 * (args.request_timeout or 30.0)
+        summaries = render_fleet(scan_clusters(contexts, options_for, args.parallel, timeout), renderers,
+                                 args.fail_on, env.shell, on_arrive=arrived, on_done=done)
     finally:
         if progress is not None:
             progress.stop()

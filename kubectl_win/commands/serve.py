@@ -48,6 +48,10 @@ def _connection() -> list[inspect.Parameter]:
         param("request_timeout", Annotated[float, typer.Option(
             "--request-timeout", metavar="SECONDS", click_type=Seconds(),
             help="timeout for each API request (default 30)")], 30.0),
+        param("scan_timeout", Annotated[float | None, typer.Option(
+            "--scan-timeout", metavar="SECONDS", click_type=Seconds(),
+            help="give up on a cluster whose whole scan (credential plugin included) takes longer: it counts as "
+                 "failed and the others are published (default 4x --request-timeout)")], None),
     ]
     return help_panel(group, "Cluster connection")
 
@@ -107,7 +111,7 @@ def options_from(args: Any) -> ServeOptions:
     host, port = parse_listen(args.listen)
     contexts = tuple(dict.fromkeys(args.context)) if args.context else (None,)
     return ServeOptions(host, port, parse_interval(args.interval), contexts, args.parallel, args.kubeconfig,
-                        args.request_timeout, args.config)
+                        args.request_timeout, args.config, args.scan_timeout or 4 * args.request_timeout)
 
 
 def resolve_clusters(options: ServeOptions, all_contexts: bool) -> dict[str, str | None]:
