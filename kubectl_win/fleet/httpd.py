@@ -1,13 +1,27 @@
 """serve's HTTP side: /metrics, /healthz and /readyz answered from a Board, on the standard library's
-ThreadingHTTPServer.
+ThreadingHTTPServer, with the limits a long-running exporter needs (docs/serve.md, "Limits"):
+
+- a listen backlog of BACKLOG, so that a burst of scrapes (many Prometheus replicas, a federation) queues
+  instead of being dropped (the standard library's default is 5);
+- at most MAX_CONNECTIONS connections at once: one more is answered 503 and closed at once, so idle or slow
+  clients can never take every thread and file descriptor;
+- a connection that sends nothing for IDLE_SECONDS is closed, and a request (line, headers and answer)
+  must be over within REQUEST_SECONDS of its first byte, however slowly it trickles in;
+- the request line and headers together are at most MAX_HEADER_BYTES (431 past it), so a client cannot
+  make the process hold megabytes of headers.
 
 Not prometheus_client's start_http_server: that one answers metrics on every path (no /healthz or /readyz,
-no 404), binds in a thread of its own and leaves no hook to refuse a busy port with one line or to stop at
-once on SIGTERM. Its exposition pieces (format negotiation, gzip) are used, through fleet/metrics.py.
+no 404), binds in a thread of its own and leaves no hook to refuse a busy port with one line, to stop at
+once on SIGTERM, or to bound connections and slow clients. Its exposition pieces (format negotiation, gzip)
+are used, through fleet/metrics.py. A server library (waitress, for one) would bound connections and header
+sizes too, but not the time a client may take to trickle its headers in, which is the limit that matters
+against a slow client; these few limits on the standard library's server keep the dependency list as it is.
 """
 
 from __future__ import annotations
 
+import errno
+import http.client
 import os
 import socket
 import socketserver
@@ -16,12 +30,19 @@ import time
 from collections.abc import Mapping
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kubectl_win.errors import UsageError
 
 if TYPE_CHECKING:
     from kubectl_win.fleet.figures import ClusterFigures
+
+BACKLOG = 512
+MAX_CONNECTIONS = 64
+IDLE_SECONDS = 30.0
+REQUEST_SECONDS = 15.0
+MAX_HEADER_BYTES = 16 * 1024
+BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 NOT_READY = b"not every cluster has been scanned yet\n"
 NO_FIGURES = b"no scan has finished yet\n"
@@ -66,9 +87,47 @@ class Board:
         return self.stale_after is None or time.monotonic() - self._progress <= self.stale_after
 
 
+class _CappedReader:
+    """The request's reader, refusing to hand out more than `left` bytes of request line and headers: past
+    that, http.server answers 431 instead of buffering whatever the client sends."""
+
+    def __init__(self, raw: Any, left: int) -> None:
+        self._raw, self.left = raw, left
+
+    def readline(self, size: int = -1) -> bytes:
+        if self.left <= 0:
+            raise http.client.LineTooLong("request headers")
+        line = self._raw.readline(self.left + 1 if size < 0 else min(size, self.left + 1))
+        self.left -= len(line)
+        if self.left < 0:
+            raise http.client.LineTooLong("request headers")
+        return line
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._raw, name)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: MetricsServer
     protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses its connection between scrapes
+    timeout = IDLE_SECONDS  # the socket's timeout: a connection idle this long is closed
+
+    def handle_one_request(self) -> None:
+        """Wait (IDLE_SECONDS at most) for a request to start, then give it REQUEST_SECONDS in all."""
+        try:
+            started = self.rfile.peek(1)
+        except (TimeoutError, OSError):
+            started = b""
+        if not started:
+            self.close_connection = True
+            return
+        raw, self.rfile = self.rfile, _CappedReader(self.rfile, MAX_HEADER_BYTES)  # type: ignore[assignment]
+        self.server.reaper.watch(self.connection, REQUEST_SECONDS)
+        try:
+            super().handle_one_request()
+        finally:
+            self.server.reaper.forget(self.connection)
+            self.rfile = raw
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         path = self.path.split("?", 1)[0]
@@ -103,14 +162,51 @@ class _Handler(BaseHTTPRequestHandler):
         """No line per request: a scrape every 15 s would drown the log."""
 
 
+class _Reaper:
+    """Shuts down connections whose request ran past its time (one thread for all of them)."""
+
+    def __init__(self) -> None:
+        self._due: dict[socket.socket, float] = {}
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+        threading.Thread(target=self._run, name="serve-reaper", daemon=True).start()
+
+    def watch(self, connection: socket.socket, seconds: float) -> None:
+        with self._lock:
+            self._due[connection] = time.monotonic() + seconds
+
+    def forget(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._due.pop(connection, None)
+
+    def _run(self) -> None:
+        while not self._wake.wait(0.25):
+            now = time.monotonic()
+            with self._lock:
+                late = [conn for conn, due in self._due.items() if due <= now]
+                for conn in late:
+                    del self._due[conn]
+            for conn in late:
+                try:
+                    conn.shutdown(socket.SHUT_RDWR)  # the handler's read or write fails, and it ends
+                except OSError:
+                    pass
+
+    def stop(self) -> None:
+        self._wake.set()
+
+
 class MetricsServer(ThreadingHTTPServer):
     daemon_threads = True  # a request under way never holds up the exit
+    request_queue_size = BACKLOG
     # SO_REUSEADDR lets a restart bind past TIME_WAIT on POSIX; on Windows it would let two servers share
     # the port, so there a busy port is refused instead.
     allow_reuse_address = os.name != "nt"
 
     def __init__(self, host: str, port: int, board: Board) -> None:
         self.board = board
+        self.reaper = _Reaper()
+        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
         self.address_family = _family(host, port)
         try:
             super().__init__((host, port), _Handler)
@@ -122,6 +218,39 @@ class MetricsServer(ThreadingHTTPServer):
         for as long as its DNS takes to give up."""
         socketserver.TCPServer.server_bind(self)
         self.server_name, self.server_port = str(self.server_address[0]), int(self.server_address[1])
+
+    def get_request(self) -> tuple[socket.socket, Any]:
+        try:
+            return super().get_request()
+        except OSError as exc:
+            if exc.errno in (errno.EMFILE, errno.ENFILE):  # out of descriptors: wait, rather than spin on accept
+                time.sleep(0.1)
+            raise
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        if not self._slots.acquire(blocking=False):  # every slot taken: refuse this one at once
+            try:
+                request.setblocking(False)
+                request.send(BUSY)
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        try:
+            super().process_request(request, client_address)
+        except BaseException:
+            self._slots.release()
+            raise
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            self._slots.release()
+
+    def server_close(self) -> None:
+        self.reaper.stop()
+        super().server_close()
 
     @property
     def url(self) -> str:
