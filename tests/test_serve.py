@@ -77,10 +77,10 @@ class Serve:
         for line in self.process.stderr:
             self.lines.append(line.rstrip("\n"))
 
-    def get(self, path: str, accept: str | None = None) -> tuple[int, dict[str, str], str]:
+    def get(self, path: str, accept: str | None = None, timeout: float = HANG_GUARD) -> tuple[int, dict[str, str], str]:
         request = urllib.request.Request(self.url + path, headers={"Accept": accept} if accept else {})
         try:
-            with urllib.request.urlopen(request, timeout=HANG_GUARD) as answer:
+            with urllib.request.urlopen(request, timeout=timeout) as answer:
                 return answer.status, dict(answer.headers), answer.read().decode()
         except urllib.error.HTTPError as exc:
             return exc.code, dict(exc.headers), exc.read().decode()

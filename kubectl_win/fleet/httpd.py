@@ -3,8 +3,10 @@ ThreadingHTTPServer, with the limits a long-running exporter needs (docs/serve.m
 
 - a listen backlog of BACKLOG, so that a burst of scrapes (many Prometheus replicas, a federation) queues
   instead of being dropped (the standard library's default is 5);
-- at most MAX_CONNECTIONS connections at once: one more is answered 503 and closed at once, so idle or slow
-  clients can never take every thread and file descriptor;
+- at most MAX_CONNECTIONS connections at once (a thread each): when every one is taken, the connection that
+  has been idle longest is closed to make room, else the next one waits in the backlog for a request to end
+  (each is bounded, below) and is answered 503 only if none does, so idle or slow clients can never take
+  every thread and file descriptor, nor keep a scraper out;
 - a connection that sends nothing for IDLE_SECONDS is closed, and a request (line, headers and answer)
   must be over within REQUEST_SECONDS of its first byte, however slowly it trickles in;
 - the request line and headers together are at most MAX_HEADER_BYTES (431 past it), so a client cannot
@@ -41,6 +43,7 @@ BACKLOG = 512
 MAX_CONNECTIONS = 64
 IDLE_SECONDS = 30.0
 REQUEST_SECONDS = 15.0
+_TEST_ENV = "KUBECTL_WIN_TEST_SERVE_"  # tests shorten IDLE_SECONDS and REQUEST_SECONDS; no user path reads it
 MAX_HEADER_BYTES = 16 * 1024
 BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
@@ -110,19 +113,25 @@ class _CappedReader:
 class _Handler(BaseHTTPRequestHandler):
     server: MetricsServer
     protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses its connection between scrapes
-    timeout = IDLE_SECONDS  # the socket's timeout: a connection idle this long is closed
+
+    def setup(self) -> None:
+        self.timeout = self.server.idle_seconds
+        super().setup()
 
     def handle_one_request(self) -> None:
-        """Wait (IDLE_SECONDS at most) for a request to start, then give it REQUEST_SECONDS in all."""
+        """Wait (the idle time at most) for a request to start, then give it the request time in all."""
+        reaper = self.server.reaper
+        reaper.idle(self.connection)
         try:
             started = self.rfile.peek(1)
         except (TimeoutError, OSError):
             started = b""
         if not started:
+            reaper.forget(self.connection)
             self.close_connection = True
             return
         raw, self.rfile = self.rfile, _CappedReader(self.rfile, MAX_HEADER_BYTES)  # type: ignore[assignment]
-        self.server.reaper.watch(self.connection, REQUEST_SECONDS)
+        reaper.watch(self.connection, self.server.request_seconds)
         try:
             super().handle_one_request()
         finally:
@@ -163,21 +172,40 @@ class _Handler(BaseHTTPRequestHandler):
 
 
 class _Reaper:
-    """Shuts down connections whose request ran past its time (one thread for all of them)."""
+    """Shuts down connections whose request ran past its time, and the longest idle one when room is needed
+    (one thread for all of them)."""
 
     def __init__(self) -> None:
-        self._due: dict[socket.socket, float] = {}
+        self._due: dict[socket.socket, float] = {}  # a request under way -> when its time is up
+        self._idle: dict[socket.socket, float] = {}  # waiting for a request -> since when
         self._lock = threading.Lock()
         self._wake = threading.Event()
         threading.Thread(target=self._run, name="serve-reaper", daemon=True).start()
 
+    def idle(self, connection: socket.socket) -> None:
+        with self._lock:
+            self._due.pop(connection, None)
+            self._idle[connection] = time.monotonic()
+
     def watch(self, connection: socket.socket, seconds: float) -> None:
         with self._lock:
+            self._idle.pop(connection, None)
             self._due[connection] = time.monotonic() + seconds
 
     def forget(self, connection: socket.socket) -> None:
         with self._lock:
             self._due.pop(connection, None)
+            self._idle.pop(connection, None)
+
+    def evict_idle(self) -> bool:
+        """Close the connection idle longest; False when none is idle."""
+        with self._lock:
+            if not self._idle:
+                return False
+            oldest = min(self._idle, key=self._idle.__getitem__)
+            del self._idle[oldest]
+        _close(oldest)
+        return True
 
     def _run(self) -> None:
         while not self._wake.wait(0.25):
@@ -187,13 +215,17 @@ class _Reaper:
                 for conn in late:
                     del self._due[conn]
             for conn in late:
-                try:
-                    conn.shutdown(socket.SHUT_RDWR)  # the handler's read or write fails, and it ends
-                except OSError:
-                    pass
+                _close(conn)
 
     def stop(self) -> None:
         self._wake.set()
+
+
+def _close(connection: socket.socket) -> None:
+    try:
+        connection.shutdown(socket.SHUT_RDWR)  # the handler's read or write fails, and it ends
+    except OSError:
+        pass
 
 
 class MetricsServer(ThreadingHTTPServer):
@@ -207,6 +239,8 @@ class MetricsServer(ThreadingHTTPServer):
         self.board = board
         self.reaper = _Reaper()
         self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.idle_seconds = _test_seconds("IDLE", IDLE_SECONDS)
+        self.request_seconds = _test_seconds("REQUEST", REQUEST_SECONDS)
         self.address_family = _family(host, port)
         try:
             super().__init__((host, port), _Handler)
@@ -228,14 +262,19 @@ class MetricsServer(ThreadingHTTPServer):
             raise
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        if not self._slots.acquire(blocking=False):  # every slot taken: refuse this one at once
-            try:
-                request.setblocking(False)
-                request.send(BUSY)
-            except OSError:
-                pass
-            self.shutdown_request(request)
-            return
+        # Every slot taken: make room by closing the longest idle connection (its thread ends at once), else
+        # wait for a request to end (each is bounded by the request time; meanwhile new connections queue
+        # in the backlog), and refuse this one only if none does.
+        if not self._slots.acquire(blocking=False):
+            self.reaper.evict_idle()
+            if not self._slots.acquire(timeout=self.request_seconds):
+                try:
+                    request.setblocking(False)
+                    request.send(BUSY)
+                except OSError:
+                    pass
+                self.shutdown_request(request)
+                return
         try:
             super().process_request(request, client_address)
         except BaseException:
@@ -256,6 +295,13 @@ class MetricsServer(ThreadingHTTPServer):
     def url(self) -> str:
         host, port = self.server_address[:2]
         return f"http://{_show(str(host), int(port))}"
+
+
+def _test_seconds(name: str, default: float) -> float:
+    try:
+        return float(os.environ.get(_TEST_ENV + name + "_SECONDS") or default)
+    except ValueError:
+        return default
 
 
 def _family(host: str, port: int) -> socket.AddressFamily:
