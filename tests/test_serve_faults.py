@@ -316,3 +316,29 @@ def test_serve_logs_context_names_terminal_safe(apiserver, tmp_path):
         serve.process.wait(HANG_GUARD)
     assert not any("\x1b" in line or "\x07" in line for line in serve.lines), serve.lines
     assert any('context "lab\\x1b]0;pwned\\x07\\x1b[31m": scan failed' in line for line in serve.lines)
+
+
+UNWRITABLE = "/proc"  # a folder no file can be created in, even by root
+
+
+@pytest.mark.skipif(not Path(UNWRITABLE).is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("argv", [
+    ["scaffold", "monitor", "--image", "registry.example/kubectl-win:1", "--out", f"{UNWRITABLE}/monitor"],
+    ["doctor", "--context", "lab", "--context", "stalled", "--report", f"{UNWRITABLE}/fleet.html"],
+    ["collect", "--all-windows", "-o", f"{UNWRITABLE}/bundle.tar.gz"],
+], ids=["scaffold-monitor-out", "fleet-report", "collect-output"])
+def test_an_unwritable_output_is_refused_before_any_work(apiserver, tmp_path, argv):
+    from tests.test_serve import Stalled, two_contexts
+
+    stalled = Stalled()  # a fleet run that started scanning would wait on it for ever
+    try:
+        config = two_contexts(apiserver, tmp_path, stalled)
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        env.update(PYTHONPATH=str(ROOT), KUBECONFIG=str(config))
+        done = subprocess.run([sys.executable, "-m", "kubectl_win", *argv], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=HANG_GUARD)
+    finally:
+        stalled.release()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and f"cannot write in {UNWRITABLE}" in done.stderr, done.stderr
+    assert not stalled.accepted.is_set()  # refused before any cluster was read

@@ -96,6 +96,10 @@ class WriteFlags:
     def check_write(self) -> None:
         if self.out is None and self.force:
             raise UsageError("--force only applies with --out DIR")
+        if self.out is not None:  # before anything is read or built: the folder must take files
+            from kubectl_win.scaffold.writer import check_folder
+
+            check_folder(self.out, "--out")
 
 
 @dataclass(kw_only=True)
