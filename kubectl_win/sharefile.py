@@ -2,8 +2,9 @@
 starts, then written private and whole.
 
 - `check_target` runs before the scan: a directory, a missing folder, a folder that cannot be written in,
-  an existing file without --force, or the same file as an input (compared by real path, so `--from-dump big.json --save-dump ./big.json`
-  and a symlink to the input are caught) each end in one line and exit 2, before a cluster is read.
+  an existing file without --force, or the same file as an input (compared by real path, so
+  `--from-dump big.json --save-dump ./big.json` and a symlink to the input are caught) each end in one
+  line and exit 2, before a cluster is read.
 - `SharedFile` writes to a `mkstemp` name in the target's folder (unpredictable, created exclusively,
   so no symlink planted there is followed), mode 0600 (the content describes a cluster), flushed to
   disk, then moved into place: `os.replace` with --force, `os.link` otherwise (fails if the target
