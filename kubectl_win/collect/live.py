@@ -226,15 +226,7 @@ class PodSecurityRejected(KubectlWinError):
 def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
                state: Callable[[str], None]) -> tuple[bytes, str]:
     """Exec the script with its parameters on stdin; (the tar.gz it wrote, its stderr)."""
-    from kubectl_win.portforward.transport import (
-        STDERR,
-        STDOUT,
-        ExecError,
-        ExecStatus,
-        ExecStream,
-        exec_query,
-        target_from_args,
-    )
+    from kubectl_win.kube.exec_stream import ExecError, ExecStream, drain, exec_query, target_from_args
 
     params = script.stdin(script.parameters(options.log_bytes, options.cap_bytes, options.budget))
     path = f"/api/v1/namespaces/{options.namespace}/pods/{pod}/exec"
@@ -254,30 +246,26 @@ def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
     watchdog.daemon = True
     watchdog.start()
     stdout, stderr = bytearray(), bytearray()
-    status = ExecStatus(success=False, reason="NoStatus", message="the exec ended without a status")
     last = 0
+
+    def on_stdout(payload: bytes | bytearray) -> None:
+        nonlocal last
+        stdout.extend(payload)
+        if len(stdout) > limit:
+            raise CollectError(f"the collection on {node} sent more than its size cap "
+                               f"({options.cap_bytes >> 20} MiB); stopped")
+        if len(stdout) - last >= 1 << 20:
+            last = len(stdout)
+            state(f"received {len(stdout) / (1 << 20):.1f} MiB")
+
+    def on_stderr(payload: bytes | bytearray) -> None:
+        if len(stderr) < 1 << 20:
+            stderr.extend(payload)
+
     try:
         stream.send_stdin(params)
         stream.close_stdin()
-        while True:
-            message = stream.recv_message()
-            if message is None:
-                break
-            channel, payload = message[:1], message[1:]
-            if not channel:
-                continue
-            if channel[0] == STDOUT:
-                stdout += payload
-                if len(stdout) > limit:
-                    raise CollectError(f"the collection on {node} sent more than its size cap "
-                                       f"({options.cap_bytes >> 20} MiB); stopped")
-                if len(stdout) - last >= 1 << 20:
-                    last = len(stdout)
-                    state(f"received {len(stdout) / (1 << 20):.1f} MiB")
-            elif channel[0] == STDERR and len(stderr) < 1 << 20:
-                stderr += payload
-            elif channel[0] == 3:
-                status = ExecStatus.parse(bytes(payload))
+        status = drain(stream, on_stdout, on_stderr)
     except ExecError as exc:
         if timed_out.is_set():
             raise CollectError(f"the collection on {node} did not finish within its time budget "

@@ -90,8 +90,8 @@ def dump_node(cluster: Any, options: PodOptions, image: str, say: Callable[[str]
 
 
 def _exec(cluster: Any, options: PodOptions, name: str) -> str:
+    from kubectl_win.kube.exec_stream import ExecError, exec_query, run_exec, target_from_args
     from kubectl_win.kube.hostprocess import HostProcessPodError
-    from kubectl_win.portforward.transport import ExecError, exec_query, run_exec, target_from_args
 
     path = f"/api/v1/namespaces/{options.namespace}/pods/{name}/exec"
     target = target_from_args(cluster.websocket_args(path, exec_query(script.command(), "hns", stdin=False)))
