@@ -562,6 +562,22 @@ def iter_containers(spec: dict[str, Any]) -> Iterator[tuple[str, int, dict[str, 
                     yield list_name, index, container
 
 
+def is_host_process(spec: dict[str, Any]) -> bool:
+    """Whether a pod spec runs HostProcess: its securityContext.windowsOptions.hostProcess, or that of any of its
+    containers (a container's own setting wins over the pod's, as the kubelet decides it). The API server
+    admits no pod that mixes HostProcess and other containers, so a pod-level true marks the pod whatever its
+    containers say."""
+    if _host_process_setting(spec) is True:
+        return True
+    return any(_host_process_setting(container) is True for _, _, container in iter_containers(spec))
+
+
+def _host_process_setting(holder: dict[str, Any]) -> Any:
+    context = holder.get("securityContext")
+    options = context.get("windowsOptions") if isinstance(context, dict) else None
+    return options.get("hostProcess") if isinstance(options, dict) else None
+
+
 def format_path(path: Path) -> str:
     """('spec', 'containers', 0, 'image') -> 'spec.containers[0].image' (the API server's notation)."""
     out = []

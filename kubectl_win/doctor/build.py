@@ -41,7 +41,7 @@ from kubectl_win.doctor.scheduling import effective, pins_os
 from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
-from kubectl_win.manifests import format_path, iter_containers, pod_templates
+from kubectl_win.manifests import format_path, is_host_process, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
 from kubectl_win.redact import redact
 from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os
@@ -542,40 +542,22 @@ def containers_of(spec: dict[str, Any], spec_path: str, interner: Interner | Non
     return tuple(out)
 
 
-def is_host_process(spec: dict[str, Any]) -> bool:
-    context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
-    options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
-    if options.get("hostProcess") is True:
-        return True
-    for _, _, container in iter_containers(spec):
-        ctx = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else {}
-        opts = ctx.get("windowsOptions") if isinstance(ctx.get("windowsOptions"), dict) else {}
-        if opts.get("hostProcess") is True:
-            return True
-    return False
-
-
 def windows_options(spec: dict[str, Any], spec_path: str) -> tuple[tuple[tuple[str, str], ...], bool]:
     """(the gMSA credential specs the template names, as (path, name), and whether it runs HostProcess): the
-    pod's and each container's securityContext.windowsOptions, read in one pass (this runs per workload)."""
+    pod's and each container's securityContext.windowsOptions."""
     found = []
-    host_process = False
     context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
     options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
-    if options:
-        host_process = options.get("hostProcess") is True
-        if options.get("gmsaCredentialSpecName"):
-            found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
-                          str(options["gmsaCredentialSpecName"])))
+    if options.get("gmsaCredentialSpecName"):
+        found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
+                      str(options["gmsaCredentialSpecName"])))
     for list_name, index, container in iter_containers(spec):
         ctx = container.get("securityContext")
         opts = ctx.get("windowsOptions") if isinstance(ctx, dict) else None
-        if not isinstance(opts, dict):
-            continue
-        host_process = host_process or opts.get("hostProcess") is True
-        if opts.get("gmsaCredentialSpecName"):
+        if isinstance(opts, dict) and opts.get("gmsaCredentialSpecName"):
             found.append((f"{spec_path}.{list_name}[{index}].securityContext.windowsOptions.gmsaCredentialSpecName",
                           str(opts["gmsaCredentialSpecName"])))
+    host_process = is_host_process(spec)
     return tuple(found), host_process
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from kubectl_win.explain.rules import Location
 from kubectl_win.explain.target import Target
-from kubectl_win.manifests import Path, iter_containers
+from kubectl_win.manifests import Path, is_host_process, iter_containers
 from kubectl_win.record import field, record
 from kubectl_win.versions import Version
 
@@ -86,9 +86,7 @@ class PodContext:
     @property
     def hostprocess(self) -> bool:
         """The pod means to be a HostProcess pod (at pod level or in any container)."""
-        if get(self.spec, ("securityContext", "windowsOptions", "hostProcess")) is True:
-            return True
-        return any(flag for _, _, flag in self.hostprocess_containers())
+        return is_host_process(self.spec)
 
     def hits(self, location: Location, container_lists: tuple[str, ...] | None = None) -> Iterator[Hit]:
         """Every concrete place a location names in this pod spec."""
