@@ -12,17 +12,21 @@ bundle: bundle.json says what went wrong there.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
+from kubectl_win import redact
 from kubectl_win.collect import bundle as bundles
-from kubectl_win.collect import redact, script
+from kubectl_win.collect import script
 from kubectl_win.errors import KubectlWinError, UsageError
+from kubectl_win.knowledge import load
 
 APP = "kubectl-win-collect"
 GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -313,6 +317,16 @@ def write_bundle(options: CollectOptions, cluster_json: bytes, results: list[Nod
     return CollectResult(options.output, entries, skipped_nodes)
 
 
+@cache
+def _never_content() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in load("collect")["never_content"])
+
+
+def _credential_content(text: str) -> bool:
+    """A config file whose content is a credential (a kubeconfig or key under another name): dropped whole."""
+    return any(p.search(text) for p in _never_content())
+
+
 def _add_node(writer: bundles.BundleWriter, result: NodeResult, options: CollectOptions) -> dict[str, Any]:
     folder = bundles.node_dir(result.node)
     entry: dict[str, Any] = {"dir": folder, "collected": [], "errors": list(result.errors), "leftOut": [],
@@ -332,10 +346,11 @@ def _add_node(writer: bundles.BundleWriter, result: NodeResult, options: Collect
         data = node.files[member]
         if member != "manifest.json":
             text = data.decode("utf-8", "replace")
-            if redact.kind_of(member) == "config" and redact.credential(text):
+            kind = redact.kind_of(member)
+            if kind == "config" and _credential_content(text):
                 entry["leftOut"].append({"path": member, "reason": "credential content (dropped here)"})
                 continue
-            text, counts = redact.redact(text, redact.kind_of(member))
+            text, counts = redact.redact_counted(text, kind)
             if counts:
                 redacted[member] = counts
                 data = text.encode("utf-8")
