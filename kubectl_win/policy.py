@@ -92,7 +92,8 @@ def load_policy(path: str | None) -> Policy:
         return Policy()
     import yaml
 
-    from kubectl_win.manifests import read_input_text, yaml_load
+    from kubectl_win.manifests.inputs import read_input_text
+    from kubectl_win.manifests.yamlsafe import yaml_load
 
     text = read_input_text(path, "config", MAX_CONFIG_BYTES)
     try:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from kubectl_win.manifests import is_host_process
+from kubectl_win.manifests.objects import is_host_process
 
 
 def _options(host_process: object) -> dict:

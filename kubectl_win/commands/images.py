@@ -144,7 +144,7 @@ def _workload_report(args: Any, builds: list, target: Any, resolver: Any, sessio
 def _snapshot(args: Any):  # type: ignore[no-untyped-def]
     """The snapshot to check (manifests, a dump or the live cluster) and each workload's labels, for -l."""
     from kubectl_win.doctor.build import SnapshotBuilder
-    from kubectl_win.manifests import pod_templates
+    from kubectl_win.manifests.objects import pod_templates
 
     labels: dict[tuple[str, str, str], dict[str, str]] = {}
     secrets: set[tuple[str, str]] = set()  # (namespace, name) of imagePullSecrets
@@ -162,7 +162,8 @@ def _snapshot(args: Any):  # type: ignore[no-untyped-def]
     builder = SnapshotBuilder(sink=keep)
     if args.filename:
         from kubectl_win.errors import InputError
-        from kubectl_win.manifests import Problem, read_objects
+        from kubectl_win.manifests.inputs import Problem
+        from kubectl_win.manifests.reader import read_objects
 
         problems = []
         for item in read_objects(args.filename):

@@ -20,7 +20,7 @@ from kubectl_win.doctor.interning import Interner
 from kubectl_win.doctor.quantity import parse_bytes
 from kubectl_win.doctor.read import reduce
 from kubectl_win.doctor.read.fields import as_count, as_list, as_text, meta_of, opt_str, str_map
-from kubectl_win.doctor.read.plan import RESOURCE_OF_KIND, WORKLOAD_KINDS
+from kubectl_win.doctor.read.plan import RESOURCE_OF_KIND
 from kubectl_win.doctor.records import (
     Container,
     ContainerState,
@@ -41,7 +41,8 @@ from kubectl_win.doctor.scheduling import effective, pins_os
 from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.explain import Target, infer_target
 from kubectl_win.findings import ObjectRef
-from kubectl_win.manifests import format_path, is_host_process, iter_containers, pod_templates
+from kubectl_win.kinds import WORKLOAD_KINDS
+from kubectl_win.manifests.objects import format_path, is_host_process, iter_containers, pod_templates
 from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
 from kubectl_win.redact import redact
 from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os

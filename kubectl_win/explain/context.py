@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from kubectl_win.explain.rules import Location
 from kubectl_win.explain.target import Target
-from kubectl_win.manifests import Path, is_host_process, iter_containers
+from kubectl_win.manifests.objects import Path, is_host_process, iter_containers
 from kubectl_win.record import field, record
 from kubectl_win.versions import Version
 

@@ -6,13 +6,10 @@ from collections.abc import Iterable
 
 from kubectl_win.explain.lint import lint_object_detailed
 from kubectl_win.findings import SCHEMA_VERSION, SEVERITY_RANK, Finding, ObjectRef, summarize
-from kubectl_win.manifests import (
-    POD_SPEC_PATHS,
-    ManifestObject,
-    Problem,
-    malformed_pod_spec,
-    read_objects,
-)
+from kubectl_win.kinds import POD_SPEC_PATHS
+from kubectl_win.manifests.inputs import Problem
+from kubectl_win.manifests.objects import ManifestObject, malformed_pod_spec
+from kubectl_win.manifests.reader import read_objects
 from kubectl_win.policy import Policy
 from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, Version

@@ -7,7 +7,7 @@ tolerations of Windows taints or a RuntimeClass; Windows images and windowsOptio
 from __future__ import annotations
 
 from kubectl_win.knowledge import load
-from kubectl_win.manifests import iter_containers
+from kubectl_win.manifests.objects import iter_containers
 from kubectl_win.record import record
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABELS, windows_taint_keys
 

@@ -36,7 +36,7 @@ from kubectl_win.kube.exec_stream import (
     target_from_args,
 )
 from kubectl_win.kube.resources import segment
-from kubectl_win.manifests import is_host_process
+from kubectl_win.manifests.objects import is_host_process
 from kubectl_win.portforward import frames, targets
 from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
 from kubectl_win.portforward.mux import STDIN_PREFIX, Channel, ChannelClosed, MuxSession, MuxUnavailable

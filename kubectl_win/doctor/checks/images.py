@@ -9,7 +9,7 @@ from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.records import PodRecord, Snapshot
 from kubectl_win.findings import Finding, Fix, ObjectRef
-from kubectl_win.manifests import spec_path_of
+from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 
 
