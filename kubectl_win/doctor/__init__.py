@@ -6,6 +6,8 @@
                    share.py (what a saved dump keeps, and its redaction)
     records.py     the records the checks read: plain frozen dataclasses, Snapshot holds them all
     build.py       objects in, records out, one object at a time (SnapshotBuilder)
+    constructors.py  the pure record constructors the builder calls (one object in, one record out)
+    folding.py     symptoms of events and container states, folded per check and object
     grouping.py    pods that share a template, and the controller each pod belongs to
     lint.py        explain's field rules on one pod template (run by the builder as templates arrive)
     scheduling.py  where a pod template can land (selectors, affinity, tolerations, RuntimeClasses)

@@ -23,7 +23,7 @@ DEFAULT_IMAGE = "mcr.microsoft.com/windows/servercore"
 def image_for(node: dict[str, Any]) -> str:
     """Windows Server Core with the tag of the node's build (from knowledge/windows_builds.yaml)."""
     from kubectl_win.builds import build_of
-    from kubectl_win.doctor.build import node_record
+    from kubectl_win.doctor.constructors import node_record
 
     record = node_record(node)
     build = build_of(record.build_number)
