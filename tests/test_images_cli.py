@@ -216,7 +216,7 @@ def test_help_and_completion_do_not_import_the_registry_client(tmp_path) -> None
     code = ("import sys\nfrom kubectl_win.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "bad = sorted(m for m in sys.modules if m.startswith('kubectl_win.registry') or m in "
-            "('ssl', 'http.client', 'kubernetes', 'kubectl_win.images.run'))\n"
+            "('ssl', 'http.client', 'kubernetes', 'kubectl_win.images.service'))\n"
             "open(sys.argv[0] + '.out', 'w').write(f'LOADED {bad}')\n")
     root = Path(__file__).resolve().parents[1]
     script = tmp_path / "probe.py"

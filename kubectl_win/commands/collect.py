@@ -93,8 +93,8 @@ def run(args: Any, env: Env) -> int:
         return 0
     if not args.output:
         raise UsageError("name the bundle to write: -o bundle.tar.gz")
-    from kubectl_win.collect.live import CollectOptions
-    from kubectl_win.collect.live import collect as collect_bundle
+    from kubectl_win.collect.gather import CollectOptions
+    from kubectl_win.collect.gather import collect as collect_bundle
     from kubectl_win.kube import KubeFlags
 
     options = CollectOptions(output=args.output, nodes=list(args.nodes or ()), all_windows=args.all_windows,

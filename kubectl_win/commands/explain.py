@@ -159,7 +159,7 @@ def run(args: Any, env: Env) -> int:
         return _run_field(command, env)
     if command.mode == "list":
         return _run_list(command, env)
-    from kubectl_win.explain.run import ExplainOptions, explain_files
+    from kubectl_win.explain.service import ExplainOptions, explain_files
     from kubectl_win.policy import load_policy
 
     options = ExplainOptions(command.k8s_version, command.assume_windows, load_policy(command.config))
@@ -182,7 +182,7 @@ def run(args: Any, env: Env) -> int:
 def _run_files_with_images(command: ExplainCommand, args: Any, options: Any, env: Env) -> int:
     from kubectl_win.commands.registry_session import registry_session
     from kubectl_win.explain.render import render_report
-    from kubectl_win.explain.run import explain_files
+    from kubectl_win.explain.service import explain_files
     from kubectl_win.findings import exit_code
     from kubectl_win.images.compat import parse_host
 
@@ -199,8 +199,8 @@ def _run_files_with_images(command: ExplainCommand, args: Any, options: Any, env
 
 
 def _explain_live(command: ExplainCommand, args: Any, options: Any) -> Any:
-    from kubectl_win.explain.live import fetch_objects, parse_live_target
-    from kubectl_win.explain.run import explain_objects
+    from kubectl_win.explain.fetch import fetch_objects, parse_live_target
+    from kubectl_win.explain.service import explain_objects
     from kubectl_win.kube import KubeFlags, connect
 
     info, name = parse_live_target(command.args, args.all_namespaces, args.selector)
@@ -212,7 +212,7 @@ def _explain_live(command: ExplainCommand, args: Any, options: Any) -> Any:
 
 
 def _run_field(command: ExplainCommand, env: Env) -> int:
-    from kubectl_win.explain.fields import field_payload, find_fields
+    from kubectl_win.explain.field_query import field_payload, find_fields
     from kubectl_win.explain.render import render_fields
 
     matches = find_fields(command.args[0], command.k8s_version)

@@ -71,7 +71,7 @@ def run(args: Any, env: Env) -> int:
     if args.from_file:
         if args.image:
             raise UsageError("--image starts a pod; it cannot be combined with --from-file")
-        from kubectl_win.hns.run import analyze_files
+        from kubectl_win.hns.service import analyze_files
 
         report = analyze_files(args.from_file, args.cluster_from_dump, args.node, args.config)
     else:
@@ -79,7 +79,7 @@ def run(args: Any, env: Env) -> int:
             raise UsageError("name a Windows node (kubectl win hns NODE), or give --from-file PATH")
         if args.cluster_from_dump:
             raise UsageError("--cluster-from-dump goes with --from-file; a live run reads the cluster itself")
-        from kubectl_win.hns.live import inspect_node
+        from kubectl_win.hns.from_node import inspect_node
         from kubectl_win.kube import KubeFlags
         from kubectl_win.kube.hostprocess import PodOptions
 

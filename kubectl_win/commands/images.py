@@ -77,7 +77,7 @@ def run(args: Any, env: Env) -> int:
     from kubectl_win.commands.registry_session import registry_session
     from kubectl_win.errors import UsageError
     from kubectl_win.images.compat import parse_host
-    from kubectl_win.images.run import exit_status
+    from kubectl_win.images.service import exit_status
 
     try:
         builds = [parse_host(b) for b in args.build or ()]
@@ -107,7 +107,7 @@ def run(args: Any, env: Env) -> int:
                 builds.append(target)
             if not builds:
                 raise UsageError("name the node builds to check with --build (e.g. --build ltsc2022 --build ltsc2025)")
-            from kubectl_win.images.run import check_images
+            from kubectl_win.images.service import check_images
 
             report: Any = check_images(args.image, builds, resolver, args.arch)
         else:
@@ -118,7 +118,7 @@ def run(args: Any, env: Env) -> int:
 
 
 def _workload_report(args: Any, builds: list, target: Any, resolver: Any, session: Any):  # type: ignore[no-untyped-def]
-    from kubectl_win.images.run import check_workloads, windows_workloads
+    from kubectl_win.images.service import check_workloads, windows_workloads
 
     if args.filename and not builds and target is None:
         from kubectl_win.errors import UsageError
@@ -129,7 +129,7 @@ def _workload_report(args: Any, builds: list, target: Any, resolver: Any, sessio
     if args.pull_secrets and secrets:
         session.credentials.add_auths(_pull_secret_auths(args, secrets))
     if snapshot.images:  # a dump with resolved platforms: those are used, the registry only for the rest
-        from kubectl_win.images.run import recorded_resolver
+        from kubectl_win.images.service import recorded_resolver
 
         resolver = recorded_resolver(snapshot.images, resolver)
     workloads = windows_workloads(snapshot, builds)
@@ -238,7 +238,7 @@ def _render(report: Any, output: str, env: Env) -> None:
         (render_json if output == "json" else render_yaml)(report.to_dict(), env.stdout)
         return
     from kubectl_win.images.render import render_images, render_workloads
-    from kubectl_win.images.run import ImagesReport
+    from kubectl_win.images.service import ImagesReport
 
     width = None
     if env.stdout_isatty:

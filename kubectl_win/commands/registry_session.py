@@ -17,7 +17,7 @@ class registry_session:  # noqa: N801 - used as a context manager, named like on
 
     def __enter__(self):  # type: ignore[no-untyped-def]
         from kubectl_win.errors import UsageError
-        from kubectl_win.images.run import registry_resolver
+        from kubectl_win.images.service import registry_resolver
         from kubectl_win.registry.client import RegistryClient, RegistryOptions, parse_mirrors
         from kubectl_win.registry.credentials import CredentialError, CredentialStore
         from kubectl_win.registry.transport import WireError

@@ -1,6 +1,6 @@
 """`kubectl win doctor`: a pipeline, one module per stage, in the order data flows.
 
-    read/          pages in: plan.py (what doctor reads, the one list), live.py (API pages, read a page
+    read/          pages in: plan.py (what doctor reads, the one list), api.py (API pages, read a page
                    ahead on a bounded queue), dump.py (saved dumps in and out), bundle.py (a support bundle:
                    its cluster part, and each node's facts), fields.py (fields of any shape), reduce.py and
                    share.py (what a saved dump keeps, and its redaction)

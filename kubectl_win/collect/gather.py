@@ -130,8 +130,8 @@ def choose_nodes(cluster: Any, options: CollectOptions) -> tuple[list[dict[str, 
 def _save_cluster(cluster: Any, path: str) -> None:
     """What doctor --save-dump writes, read over the connection already open."""
     from kubectl_win.doctor.build import SnapshotBuilder
+    from kubectl_win.doctor.read.api import read_cluster
     from kubectl_win.doctor.read.dump import DumpWriter
-    from kubectl_win.doctor.read.live import collect as read_cluster
 
     writer = DumpWriter(path)
     builder = SnapshotBuilder(sink=writer.write)
@@ -192,7 +192,7 @@ def collect_nodes(cluster: Any, nodes: list[dict[str, Any]], options: CollectOpt
 def collect_node(cluster: Any, node: dict[str, Any], options: CollectOptions, pods: set[tuple[str, str]],
                  state: Callable[[str], None]) -> NodeResult:
     """One node: pod up, script run, archive in memory, pod deleted (always)."""
-    from kubectl_win.hns.live import image_for
+    from kubectl_win.hns.from_node import image_for
     from kubectl_win.kube.hostprocess import PodOptions, running_pod
 
     name = str((node.get("metadata") or {}).get("name"))

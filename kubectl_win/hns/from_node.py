@@ -37,7 +37,7 @@ def inspect_node(flags: Any, options: PodOptions, config: str | None = None,
                  progress: IO[str] | None = None):  # type: ignore[no-untyped-def]
     """Dump HNS on options.node through a HostProcess pod and compare it with the live cluster."""
     from kubectl_win.hns.cluster import build_view
-    from kubectl_win.hns.run import analyze_objects
+    from kubectl_win.hns.service import analyze_objects
     from kubectl_win.kube import connect
 
     with connect(flags) as cluster:
@@ -76,7 +76,7 @@ def dump_node(cluster: Any, options: PodOptions, image: str, say: Callable[[str]
     """Run the script in a HostProcess pod on the node (deleted however this ends); the parsed dump.
 
     `registry`: see kube.hostprocess.running_pod (doctor --deep runs this in worker threads)."""
-    from kubectl_win.hns.run import parse_hns_text
+    from kubectl_win.hns.service import parse_hns_text
     from kubectl_win.kube.hostprocess import running_pod
 
     try:
