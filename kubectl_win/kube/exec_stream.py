@@ -16,7 +16,7 @@ is left here is the threading and the plumbing around them:
   the writer already sending.
 - Incoming frames are parsed from our own read buffer, and a large payload is read from TLS
   straight into its own buffer: one copy per byte, where feeding the protocol object costs two
-  more (measured 20-30% more CPU per GB downloaded).
+  more (bench/bench_portforward.py measures download throughput).
 
 Bytes travel over wire.py (TCP, proxies, TLS).
 """
@@ -49,7 +49,8 @@ CLOSE_SIGNAL = 255
 MAX_MESSAGE_BYTES = 16 << 20
 RECV_BYTES = 256 * 1024
 # stdin goes out in messages of at most this much: websockets builds each frame in fresh buffers,
-# and past 128 KiB every one of those is new memory from the OS (measured 4x slower per byte).
+# and past 128 KiB every one of those is new memory from the OS (bench/bench_portforward.py measures
+# upload throughput).
 SEND_MESSAGE_BYTES = 64 * 1024
 MAX_ERROR_BODY = 64 * 1024
 
