@@ -6,6 +6,7 @@ TYPE/NAME or TYPE [-l SELECTOR] [-n NS | -A] (live objects through the shared ac
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Annotated, Any
 
 import typer
@@ -14,7 +15,6 @@ from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import kube_options, output_option, policy_options, registry_options, shared
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
-from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, format_version, parse_version
 
 DESCRIPTION = """\
@@ -40,13 +40,13 @@ examples:
 OUTPUTS = ("table", "wide", "json", "yaml", "sarif")
 
 
-@record
+@dataclass(slots=True)
 class ExplainCommand:
     """The options a run needs, resolved from the flags (kubectl's Complete step)."""
 
     mode: str  # field | list | files | live
-    args: list[str] = field(factory=list)
-    files: list[str] = field(factory=list)
+    args: list[str] = field(default_factory=list)
+    files: list[str] = field(default_factory=list)
     output: str = "table"
     k8s_version: Version = NEWEST_KNOWN
     assume_windows: bool = False

@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-
-from kubectl_win.record import record
+from dataclasses import dataclass
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -18,7 +17,7 @@ MAX_FILE_BYTES = 64 * 1024 * 1024
 MANIFEST_SUFFIXES = (".yaml", ".yml", ".json")
 
 
-@record
+@dataclass(slots=True)
 class Problem:
     """Something in the input that could not be used: an unreadable file, or a skipped document."""
 

@@ -5,9 +5,9 @@ notation."""
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from kubectl_win.kinds import POD_SPEC_PATHS
-from kubectl_win.record import field, record
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ CONTAINER_LISTS = ("containers", "initContainers", "ephemeralContainers")
 Path = tuple[str | int, ...]
 
 
-@record
+@dataclass(slots=True)
 class PodTemplate:
     """A pod spec inside an object: its path from the object root, the spec and the pod metadata."""
 
@@ -29,7 +29,7 @@ class PodTemplate:
     metadata: dict[str, Any]
 
 
-@record
+@dataclass(slots=True)
 class ManifestObject:
     """One object read from a source, with what is needed to point at its lines."""
 
