@@ -126,8 +126,8 @@ class Event(Item, gc=False):
 ITEM_TYPES: dict[str, type[Item]] = {
     "nodes": Node, "namespaces": Namespace, "runtimeclasses": RuntimeClass, "gmsacredentialspecs": Item,
     "pods": Pod, "deployments": Workload, "statefulsets": Workload, "daemonsets": Workload, "jobs": Workload,
-    "cronjobs": Workload, "replicasets": Workload, "replicationcontrollers": Workload, "services": Service, "endpointslices": Item,
-    "events": Event,
+    "cronjobs": Workload, "replicasets": Workload, "replicationcontrollers": Workload, "services": Service,
+    "endpointslices": Item, "events": Event,
 }
 
 
