@@ -57,7 +57,7 @@ print(pages, time.process_time(), file=sys.stderr)
 # The pods' pages as the server sends them: bytes and items, to print the bytes per pod.
 POD_BYTES = """
 import orjson
-from kubectl_win.doctor.read.live import PAGE_SIZE
+from kubectl_win.doctor.read.api import PAGE_SIZE
 from kubectl_win.kube import KubeFlags, connect
 cluster = connect(KubeFlags())
 params, size, pods = {"limit": PAGE_SIZE}, 0, 0
