@@ -16,7 +16,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kubectl_win"
 # floor may import its own floor and those above it (lower numbers).
 FLOORS: dict[str, int] = {
     "read": 1, "read.plan": 1, "read.fields": 1, "read.api": 1, "read.dump": 1, "read.reduce": 1,
-    "read.share": 1, "read.bundle": 1,
+    "read.share": 1, "read.bundle": 1, "read.typed": 1,
     "records": 2, "interning": 2, "quantity": 2,
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.
