@@ -36,6 +36,7 @@ Write Windows workloads that land on the right nodes and pass API validation.
   kubectl win scaffold node-taint [--from-cluster]
   kubectl win scaffold patch -f PATH [--in-place | --dry-run]
   kubectl win scaffold monitor --image IMAGE [--service-monitor]
+  kubectl win scaffold policy [--action Warn|Audit|Deny] [--windows-taint T] [--hostprocess-namespace NS]
 
 Workloads carry nodeSelector kubernetes.io/os=windows (and node.kubernetes.io/windows-build for
 --windows-build), a toleration per Windows taint, spec.os.name=windows, CPU and memory requests and
@@ -50,7 +51,8 @@ examples:
   kubectl win scaffold runtimeclass --windows-build ltsc2022
   kubectl win scaffold node-taint --from-cluster
   kubectl win scaffold patch -f charts/rendered/ --dry-run
-  kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor"""
+  kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor
+  kubectl win scaffold policy --action Warn --from-cluster --out policy/"""
 
 _KIND_HELP = {
     "deployment": "a Windows Deployment",
@@ -184,6 +186,34 @@ def monitor(
     return invoke(run, {"scaffold_kind": "monitor", **locals()})
 
 
+@shared(kube_options(selector=False, all_namespaces=False), _write_options())
+def policy(
+    action: Annotated[str, typer.Option(
+        "--action", metavar="ACTION", click_type=Choice(("Warn", "Audit", "Deny")),
+        help="what the bindings do with a finding: Warn (default), Audit or Deny")] = "Warn",
+    namespace_selector: Annotated[str | None, typer.Option(
+        "--namespace-selector", metavar="SELECTOR",
+        help="only namespaces whose labels match, e.g. team=web,env!=dev (default: every namespace)")] = None,
+    windows_taint: Annotated[list[str] | None, typer.Option(
+        "--windows-taint", metavar="KEY=VALUE:EFFECT",
+        help="also require a toleration for this taint of the Windows nodes (repeatable)")] = None,
+    hostprocess_namespace: Annotated[list[str] | None, typer.Option(
+        "--hostprocess-namespace", metavar="NS",
+        help="also refuse HostProcess pods outside these namespaces (repeatable)")] = None,
+    k8s_version: Annotated[str | None, typer.Option(
+        "--k8s-version", metavar="1.N",
+        help="the cluster's Kubernetes minor: fields newer than it are left out (default 1.30, or the "
+             "cluster's with --from-cluster)")] = None,
+    min_severity: Annotated[str, typer.Option(
+        "--min-severity", metavar="LEVEL", click_type=Choice(("info", "warning", "error")),
+        help="leave out rules whose findings are less severe (default warning)")] = "warning",
+    from_cluster: Annotated[bool, typer.Option(
+        "--from-cluster", help="read the Windows nodes' taints and the Kubernetes version from the cluster")] = False,
+    **shared: Any,
+) -> int:
+    return invoke(run, {"scaffold_kind": "policy", **locals()})
+
+
 _KIND_EXAMPLES = {
     "deployment": "kubectl win scaffold deployment iis --image mcr.microsoft.com/windows/servercore/iis:"
                   "windowsservercore-ltsc2022 --port 80 --windows-build ltsc2022 --service LoadBalancer",
@@ -200,6 +230,8 @@ _KIND_EXAMPLES = {
              "  kubectl win scaffold patch -f manifests/ --dry-run",
     "monitor": "kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor "
                "--out monitor/",
+    "policy": "kubectl win scaffold policy --action Warn --windows-taint os=windows:NoSchedule "
+              "--hostprocess-namespace kube-system --out policy/",
 }
 
 
@@ -212,6 +244,7 @@ def register(app: KubectlWinTyper, summary: str) -> None:
         ("node-taint", "kubectl taint commands for Windows nodes without a taint", node_taint),
         ("patch", "add OS placement to existing manifests", patch),
         ("monitor", "run kubectl win serve in the cluster, for Prometheus", monitor),
+        ("policy", "explain's rules as a ValidatingAdmissionPolicy", policy),
     ]
     for name, help_text, function in commands:
         scaffold.command(name, help=help_text[0].upper() + help_text[1:] + ".", short_help=help_text,
@@ -222,7 +255,7 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 def _require_kind(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is None:
         raise UsageError("missing KIND: deployment, statefulset, daemonset, job, cronjob, runtimeclass, "
-                         "node-taint, patch or monitor (see 'kubectl win scaffold --help')")
+                         "node-taint, patch, monitor or policy (see 'kubectl win scaffold --help')")
 
 
 def run(args: Any, env: Env) -> int:
@@ -235,6 +268,8 @@ def run(args: Any, env: Env) -> int:
         return _run_node_taint(args, env)
     if kind == "monitor":
         return _run_monitor(args, env)
+    if kind == "policy":
+        return _run_policy(args, env)
     return _run_patch(args, env)
 
 
@@ -353,6 +388,21 @@ def _run_monitor(args: Any, env: Env) -> int:
 
     # Numbered files: `kubectl apply -f DIR` reads them in name order, so the Namespace comes first.
     return _emit(monitor_objects(monitor_options(args)), args, env, numbered=True)
+
+
+def _run_policy(args: Any, env: Env) -> int:
+    from kubectl_win.scaffold.admission import policy_options, policy_objects
+
+    nodes, version = None, None
+    if args.from_cluster:
+        from kubectl_win.kube import KubeFlags, connect
+
+        client = connect(KubeFlags.from_args(args))
+        nodes = list(client.list("nodes"))
+        version = client.server_version()
+    opts = policy_options(args, nodes, version)
+    # Numbered files: each policy before its binding, as `kubectl apply -f DIR` reads them.
+    return _emit(policy_objects(opts), args, env, numbered=True)
 
 
 def _run_node_taint(args: Any, env: Env) -> int:

@@ -1,4 +1,4 @@
-"""Build kube-apiserver, etcd and krew from their Go modules, and cache the binaries by version.
+"""Build kube-apiserver, etcd, krew and promtool from their Go modules, and cache the binaries by version.
 
 Each Go module of ours lives in `modules/<name>/` (go.mod and go.sum are committed; `gen-module`
 regenerates them). k8s.io/kubernetes requires its staging modules at v0.0.0 and points them at
@@ -34,6 +34,9 @@ REGISTRY_MODULE = "github.com/distribution/distribution/v3"
 REGISTRY = f"{REGISTRY_MODULE}/cmd/registry"
 CRANE_MODULE = "github.com/google/go-containerregistry"
 CRANE = f"{CRANE_MODULE}/cmd/crane"
+# Prometheus's promtool: checks and unit-tests the PrometheusRule that `scaffold monitor` writes.
+PROMETHEUS_MODULE = "github.com/prometheus/prometheus"
+PROMTOOL = f"{PROMETHEUS_MODULE}/cmd/promtool"
 # The Kubernetes minors the suite runs against: the newest served 1.37.x and a 1.34.x.
 KUBERNETES_MINORS = ("1.37", "1.34")
 
@@ -65,12 +68,15 @@ COMPONENTS: dict[str, tuple[Tool, ...]] = {
     "krew": (Tool("krew", KREW, "sigs.k8s.io/krew"), Tool("validate-krew-manifest", KREW_VALIDATE, "sigs.k8s.io/krew")),
     "registry": (Tool("registry", REGISTRY, REGISTRY_MODULE),),
     "crane": (Tool("crane", CRANE, CRANE_MODULE),),
+    "promtool": (Tool("promtool", PROMTOOL, PROMETHEUS_MODULE),),
 }
 # Go modules whose newest release (of the given major prefix) a plain `gen-module` pins, with their tools.
 PLAIN_MODULES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "krew": ("sigs.k8s.io/krew", "v0.", (KREW, KREW_VALIDATE)),
     "registry": (REGISTRY_MODULE, "v3.", (REGISTRY,)),
     "crane": (CRANE_MODULE, "v0.", (CRANE,)),
+    # Prometheus 3.x is published as v0.3xx.y (the v2/v3 tags are not Go-module versions).
+    "promtool": (PROMETHEUS_MODULE, "v0.", (PROMTOOL,)),
 }
 
 
