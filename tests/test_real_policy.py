@@ -66,7 +66,7 @@ def apply_policy(cluster: RealCluster, tmp: Path, argv: list[str]) -> list[dict[
     # policies answer the probes with the action just applied.
     for _ in range(240):
         answer = kubectl(cluster, "apply", "--dry-run=server", "-f", str(probes), check=False, merged=True).stdout
-        if deny and answer.count("forbidden: ValidatingAdmissionPolicy 'kubectl-win-fields-") == len(KINDS):
+        if deny and answer.count("denied request") == len(KINDS):
             break
         if not deny and len(set(re.findall(r"binding '(kubectl-win-fields-\w+)': .*privileged", answer))) == 3:
             break
