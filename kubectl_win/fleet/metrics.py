@@ -22,7 +22,8 @@ PREFIX = "kubectl_win_"
 
 
 class FiguresCollector:
-    """A prometheus_client collector over a fixed set of figures; `today` dates the support countdown."""
+    """A prometheus_client collector over a fixed set of figures (`today` is kept for callers; support end is a
+    timestamp and needs no date)."""
 
     def __init__(self, figures: Iterable[ClusterFigures], today: dt.date) -> None:
         self.figures = tuple(figures)
@@ -44,9 +45,10 @@ class FiguresCollector:
                       unit="seconds")
         scans = CounterMetricFamily(PREFIX + "scans", "Scans of the cluster since serve started (doctor: 1).",
                                     labels=("cluster",))
-        support = family("os_support_end_days", "Days until support of the Windows Server build ends "
-                         "(Microsoft's date or the platform's retirement, the earlier); negative when past.",
-                         ("build",))
+        # A point in time in base units (Prometheus's naming rules): alerts compare it with time().
+        support = family("os_support_end_timestamp", "When support of the Windows Server build ends (Microsoft's "
+                         "date or the platform's retirement, the earlier; Unix time, 00:00 UTC of that day).",
+                         ("build",), unit="seconds")
         for f in self.figures:
             success.add_metric([f.cluster], 1 if f.ok else 0)
             scans.add_metric([f.cluster], f.scans)
@@ -58,8 +60,12 @@ class FiguresCollector:
             for build, version, ready, count in f.nodes:
                 nodes.add_metric([f.cluster, build, version, ready], count)
             for build, end in f.support_ends:
-                support.add_metric([f.cluster, build], (end - self.today).days)
+                support.add_metric([f.cluster, build], _midnight_utc(end))
         yield from (findings, nodes, support, success, duration, last, scans)
+
+
+def _midnight_utc(day: dt.date) -> float:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()
 
 
 def render_openmetrics(scans: Iterable[ClusterScan], out: IO[str], now: dt.datetime | None = None) -> None:
