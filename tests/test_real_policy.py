@@ -85,8 +85,9 @@ def _probe(kind: str, name: str) -> dict[str, Any]:
     return obj
 
 
-def manifests() -> list[tuple[str, dict[str, Any]]]:
-    """(where it comes from, object) for every pod-bearing object of a kind the server serves."""
+def manifests(minor: str) -> list[tuple[str, dict[str, Any]]]:
+    """(where it comes from, object) for every pod-bearing object of a kind the server serves, and the
+    knowledge cases of every field the server's minor has (it refuses fields it does not know)."""
     found = []
     files = sorted(p for p in require_corpus().iterdir() if p.suffix in (".yaml", ".yml"))
     files += sorted(EXAMPLES.glob("*.y*ml"))
@@ -96,6 +97,8 @@ def manifests() -> list[tuple[str, dict[str, Any]]]:
                     for_kind(str(doc.get("apiVersion")), str(doc.get("kind"))) is not None:
                 found.append((f"{path.name}#{index}", doc))
     for rule in checked_rules():
+        if rule.field_since and parse_version(rule.field_since) > parse_version(minor):
+            continue
         for label, spec, meta in cases(rule):
             for os_name in OS_VARIANTS:
                 for kind in KINDS:
@@ -175,7 +178,7 @@ def verdicts(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory
     kubectl(real_cluster, "create", "namespace", NAMESPACE)
     policy = apply_policy(real_cluster, tmp, ["--action", "Warn", "--min-severity", "info",
                                               "--k8s-version", real_cluster.minor])
-    objects = manifests()
+    objects = manifests(real_cluster.minor)
     named = _named(objects)
     return {"policy": policy, "objects": objects, "named": named,
             "server": server_verdicts(real_cluster, tmp, named)}

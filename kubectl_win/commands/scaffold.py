@@ -181,6 +181,10 @@ def monitor(
         "--interval", metavar="DURATION", help="time between two scans, e.g. 5m, 90s, 1h (default 5m)")] = "5m",
     service_monitor: Annotated[bool, typer.Option(
         "--service-monitor", help="also write a prometheus-operator ServiceMonitor")] = False,
+    prometheus_rule: Annotated[bool, typer.Option(
+        "--prometheus-rule", help="also write a prometheus-operator PrometheusRule with the alerts")] = False,
+    grafana_dashboard: Annotated[bool, typer.Option(
+        "--grafana-dashboard", help="also write a ConfigMap with a Grafana dashboard (for Grafana's sidecar)")] = False,
     **shared: Any,
 ) -> int:
     return invoke(run, {"scaffold_kind": "monitor", **locals()})
@@ -380,7 +384,8 @@ def monitor_options(args: Any) -> MonitorOptions:
         raise UsageError("--force only applies with --out DIR")
     return MonitorOptions(image=valid.image_reference(args.image),
                           namespace=valid.dns1123_label(args.namespace, "namespace"),
-                          interval=interval(args.interval), service_monitor=bool(args.service_monitor))
+                          interval=interval(args.interval), service_monitor=bool(args.service_monitor),
+                          prometheus_rule=bool(args.prometheus_rule), grafana_dashboard=bool(args.grafana_dashboard))
 
 
 def _run_monitor(args: Any, env: Env) -> int:

@@ -36,6 +36,9 @@ class MonitorOptions:
     namespace: str = DEFAULT_NAMESPACE
     interval: str = DEFAULT_INTERVAL
     service_monitor: bool = False
+    prometheus_rule: bool = False
+    grafana_dashboard: bool = False
+    cluster_label: str = "cluster"  # the label the alerts and the dashboard group clusters by
 
 
 def interval(value: str) -> str:
@@ -88,6 +91,14 @@ def monitor_objects(opts: MonitorOptions) -> list[dict[str, Any]]:
                      "endpoints": [{"port": PORT_NAME, "path": "/metrics", "interval": "1m",
                                     "scrapeTimeout": "30s"}]},
         })
+    if opts.prometheus_rule:
+        from kubectl_win.scaffold.alerts import prometheus_rule
+
+        objects.append(prometheus_rule(ns, LABELS, opts.cluster_label))
+    if opts.grafana_dashboard:
+        from kubectl_win.scaffold.dashboard import dashboard_config_map
+
+        objects.append(dashboard_config_map(ns, LABELS, opts.cluster_label))
     return objects
 
 
