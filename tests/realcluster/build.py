@@ -37,6 +37,9 @@ CRANE = f"{CRANE_MODULE}/cmd/crane"
 # Prometheus's promtool: checks and unit-tests the PrometheusRule that `scaffold monitor` writes.
 PROMETHEUS_MODULE = "github.com/prometheus/prometheus"
 PROMTOOL = f"{PROMETHEUS_MODULE}/cmd/promtool"
+# The prometheus-operator module whose CRDs (example/prometheus-operator-crd/) the ServiceMonitor and
+# PrometheusRule of `scaffold monitor` are checked against; read from the Go module cache at test time.
+PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")
 # The Kubernetes minors the suite runs against: the newest served 1.37.x and a 1.34.x.
 KUBERNETES_MINORS = ("1.37", "1.34")
 
@@ -157,6 +160,19 @@ def build(component: str, log=sys.stderr) -> dict[str, Path]:  # noqa: ANN001 - 
             partial.rename(target)
             print(f"built {target} in {time.monotonic() - started:.0f}s", file=log, flush=True)
     return paths
+
+
+def module_dir(module: str, version: str) -> Path:
+    """A module's source in the Go module cache (`go mod download`, which fetches it when missing)."""
+    go = go_binary()
+    if go is None:
+        raise BuildError("Go is not installed (looked at $GO, PATH and /usr/local/go/bin/go)")
+    with tempfile.TemporaryDirectory() as tmp:
+        info = _run([go, "mod", "download", "-json", f"{module}@{version}"], Path(tmp))
+    found = re.search(r'"Dir":\s*"([^"]+)"', info)
+    if not found:
+        raise BuildError(f"go mod download {module}@{version} gave no directory:\n{info[-2000:]}")
+    return Path(found.group(1))
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
