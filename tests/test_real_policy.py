@@ -21,7 +21,7 @@ import yaml
 from kubectl_win.explain.lint import lint_object, lint_object_detailed
 from kubectl_win.kube.resources import for_kind
 from kubectl_win.manifests import pod_templates
-from kubectl_win.scaffold.admission import PolicyOptions, policy_objects, policy_rules
+from kubectl_win.scaffold.admission import policy_rules
 from kubectl_win.scaffold.options import Taint
 from kubectl_win.versions import parse_version
 from tests.clirun import run_cli
@@ -29,7 +29,8 @@ from tests.realcluster.cluster import RealCluster
 from tests.realcluster.knowledge_cases import KINDS, OS_VARIANTS, cases, checked_rules, with_os, wrap
 from tests.tools import require_corpus, require_kubectl
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = ROOT / "kubectl_win" / "examples" / "manifests"
 NAMESPACE = "policy-verdicts"
 WARNING = re.compile(r"^Warning: Validation failed for ValidatingAdmissionPolicy '([^']+)' with binding '[^']+': (.*)$")
 DONE = re.compile(r"^[\w.]+/(obj-\d+) (?:created|configured|unchanged) \(server dry run\)$")
@@ -37,13 +38,14 @@ REJECTED = re.compile(r"\"(obj-\d+)\" is (?:invalid|forbidden): (.*)$")
 RULE_ID = re.compile(r"\[([a-z0-9-]+)\]$")
 
 
-def kubectl(cluster: RealCluster, *args: str, check: bool = True, merged: bool = False) -> subprocess.CompletedProcess:
+def kubectl(cluster: RealCluster, *args: str, check: bool = True, merged: bool = False,
+            cwd: Path | None = None) -> subprocess.CompletedProcess:
     kubeconfig = cluster.workdir / "policy-kubeconfig"
     if not kubeconfig.exists():
         kubeconfig.write_text((cluster.workdir / "kubeconfig").read_text())
     env = {**os.environ, "HOME": str(cluster.workdir)}
     env.pop("KUBECONFIG", None)
-    result = subprocess.run([require_kubectl(), "--kubeconfig", str(kubeconfig), *args], text=True, env=env,
+    result = subprocess.run([require_kubectl(), "--kubeconfig", str(kubeconfig), *args], text=True, env=env, cwd=cwd,
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.STDOUT if merged else subprocess.PIPE)
     if check:
@@ -77,7 +79,7 @@ def apply_policy(cluster: RealCluster, tmp: Path, argv: list[str]) -> list[dict[
 
 
 def _probe(kind: str, name: str) -> dict[str, Any]:
-    spec = {"nodeSelector": {"kubernetes.io/os": "windows"},
+    spec = {"nodeSelector": {"kubernetes.io/os": "windows"}, "tolerations": [{"operator": "Exists"}],
             "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022",
                             "securityContext": {"privileged": False}}]}
     obj = wrap(kind, spec, {}, name)
@@ -225,36 +227,65 @@ def test_deny_rejects_and_names_the_field(real_cluster: RealCluster, tmp_path: P
                                           "--windows-taint", "os=windows:NoSchedule",
                                           "--hostprocess-namespace", "kube-system"])
     try:
+        # One thing wrong at a time: with Deny the first policy that fails the request answers it.
+        toleration = Taint("os", "windows", "NoSchedule").toleration()
         pod = {"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "deny-me", "namespace": "default"},
-               "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+               "spec": {"nodeSelector": {"kubernetes.io/os": "windows"}, "tolerations": [toleration],
                         "containers": [{"name": "c", "image": "mcr.microsoft.com/windows/nanoserver:ltsc2022",
                                         "resources": {"limits": {"memory": "1Gi"}},
                                         "securityContext": {"privileged": False}}]}}
-        path = tmp_path / "pod.yaml"
-        path.write_text(yaml.safe_dump(pod))
-        result = kubectl(real_cluster, "apply", "--dry-run=server", "-f", str(path), check=False)
-        assert result.returncode != 0
-        assert "Pod/deny-me: spec.containers[0].securityContext.privileged: ignored on Windows nodes" in result.stderr
-        assert "[windows-privileged]" in result.stderr
-        tolerated = copy.deepcopy(pod)
-        spec = tolerated["spec"]
+        answer(real_cluster, tmp_path, pod,
+               "Pod/deny-me: spec.containers[0].securityContext.privileged: ignored on Windows nodes")
+        spec = pod["spec"]
         del spec["containers"][0]["securityContext"]
-        result = kubectl(real_cluster, "apply", "--dry-run=server", "-f", _write(tmp_path, tolerated), check=False)
-        assert "[windows-toleration-missing]" in result.stderr
-        spec["tolerations"] = [Taint("os", "windows", "NoSchedule").toleration()]
-        kubectl(real_cluster, "apply", "--dry-run=server", "-f", _write(tmp_path, tolerated))
+        answer(real_cluster, tmp_path, pod, None)
+        del spec["tolerations"]
+        answer(real_cluster, tmp_path, pod, "[windows-toleration-missing]")
+        spec["tolerations"] = [{"key": "os", "operator": "Exists"}]  # any value of the key tolerates it
+        answer(real_cluster, tmp_path, pod, None)
         spec["securityContext"] = {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}
         spec["hostNetwork"] = True
-        result = kubectl(real_cluster, "apply", "--dry-run=server", "-f", _write(tmp_path, tolerated), check=False)
-        assert "[windows-hostprocess-namespace]" in result.stderr
-        tolerated["metadata"]["namespace"] = "kube-system"
-        kubectl(real_cluster, "apply", "--dry-run=server", "-f", _write(tmp_path, tolerated))
+        answer(real_cluster, tmp_path, pod, "[windows-hostprocess-namespace]")
+        pod["metadata"]["namespace"] = "kube-system"
+        answer(real_cluster, tmp_path, pod, None)
     finally:
         kubectl(real_cluster, "delete", "validatingadmissionpolicybindings,validatingadmissionpolicies",
                 "-l", "app.kubernetes.io/component=admission-policy", check=False)
+
+
+def answer(cluster: RealCluster, folder: Path, obj: dict[str, Any], refused: str | None) -> None:
+    """Dry-run obj until the server refuses it naming `refused` (or, with None, accepts it): a policy applied
+    a moment ago reaches the admission plugin through an informer."""
+    path = _write(folder, obj)
+    for _ in range(240):
+        result = kubectl(cluster, "apply", "--dry-run=server", "-f", path, check=False)
+        if (result.returncode == 0) if refused is None else (result.returncode != 0 and refused in result.stderr):
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"expected {'acceptance' if refused is None else refused!r}: {result.stderr}")
 
 
 def _write(folder: Path, obj: dict[str, Any]) -> str:
     path = folder / f"{obj['metadata']['name']}-{len(list(folder.iterdir()))}.yaml"
     path.write_text(yaml.safe_dump(obj))
     return str(path)
+
+
+def test_the_docs_show_what_kubectl_prints_in_the_rollout(real_cluster: RealCluster, tmp_path: Path) -> None:
+    """docs/scaffold.md's Warn and Deny examples, run with the real kubectl on the bundled example."""
+    from tests.readme_output import console_examples, differences
+
+    shown = [e for e in console_examples((ROOT / "docs" / "scaffold.md").read_text())
+             if e.command.startswith("kubectl apply --dry-run=server")]
+    assert len(shown) == 2
+    kubectl(real_cluster, "create", "namespace", "web", check=False)
+    try:
+        for example, action in zip(shown, ("Warn", "Deny"), strict=True):
+            apply_policy(real_cluster, tmp_path, ["--action", action])
+            path = ROOT / "kubectl_win" / "examples" / "manifests" / "iis-hardened-for-linux.yaml"
+            printed = kubectl(real_cluster, "apply", "--dry-run=server", "-f", str(path), check=False,
+                              merged=True, cwd=ROOT).stdout.replace(str(ROOT) + "/", "")
+            assert differences(example.output, printed.splitlines()) == [], printed
+    finally:
+        kubectl(real_cluster, "delete", "validatingadmissionpolicybindings,validatingadmissionpolicies",
+                "-l", "app.kubernetes.io/component=admission-policy", check=False)

@@ -396,7 +396,7 @@ def _run_monitor(args: Any, env: Env) -> int:
 
 
 def _run_policy(args: Any, env: Env) -> int:
-    from kubectl_win.scaffold.admission import policy_options, policy_objects
+    from kubectl_win.scaffold.admission import policy_objects, policy_options
 
     nodes, version = None, None
     if args.from_cluster:

@@ -77,7 +77,8 @@ def policy_rules(version: Version, min_severity: str = "info") -> tuple[Rule, ..
 
     floor = SEVERITIES.index(min_severity)
     return tuple(_as_admitted(rule) for rule in _rules_for(version)
-                 if rule.admission is None and cel.expressible(rule) and SEVERITIES.index(policy_severity(rule)) >= floor)
+                 if rule.admission is None and cel.expressible(rule)
+                 and SEVERITIES.index(policy_severity(rule)) >= floor)
 
 
 def _as_admitted(rule: Rule) -> Rule:

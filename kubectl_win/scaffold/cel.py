@@ -123,12 +123,13 @@ def location_hits(location: Location, condition: Callable[[str], str], prefix: s
             cond = condition(chain("c", path))
             fires_parts.append(f"{containers}.exists(c, {cond})")
             path_parts.append(f"{containers}.filter(c, {cond}).map(c, {head} + {quote(']' + _dotted(path))})")
-        else:  # mount
+        else:  # mount: one string per container, its mounts' paths joined (CEL has no flatten everywhere)
             cond = condition(chain("m", path))
             mounts = "c.?volumeMounts.orValue([])"
             fires_parts.append(f"{containers}.exists(c, {mounts}.exists(m, {cond}))")
-            path_parts.append(f"{containers}.filter(c, {mounts}.exists(m, {cond})).map(c, {head} + "
-                              f"{quote('].volumeMounts[*]' + _dotted(path))})")
+            path_parts.append(f"{containers}.filter(c, {mounts}.exists(m, {cond})).map(c, {mounts}.filter(m, {cond})"
+                              f".map(m, {head} + '].volumeMounts[' + {_index('c.volumeMounts', 'm')} + "
+                              f"{quote(']' + _dotted(path))}).join(', '))")
     return "(" + " || ".join(fires_parts) + ")", " + ".join(path_parts)
 
 
