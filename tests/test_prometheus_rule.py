@@ -5,6 +5,7 @@ prints for the bundled sample cluster."""
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from pathlib import Path
@@ -167,3 +168,78 @@ def test_every_runbook_url_leads_to_a_section_of_the_runbooks() -> None:
         url = rule["annotations"]["runbook_url"]
         assert url == f"{RUNBOOK_BASE}#{anchor(rule['alert'])}"
         assert anchor(rule["alert"]) in headings, rule["alert"]
+
+
+def test_the_exported_metrics_pass_promtools_naming_lint() -> None:
+    """`promtool check metrics` (base units, counter suffixes, ...) on what serve exposes for the sample
+    cluster; it refuses the days gauge the support end used to be."""
+    from kubectl_win.fleet.figures import figures_of
+    from kubectl_win.fleet.metrics import exposition
+    from kubectl_win.fleet.scan import ClusterScan
+    from tests.test_metrics import sample_report
+
+    figures = {"lab": figures_of(ClusterScan("lab", None, sample_report(), seconds=1.0), 1.8e9)}
+    body, _ = exposition(figures, "")
+    assert b"kubectl_win_os_support_end_timestamp_seconds{" in body
+    lint = subprocess.run([promtool(), "check", "metrics"], input=body.decode(), capture_output=True, text=True)
+    assert lint.returncode == 0, lint.stdout + lint.stderr
+    days = "# TYPE kubectl_win_os_support_end_days gauge\nkubectl_win_os_support_end_days 3\n"
+    refused = subprocess.run([promtool(), "check", "metrics"], input=days, capture_output=True, text=True)
+    assert 'use base unit "seconds" instead of "days"' in refused.stdout + refused.stderr
+
+
+def test_promtool_parses_every_expression_of_the_dashboard(tmp_path: Path) -> None:
+    """Each panel's PromQL (Grafana's $cluster and $__rate_interval filled in) as a recording rule."""
+    from kubectl_win.scaffold.dashboard import dashboard_json
+
+    board = dashboard_json()
+    exprs = [target["expr"] for panel in board["panels"] for target in panel.get("targets", [])]
+    variable = next(v for v in board["templating"]["list"] if v["name"] == "cluster")
+    metric = re.fullmatch(r"label_values\((\w+), cluster\)", variable["query"])
+    assert metric, variable["query"]
+    exprs.append(metric.group(1))
+    assert len(exprs) >= 10
+    rules = [{"record": f"kubectl_win:dashboard_{index}", "expr": expr.replace("$cluster", ".*")
+              .replace("$__rate_interval", "5m")} for index, expr in enumerate(exprs)]
+    (tmp_path / "dashboard.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": rules}]}))
+    result = run_promtool("check", "rules", "dashboard.yaml", cwd=tmp_path)
+    assert result.returncode == 0, result.stdout + result.stderr
+    (tmp_path / "broken.yaml").write_text(yaml.safe_dump({"groups": [{"name": "dashboard", "rules": [
+        {"record": "kubectl_win:broken", "expr": "sum by (check (kubectl_win_findings)"}]}]}))
+    assert run_promtool("check", "rules", "broken.yaml", cwd=tmp_path).returncode != 0  # the check can fail
+
+
+def test_the_dashboard_config_map_is_picked_up_by_grafanas_sidecar() -> None:
+    result = run_cli("scaffold", "monitor", "--image", "registry.example.com/kubectl-win:0.1.0", "--grafana-dashboard")
+    assert result.exit_code == 0, result.stderr
+    [config_map] = [doc for doc in yaml.safe_load_all(result.stdout) if doc and doc["kind"] == "ConfigMap"]
+    assert config_map["metadata"]["labels"]["grafana_dashboard"] == "1"
+    import json
+
+    board = json.loads(config_map["data"]["kubectl-win.json"])
+    assert board["uid"] == "kubectl-win-windows"
+    assert [v["name"] for v in board["templating"]["list"]] == ["datasource", "cluster"]
+    titles = {panel["title"] for panel in board["panels"]}
+    assert {"Findings by severity", "Findings by check", "Windows nodes by build and readiness", "Support ends in",
+            "Scan health"} <= titles
+
+
+def test_the_committed_dashboard_is_what_grafanas_sdk_builds() -> None:
+    """dashboard.json is generated (`python -m kubectl_win.scaffold.dashboard`), never edited by hand."""
+    try:
+        import grafana_foundation_sdk  # noqa: F401 - the test extra installs it
+    except ImportError:
+        missing_tool("grafana-foundation-sdk is not installed (pip install -e '.[test]')")
+    from kubectl_win.scaffold.dashboard import DATA, build, dashboard_text
+
+    assert Path(DATA).read_text(encoding="utf-8") == dashboard_text(build()), \
+        "kubectl_win/scaffold/dashboard.json is stale: run `python -m kubectl_win.scaffold.dashboard`"
+
+
+def test_the_dashboard_groups_by_the_cluster_label_asked_for() -> None:
+    from kubectl_win.scaffold.dashboard import dashboard_json
+
+    board = dashboard_json("k8s_cluster")
+    exprs = [target["expr"] for panel in board["panels"] for target in panel.get("targets", [])]
+    assert all('k8s_cluster=~"$cluster"' in expr for expr in exprs)
+    assert "label_values(kubectl_win_scan_success, k8s_cluster)" in json.dumps(board)

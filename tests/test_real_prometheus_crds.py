@@ -43,11 +43,11 @@ def crds(real_cluster: RealCluster) -> list[Path]:
     return paths
 
 
-def test_service_monitor_and_prometheus_rule_pass_the_operators_crd_schemas(
+def test_service_monitor_prometheus_rule_and_dashboard_are_accepted(
         real_cluster: RealCluster, crds: list[Path], tmp_path: Path) -> None:
     """Runs on both real servers; the objects are created for real (not a dry run)."""
     result = run_cli("scaffold", "monitor", "--image", "registry.example.com/kubectl-win:0.1.0",
-                     "--service-monitor", "--prometheus-rule", "-n", "kubectl-win-crds")
+                     "--service-monitor", "--prometheus-rule", "--grafana-dashboard", "-n", "kubectl-win-crds")
     assert result.exit_code == 0, result.stderr
     path = tmp_path / "monitor.yaml"
     path.write_text(result.stdout)
@@ -55,6 +55,7 @@ def test_service_monitor_and_prometheus_rule_pass_the_operators_crd_schemas(
     applied = kubectl(real_cluster, "apply", "--validate=strict", "-f", str(path))
     assert "servicemonitor.monitoring.coreos.com/kubectl-win created" in applied.stdout
     assert "prometheusrule.monitoring.coreos.com/kubectl-win created" in applied.stdout
+    assert "configmap/kubectl-win-dashboard created" in applied.stdout
     stored = yaml.safe_load(kubectl(real_cluster, "-n", "kubectl-win-crds", "get", "prometheusrule", "kubectl-win",
                                     "-o", "yaml").stdout)
     sent = [doc for doc in yaml.safe_load_all(result.stdout) if doc and doc["kind"] == "PrometheusRule"][0]
