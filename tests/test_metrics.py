@@ -192,3 +192,39 @@ def test_the_docs_show_what_doctor_o_openmetrics_prints() -> None:
     assert checked
     for example in checked:
         assert differences(example.output, real_output(example.command)) == [], example.command
+
+
+def _figures(name: str) -> ClusterFigures:
+    return ClusterFigures(name, True, 1.0, 1.0, (("windows-node-untainted", "warning", 2),), (), ())
+
+
+def test_the_cluster_label_is_left_out_in_cluster_and_named_as_asked() -> None:
+    """In a pod reading its own cluster, Prometheus's target or external labels name the cluster: a `cluster`
+    label of ours would clash with them. Elsewhere `cluster`, or the name --cluster-label gives."""
+    def labels(figures: dict, asked: str | None = None) -> set[tuple[str, ...]]:
+        body, _ = exposition(figures, "", today=dt.date(2030, 1, 1), cluster_label=asked)
+        return {tuple(sorted(s.labels)) for f in parse_text(body.decode()) for s in f.samples
+                if s.name == "kubectl_win_findings"}
+
+    assert labels({"in-cluster": _figures("in-cluster")}) == {("check", "severity")}
+    assert labels({"in-cluster": _figures("in-cluster")}, "k8s_cluster") == {("check", "k8s_cluster", "severity")}
+    assert labels({"prod": _figures("prod")}) == {("check", "cluster", "severity")}
+    assert labels({"prod": _figures("prod")}, "") == {("check", "severity")}
+    assert labels({"a": _figures("a"), "in-cluster": _figures("in-cluster")}) == {("check", "cluster", "severity")}
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--cluster-label", "__name"], "invalid --cluster-label '__name'"),
+    (["--cluster-label", "k8s-cluster"], "invalid --cluster-label 'k8s-cluster'"),
+])
+def test_a_bad_cluster_label_is_a_usage_error(argv: list[str], message: str) -> None:
+    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics", *argv)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_doctor_openmetrics_names_the_cluster_label_asked_for() -> None:
+    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics", "--cluster-label",
+                     "k8s_cluster")
+    found = samples(result.stdout)
+    assert by_labels(found["kubectl_win_scan_success"], "k8s_cluster") == {("cluster-dump.json",): 1}
+    assert all("cluster" not in s.labels for s in found["kubectl_win_findings"])

@@ -97,6 +97,10 @@ def doctor(
         "--parallel", metavar="N", click_type=Integer(),
         help="with several contexts, read N clusters at a time (default 4)",
         rich_help_panel="Cluster connection")] = 4,
+    cluster_label: Annotated[str | None, typer.Option(
+        "--cluster-label", metavar="NAME",
+        help="-o openmetrics: the label that names each cluster (default cluster; left out for the in-cluster "
+             "config; '' for none)")] = None,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())
@@ -207,7 +211,10 @@ def _render_openmetrics(report, args: Any, seconds: float, env: Env) -> None:  #
 
     source = args.from_dump or args.from_bundle
     name = os.path.basename(os.path.normpath(source)) if source else context_label(_kube_flags(args))
-    render_openmetrics([ClusterScan(name, None, report, seconds=seconds)], env.stdout)
+    from kubectl_win.fleet.metrics import cluster_label_option
+
+    render_openmetrics([ClusterScan(name, None, report, seconds=seconds)], env.stdout,
+                       cluster_label=cluster_label_option(args.cluster_label))
 
 
 def _check_bundle_flags(args: Any) -> None:

@@ -31,7 +31,14 @@ def run_fleet(args: Any, env: Env, contexts: list[str]) -> int:
     scope = args.scope or "cluster"
     renderers = []
     if not (args.report and args.output == "html"):
-        renderers.append(renderer(FleetOutput(env.stdout, args.output, env.shell, env.color, width, scope)))
+        from kubectl_win.errors import UsageError
+        from kubectl_win.fleet.metrics import cluster_label_option
+
+        label = cluster_label_option(args.cluster_label)
+        if label == "" and args.output == "openmetrics":
+            raise UsageError("--cluster-label '': several clusters need a label that names each")
+        renderers.append(renderer(FleetOutput(env.stdout, args.output, env.shell, env.color, width, scope,
+                                              label)))
     page = None
     if args.report:
         import io

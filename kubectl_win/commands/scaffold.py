@@ -185,6 +185,10 @@ def monitor(
         "--prometheus-rule", help="also write a prometheus-operator PrometheusRule with the alerts")] = False,
     grafana_dashboard: Annotated[bool, typer.Option(
         "--grafana-dashboard", help="also write a ConfigMap with a Grafana dashboard (for Grafana's sidecar)")] = False,
+    cluster_label: Annotated[str | None, typer.Option(
+        "--cluster-label", metavar="NAME",
+        help="serve labels its metrics with NAME, and the alerts and dashboard group by it (default: serve "
+             "adds no cluster label; they group by the `cluster` label your Prometheus adds)")] = None,
     **shared: Any,
 ) -> int:
     return invoke(run, {"scaffold_kind": "monitor", **locals()})
@@ -385,7 +389,17 @@ def monitor_options(args: Any) -> MonitorOptions:
     return MonitorOptions(image=valid.image_reference(args.image),
                           namespace=valid.dns1123_label(args.namespace, "namespace"),
                           interval=interval(args.interval), service_monitor=bool(args.service_monitor),
-                          prometheus_rule=bool(args.prometheus_rule), grafana_dashboard=bool(args.grafana_dashboard))
+                          prometheus_rule=bool(args.prometheus_rule), grafana_dashboard=bool(args.grafana_dashboard),
+                          serve_cluster_label=_monitor_cluster_label(args.cluster_label))
+
+
+def _monitor_cluster_label(value: str | None) -> str | None:
+    from kubectl_win.fleet.metrics import cluster_label_option
+
+    label = cluster_label_option(value)
+    if label == "":
+        raise UsageError("--cluster-label needs a name (in the cluster, serve adds no cluster label by default)")
+    return label
 
 
 def _run_monitor(args: Any, env: Env) -> int:

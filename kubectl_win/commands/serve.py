@@ -65,6 +65,10 @@ def serve(
         "--config", metavar="PATH",
         help="doctor's suppression config (default: .kubectl-win.yaml in the working directory, if present)")
     ] = None,
+    cluster_label: Annotated[str | None, typer.Option(
+        "--cluster-label", metavar="NAME",
+        help="the label that names each cluster (default cluster; left out in a pod reading its own cluster, "
+             "whose Prometheus adds one; '' for none)")] = None,
     **shared: Any,
 ) -> int:
     return invoke(run, locals())
@@ -104,10 +108,15 @@ def options_from(args: Any) -> ServeOptions:
         raise UsageError("--all-contexts scans every context; it cannot be combined with --context")
     if args.parallel < 1:
         raise UsageError("--parallel must be 1 or more")
+    from kubectl_win.fleet.metrics import cluster_label_option
+
     host, port = parse_listen(args.listen)
     contexts = tuple(dict.fromkeys(args.context)) if args.context else (None,)
+    label = cluster_label_option(args.cluster_label)
+    if label == "" and (args.all_contexts or len(contexts) > 1):
+        raise UsageError("--cluster-label '': several clusters need a label that names each")
     return ServeOptions(host, port, parse_interval(args.interval), contexts, args.parallel, args.kubeconfig,
-                        args.request_timeout, args.config)
+                        args.request_timeout, args.config, label)
 
 
 def resolve_clusters(options: ServeOptions, all_contexts: bool) -> dict[str, str | None]:

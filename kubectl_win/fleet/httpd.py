@@ -29,7 +29,8 @@ class Board:
     """What the server answers with: the figures of the last completed scan, one immutable mapping replaced
     whole (a scrape never sees a scan half done)."""
 
-    def __init__(self) -> None:
+    def __init__(self, cluster_label: str | None = None) -> None:
+        self.cluster_label = cluster_label  # the label that names each cluster (metrics.label_for)
         self.figures: Mapping[str, ClusterFigures] = MappingProxyType({})
         self.completed = threading.Event()
 
@@ -52,7 +53,7 @@ class _Handler(BaseHTTPRequestHandler):
             from kubectl_win.fleet.metrics import exposition
 
             body, headers = exposition(board.figures, self.headers.get("Accept", ""),
-                                       self.headers.get("Accept-Encoding", ""))
+                                       self.headers.get("Accept-Encoding", ""), cluster_label=board.cluster_label)
             self._answer(200, body, headers)
         elif path == "/healthz":
             self._answer(200, b"ok\n")

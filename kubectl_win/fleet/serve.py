@@ -29,7 +29,7 @@ def serve(options: ServeOptions, clusters: Mapping[str, str | None], log: Log, s
     """Serve until `stop` is set. `clusters`: each cluster's label -> its kubeconfig context (None: the current
     one, or the in-cluster config). True when a scan was still under way: its threads end with the process."""
     fix_mmap_threshold()
-    board = Board()
+    board = Board(options.cluster_label)
     server = MetricsServer(options.host, options.port, board)  # a busy port fails here, before any scan
     http = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="serve-http",
                             daemon=True)

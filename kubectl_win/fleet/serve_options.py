@@ -24,6 +24,7 @@ class ServeOptions:
     kubeconfig: str | None = None
     request_timeout: float = 30.0
     config: str | None = None  # doctor's suppression config
+    cluster_label: str | None = None  # --cluster-label (None: `cluster`, left out for the in-cluster config)
 
 
 def parse_listen(text: str) -> tuple[str, int]:

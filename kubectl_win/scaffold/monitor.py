@@ -38,7 +38,13 @@ class MonitorOptions:
     service_monitor: bool = False
     prometheus_rule: bool = False
     grafana_dashboard: bool = False
-    cluster_label: str = "cluster"  # the label the alerts and the dashboard group clusters by
+    serve_cluster_label: str | None = None  # serve --cluster-label; None: serve adds none in the cluster
+
+    @property
+    def cluster_label(self) -> str:
+        """The label the alerts and the dashboard group clusters by: serve's, else the `cluster` label
+        multi-cluster Prometheus setups add as an external or target label."""
+        return self.serve_cluster_label or "cluster"
 
 
 def interval(value: str) -> str:
@@ -109,7 +115,8 @@ def deployment(opts: MonitorOptions) -> dict[str, Any]:
         "image": opts.image,
         # Inside a pod the listener binds every interface: the kubelet's probes and Prometheus reach the
         # pod on its IP, never on its loopback. Only the Service and the pod network expose it.
-        "args": ["serve", "--listen", f"0.0.0.0:{PORT}", "--interval", opts.interval],
+        "args": ["serve", "--listen", f"0.0.0.0:{PORT}", "--interval", opts.interval,
+                 *(("--cluster-label", opts.serve_cluster_label) if opts.serve_cluster_label else ())],
         "ports": [{"name": PORT_NAME, "containerPort": PORT, "protocol": "TCP"}],
         "resources": {key: dict(value) for key, value in RESOURCES.items()},
         "livenessProbe": {"httpGet": {"path": "/healthz", **probe_get}, "periodSeconds": 20, "timeoutSeconds": 5,
