@@ -8,6 +8,7 @@ data, in explain or in kubectl_win/scaffold/cel.py, never here.
 from __future__ import annotations
 
 import copy
+import json
 import os
 import re
 import subprocess
@@ -25,9 +26,9 @@ from kubectl_win.scaffold.admission import policy_rules
 from kubectl_win.scaffold.options import Taint
 from kubectl_win.versions import parse_version
 from tests.clirun import run_cli
-from tests.realcluster.cluster import RealCluster
+from tests.realcluster.cluster import RealCluster, StartError
 from tests.realcluster.knowledge_cases import KINDS, OS_VARIANTS, cases, checked_rules, with_os, wrap
-from tests.tools import require_corpus, require_kubectl
+from tests.tools import missing_tool, require_corpus, require_kubectl
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "kubectl_win" / "examples" / "manifests"
@@ -189,6 +190,38 @@ def verdicts(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory
 def test_every_policy_and_binding_is_accepted(verdicts: dict[str, Any]) -> None:
     kinds = [obj["kind"] for obj in verdicts["policy"]]
     assert kinds.count("ValidatingAdmissionPolicy") == kinds.count("ValidatingAdmissionPolicyBinding") == 3
+
+
+@pytest.mark.parametrize("minor_offset", [0, 1], ids=["its-minor", "a-newer-minor"])
+def test_the_policies_type_check_without_warnings(real_cluster: RealCluster, tmp_path: Path,
+                                                  minor_offset: int) -> None:
+    """The server type-checks each expression against the schemas of the kinds the policy matches
+    (status.typeChecking, by the ValidatingAdmissionPolicy status controller of kube-controller-manager),
+    for the policy of the server's own minor and for one generated for the next minor."""
+    try:
+        real_cluster.start_controllers("validatingadmissionpolicy-status-controller")
+    except StartError as exc:
+        missing_tool(str(exc))
+    major, minor = real_cluster.minor.split(".")
+    policy = apply_policy(real_cluster, tmp_path, [
+        "--min-severity", "info", "--k8s-version", f"{major}.{int(minor) + minor_offset}",
+        "--windows-taint", "os=windows:NoSchedule", "--hostprocess-namespace", "kube-system"])
+    names = [obj["metadata"]["name"] for obj in policy if obj["kind"] == "ValidatingAdmissionPolicy"]
+    warnings: dict[str, Any] = {}
+    for _ in range(240):
+        stored = {item["metadata"]["name"]: item for item in json.loads(
+            kubectl(real_cluster, "get", "validatingadmissionpolicies", "-o", "json").stdout)["items"]}
+        checked = [n for n in names if (stored[n].get("status") or {}).get("observedGeneration")
+                   == stored[n]["metadata"]["generation"]]
+        if len(checked) == len(names):
+            warnings = {n: (stored[n]["status"].get("typeChecking") or {}).get("expressionWarnings") for n in names}
+            break
+        time.sleep(0.5)
+    else:
+        raise AssertionError(f"the status controller never checked {sorted(set(names) - set(checked))}")
+    assert {n: w for n, w in warnings.items() if w} == {}
+    kubectl(real_cluster, "delete", "validatingadmissionpolicybindings,validatingadmissionpolicies",
+            "-l", "app.kubernetes.io/component=admission-policy")
 
 
 def test_the_servers_verdict_agrees_with_explain_object_by_object(real_cluster: RealCluster,

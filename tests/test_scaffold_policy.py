@@ -61,7 +61,7 @@ def test_messages_say_what_explain_says_with_the_field_path() -> None:
     by_id = {re.search(r"\[([a-z0-9-]+)\]$", v["message"]).group(1): v for v in policy["spec"]["validations"]}
     privileged = by_id["windows-privileged"]
     assert "Windows has no privileged containers" in privileged["message"]
-    assert "'spec.containers[' + string(variables.spec.containers.indexOf(c)) + '].securityContext.privileged'" \
+    assert "'spec.containers[' + string(object.spec.containers.indexOf(c)) + '].securityContext.privileged'" \
         in privileged["messageExpression"]
 
 

@@ -3,7 +3,7 @@
 A policy's CEL is type-checked against the schema of each kind it matches, so a Pod's spec and a
 workload's pod template cannot share one expression; there is one policy per place the pod spec sits
 (Pods; Deployments, StatefulSets, DaemonSets, ReplicaSets and Jobs; CronJobs), each with the same
-validations over `variables.spec`. The optional checks (tolerations for the Windows nodes' taints,
+validations over its pod spec. The optional checks (tolerations for the Windows nodes' taints,
 HostProcess pods outside the listed namespaces) are policies of their own, so a team can bind them with
 another action or leave them out. Pure functions: the command reads the cluster, this module only builds.
 """
@@ -151,10 +151,8 @@ def _pair(name: str, place: PodSpecPlace, validations: list[dict[str, str]], opt
             # An object on its way out is not worth stopping (a finalizer removal must get through).
             "matchConditions": [{"name": "not-being-deleted",
                                  "expression": "!has(object.metadata.deletionTimestamp)"}],
-            "variables": [{"name": "spec", "expression": place.spec},
-                          {"name": "meta", "expression": f"{_optional_meta(place.meta)}"},
-                          *cel.target_variables()],
-            "validations": validations,
+            "variables": [_at(variable, place) for variable in cel.target_variables()],
+            "validations": [_at(validation, place) for validation in validations],
         },
     }
     match: dict[str, Any] = {}
@@ -171,12 +169,14 @@ def _pair(name: str, place: PodSpecPlace, validations: list[dict[str, str]], opt
     return [policy, binding]
 
 
-def _optional_meta(path: str) -> str:
-    """Pod metadata; a template may leave it out (a Pod always has one)."""
-    if path == "object.metadata":
-        return path
-    parent, _, last = path.rpartition(".")
-    return f"{parent}.?{last}.orValue({{}})"
+def _at(entry: dict[str, str], place: PodSpecPlace) -> dict[str, str]:
+    """The entry with cel.SPEC and cel.META spelled out as the place's paths. Written out rather than kept
+    as variables: the server type-checks an expression against the matched kinds' schemas only through
+    `object`, and a variable's value reads as dynamic."""
+    parent, _, last = place.meta.rpartition(".")
+    meta = place.meta if place.meta == "object.metadata" else f"{parent}.?{last}"
+    return {key: value.replace(cel.SPEC, place.spec).replace(cel.META, meta) if key != "message" else value
+            for key, value in entry.items()}
 
 
 def label_selector(requirements: tuple[LabelRequirement, ...]) -> dict[str, Any]:

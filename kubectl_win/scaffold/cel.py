@@ -6,8 +6,9 @@ in knowledge/field_rules.yaml and the policy leaves it out (tests/test_scaffold_
 checked rule that is neither). The target test (is this pod meant for Windows?) mirrors
 kubectl_win/explain/target.py step by step, from the same well-known labels and knowledge lists.
 
-CEL here reads a pod spec from `variables.spec` and its metadata from `variables.meta`, so one set of
-expressions serves Pods and every workload's pod template. Optional chaining (`a.?b.orValue(x)`) keeps
+CEL here reads a pod spec at SPEC and its metadata at META, placeholders the policy spells out as the pod
+spec's path in each kind (kubectl_win/scaffold/admission.py), so one set of expressions serves Pods and
+every workload's pod template. Optional chaining (`a.?b.orValue(x)`) keeps
 every expression type-checked against the server's schema without `has()` ladders.
 """
 
@@ -20,8 +21,8 @@ from kubectl_win.explain.rules import Location, Rule
 from kubectl_win.explain.templates import _PATTERNS
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL, OS_LABELS, windows_taint_keys
 
-SPEC = "variables.spec"
-META = "variables.meta"
+SPEC = "__pod_spec__"
+META = "__pod_metadata__"
 WINDOWS = "variables.windows"
 HOSTPROCESS = "variables.hostProcess"
 OBJECT = "variables.object"
@@ -36,9 +37,15 @@ def string_list(items: Sequence[str]) -> str:
     return "[" + ", ".join(quote(item) for item in items) + "]"
 
 
+# The server's type checker does not know ResourceRequirements' `limits` and `requests` (maps of quantities,
+# "undefined field 'limits'" in status.typeChecking); a chain through them starts from dyn(), which the
+# checker leaves alone and the evaluation reads like any other value.
+_UNTYPED = (("resources", "limits"), ("resources", "requests"))
+
+
 def chain(base: str, path: Sequence[str]) -> str:
     """An optional chain to path under base: object fields with `.?`, map keys with `[?'key']`."""
-    out = base
+    out = f"dyn({base})" if tuple(path[:2]) in _UNTYPED else base
     for step in path:
         out += f".?{step}" if step.isidentifier() else f"[?{quote(step)}]"
     return out

@@ -26,12 +26,13 @@ def main(argv: list[str] | None = None) -> int:
     u.add_argument("--version", required=True, choices=builder.KUBERNETES_MINORS)
     u.add_argument("--dir", required=True, type=Path, help="state directory; DIR/kubeconfig is written")
     g = sub.add_parser("gen-module", help="regenerate modules/NAME/go.mod for the newest served patch")
-    g.add_argument("name", choices=sorted(builder.COMPONENTS))
+    g.add_argument("name", choices=sorted(c for c in builder.COMPONENTS if not c.startswith("kcm-")))
     args = parser.parse_args(argv)
 
     try:
         if args.command == "build":
-            components = [f"k8s-{v}" for v in args.version or ()] + (["krew"] if args.krew else [])
+            components = [f"{kind}-{v}" for v in args.version or () for kind in ("k8s", "kcm")]
+            components += ["krew"] if args.krew else []
             components += [name for name in ("registry", "crane", "promtool") if getattr(args, name)]
             # Without options: what the tests need (crane is for bench/bench_images.py only: --crane).
             for component in components or [c for c in builder.COMPONENTS if c != "crane"]:
