@@ -136,3 +136,24 @@ def test_an_offline_policy_run_imports_no_kubernetes_client() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120,
                             env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert result.stdout.strip() == "[]", result.stderr
+
+
+def test_from_cluster_reads_the_windows_nodes_taints_and_the_servers_version(apiserver) -> None:
+    """Through kubectl_win/kube against the test API server (it reports v1.32.0): the Windows nodes' placement
+    taints (not the Linux node's, not the node lifecycle's), and the rules of 1.32."""
+    def node(name: str, os_name: str, taints: list[dict]) -> dict:
+        return {"apiVersion": "v1", "kind": "Node",
+                "metadata": {"name": name, "labels": {"kubernetes.io/os": os_name}}, "spec": {"taints": taints}}
+
+    apiserver.put(node("win-1", "windows", [{"key": "os", "value": "windows", "effect": "NoSchedule"},
+                                            {"key": "node.kubernetes.io/not-ready", "effect": "NoExecute"}]),
+                  node("win-2", "windows", [{"key": "sku", "value": "gpu", "effect": "PreferNoSchedule"}]),
+                  node("linux-1", "linux", [{"key": "dedicated", "value": "db", "effect": "NoSchedule"}]))
+    result = run_cli("scaffold", "policy", "--from-cluster", "--kubeconfig", str(apiserver.kubeconfig))
+    assert result.exit_code == 0, result.stderr
+    objects = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    tolerations = [o for o in objects if o["metadata"]["name"] == "kubectl-win-tolerations-pods"
+                   and o["kind"] == "ValidatingAdmissionPolicy"]
+    assert [v["message"].split("taint ")[1].split(";")[0] for v in tolerations[0]["spec"]["validations"]] == \
+        ["os=windows:NoSchedule"]
+    assert objects[0]["metadata"]["annotations"]["kubectl-win.io/kubernetes-version"] == "1.32"
