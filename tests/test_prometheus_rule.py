@@ -243,3 +243,10 @@ def test_the_dashboard_groups_by_the_cluster_label_asked_for() -> None:
     exprs = [target["expr"] for panel in board["panels"] for target in panel.get("targets", [])]
     assert all('k8s_cluster=~"$cluster"' in expr for expr in exprs)
     assert "label_values(kubectl_win_scan_success, k8s_cluster)" in json.dumps(board)
+
+
+def test_the_docs_list_every_alert_as_the_rule_has_it() -> None:
+    text = (ROOT / "docs" / "monitor.md").read_text(encoding="utf-8")
+    for alert in ALERTS:
+        assert f"| `{alert.name}` | `{alert.severity}` | `{alert.wait}` | `{alert.expr.format(c='cluster')}` |" \
+            in text, alert.name
