@@ -165,3 +165,18 @@ def test_an_expired_token_is_read_again_at_once_after_a_401(apiserver, pod) -> N
 def test_ipv6_service_hosts_are_bracketed() -> None:
     assert join_host_port("fd00::1", "443") == "[fd00::1]:443"
     assert join_host_port("10.96.0.1", "443") == "10.96.0.1:443"
+
+
+def test_metrics_read_in_cluster_leave_the_cluster_label_to_prometheus(apiserver, pod) -> None:
+    """In a pod the scraping Prometheus names the cluster (a `cluster` external or target label); ours would
+    clash with it, so it is left out unless --cluster-label asks for one."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    def labels(*argv: str) -> set[tuple[str, ...]]:
+        result = run_cli("doctor", "-o", "openmetrics", *argv)
+        assert result.exit_code in (0, 1), result.stderr
+        return {tuple(sorted(s.labels.items())) for f in text_string_to_metric_families(result.stdout)
+                for s in f.samples if s.name == "kubectl_win_scan_success"}
+
+    assert labels() == {()}
+    assert labels("--cluster-label", "k8s_cluster") == {(("k8s_cluster", "in-cluster"),)}
