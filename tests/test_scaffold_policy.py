@@ -21,7 +21,7 @@ from kubectl_win.scaffold.admission import (
     LabelRequirement,
     PolicyOptions,
     left_out,
-    namespace_selector,
+    parse_namespace_selector,
     policy_objects,
     policy_rules,
 )
@@ -94,7 +94,7 @@ def test_optional_checks_are_policies_of_their_own() -> None:
 
 
 def test_namespace_selector_reads_kubectls_syntax() -> None:
-    assert namespace_selector("a=b,c!=d,e,!f,g in (h, i)") == (
+    assert parse_namespace_selector("a=b,c!=d,e,!f,g in (h, i)") == (
         LabelRequirement("a", "In", ("b",)), LabelRequirement("c", "NotIn", ("d",)), LabelRequirement("e", "Exists"),
         LabelRequirement("f", "DoesNotExist"), LabelRequirement("g", "In", ("h", "i")))
 

@@ -179,9 +179,17 @@ class PolicyFlags(Connection, WriteFlags):
     @cached_property
     def policy(self) -> PolicyOptions:
         """The options the flags alone give (--from-cluster adds the cluster's taints and version in complete)."""
+        return self.policy_with()
+
+    def policy_with(self, nodes: list[dict[str, Any]] | None = None,
+                    server_version: dict[str, Any] | None = None) -> PolicyOptions:
         from kubectl_win.scaffold.admission import policy_options
 
-        return policy_options(self)
+        self.check_write()
+        return policy_options(action=self.action, k8s_version=self.k8s_version, min_severity=self.min_severity,
+                              namespace_selector=self.namespace_selector, windows_taint=self.windows_taint,
+                              hostprocess_namespace=self.hostprocess_namespace, nodes=nodes,
+                              server_version=server_version)
 
 
 def _workload_options(kind: str) -> list[inspect.Parameter]:
@@ -543,10 +551,9 @@ def _complete_policy(flags: PolicyFlags, env: Env) -> PolicyRun:
     if not flags.from_cluster:
         return PolicyRun(flags, flags.policy)
     from kubectl_win.kube import connect
-    from kubectl_win.scaffold.admission import policy_options
 
     client = connect(flags.kube_flags())
-    return PolicyRun(flags, policy_options(flags, list(client.list("nodes")), client.server_version()))
+    return PolicyRun(flags, flags.policy_with(list(client.list("nodes")), client.server_version()))
 
 
 def _run_policy(run: PolicyRun, env: Env) -> int:

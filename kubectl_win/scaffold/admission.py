@@ -213,7 +213,7 @@ def _hostprocess(namespaces: tuple[str, ...], prefix: str) -> dict[str, str]:
             "message": text, "messageExpression": f"{cel.OBJECT} + ': ' + {cel.quote(text)}", "reason": "Forbidden"}
 
 
-def namespace_selector(text: str) -> tuple[LabelRequirement, ...]:
+def parse_namespace_selector(text: str) -> tuple[LabelRequirement, ...]:
     """--namespace-selector in kubectl's -l syntax, as LabelSelector requirements (UsageError if unreadable)."""
     from kubectl_win.errors import UsageError
     from kubectl_win.images.selector import parse_selector
@@ -241,16 +241,17 @@ def cluster_taints(nodes: list[dict[str, Any]]) -> tuple[Taint, ...]:
     return tuple(found)
 
 
-def policy_options(args: Any, nodes: list[dict[str, Any]] | None = None,
+def policy_options(*, action: str = "Warn", k8s_version: str | None = None, min_severity: str = "warning",
+                   namespace_selector: str | None = None, windows_taint: list[str] | None = None,
+                   hostprocess_namespace: list[str] | None = None, nodes: list[dict[str, Any]] | None = None,
                    server_version: dict[str, Any] | None = None) -> PolicyOptions:
-    """Validated `scaffold policy` flags; nodes and the /version answer when read from the cluster."""
+    """Validated `scaffold policy` values (the flags' texts); nodes and the /version answer when read from the
+    cluster. Every bad value is a UsageError."""
     from kubectl_win.errors import UsageError
     from kubectl_win.scaffold import options as valid
     from kubectl_win.versions import NEWEST_KNOWN
 
-    if args.out is None and args.force:
-        raise UsageError("--force only applies with --out DIR")
-    text = args.k8s_version
+    text = k8s_version
     if text is None and server_version is not None:
         text = f"{server_version.get('major', '1')}.{str(server_version.get('minor', '')).rstrip('+')}"
     try:
@@ -260,16 +261,18 @@ def policy_options(args: Any, nodes: list[dict[str, Any]] | None = None,
     if not parse_version(DEFAULT_VERSION) <= version <= (NEWEST_KNOWN[0], NEWEST_KNOWN[1] + 1):
         raise UsageError(f"--k8s-version {format_version(version)}: ValidatingAdmissionPolicy v1 needs 1.30 or "
                          f"later, and kubectl-win knows up to {format_version(NEWEST_KNOWN)}")
-    taints = tuple(dict.fromkeys(valid.taint(t) for t in args.windows_taint or ()))
+    if action not in ACTIONS or min_severity not in SEVERITIES:
+        raise UsageError(f"--action is one of {', '.join(ACTIONS)}; --min-severity one of {', '.join(SEVERITIES)}")
+    taints = tuple(dict.fromkeys(valid.taint(t) for t in windows_taint or ()))
     if not taints and nodes is not None:
         taints = cluster_taints(nodes)
     namespaces = tuple(dict.fromkeys(valid.dns1123_label(ns, "--hostprocess-namespace")
-                                     for ns in args.hostprocess_namespace or ()))
+                                     for ns in hostprocess_namespace or ()))
     return PolicyOptions(
-        action=args.action,
+        action=action,
         k8s_version=version,
-        min_severity=args.min_severity,
-        namespace_selector=namespace_selector(args.namespace_selector) if args.namespace_selector else (),
+        min_severity=min_severity,
+        namespace_selector=parse_namespace_selector(namespace_selector) if namespace_selector else (),
         windows_taints=taints,
         hostprocess_namespaces=namespaces,
     )
