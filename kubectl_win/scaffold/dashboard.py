@@ -57,8 +57,11 @@ PANELS = (
               (("max(kubectl_win_scan_duration_seconds{{{sel}}})", "duration"),
                ("sum(increase(kubectl_win_scans_total{{{sel}}}[$__rate_interval]))", "scans")), width=6),
     PanelSpec("Nodes behind on updates", "table",
-              (("max by (node, build) (kubectl_win_node_os_updates_behind{{{sel}}}) > 0", "{{node}}"),),
-              description="Monthly Windows updates each node is behind the newest for its build.", width=24),
+              (("max by (node, build) (kubectl_win_node_os_updates_behind{{{sel}}}) > 0", "{{node}}"),
+               ("time() - max by (node, build) (kubectl_win_node_os_revision_release_timestamp_seconds{{{sel}}})",
+                "{{node}} revision age")),
+              description="Monthly Windows updates each node is behind the newest for its build, and how long "
+                          "ago its revision was released.", width=24),
 )
 
 
