@@ -8,15 +8,11 @@ Threads, not processes, decided by measurement (bench/bench_fleet.py: 8 clusters
 each its own test API server on loopback, 2 shared cores). Reading a cluster is CPU-bound in Python (turning
 pages into records), so threads share one interpreter lock: the gain over a shell loop is the interpreter
 start and imports paid once instead of per cluster, and the overlap of network waits. Worker processes
-(forkserver or spawn, 2 or 4) were no faster on 2 busy cores and each costs its own interpreter and imports
-(about 50 MiB, 0.7x a whole single run): 4 workers peaked at 354 MiB over the process tree, 2 at 208 MiB, against
-70 MiB for one cluster's run. With threads, 4 clusters in flight on loopback were slower than 1 (lock contention)
-and peaked at 2x one cluster's memory (each holds its read-ahead pages), so the number in flight follows
-pace.py: one more only while the process is waiting rather than busy. Measured (best of 3, five runs): fleet
-0.45x-0.61x the loop's time (0.57x on a quiet machine: a miss; one process reads a cluster as slowly as a fresh
-one does, so the gain is the interpreter start, 0.33 s of a 0.78 s run), peak RSS 1.15x-1.20x one cluster's.
-With 50 ms of latency per page (a remote control plane) the pace reaches 4 clusters at once and the fleet takes
-0.30x the loop's time (memory then 2x, by design: four clusters are being read).
+were no faster on busy cores and each costs its own interpreter and imports. With threads, clusters in flight
+on loopback contend for the lock and each holds its read-ahead pages, so the number in flight follows pace.py:
+one more only while the process is waiting rather than busy. With latency per page (a remote control plane)
+the pace lets several clusters be read at once. bench/bench_fleet.py measures the fleet's time against the
+shell loop's and its peak memory against one cluster's run, with and without latency (`--latency`).
 """
 
 from __future__ import annotations
@@ -53,13 +49,29 @@ class ClusterScan:
         return self.report is not None
 
 
-def scan_one(context: str, options: DoctorOptions, index: int = 0) -> ClusterScan:
-    """doctor on one context; a KubectlWinError (unreachable, 401, 403 on nodes) becomes the scan's error."""
+GRACE = 2.0  # seconds past a scan's deadline before the fleet stops waiting for its thread
+
+# Scans given up at their deadline whose threads have not ended yet, by context: the next round reports such
+# a cluster as still stuck instead of starting a second thread on it (at most one stuck thread per cluster).
+_abandoned: dict[str, threading.Thread] = {}
+
+
+def scan_one(context: str, options: DoctorOptions, index: int = 0, timeout: float | None = None) -> ClusterScan:
+    """doctor on one context; a KubectlWinError (unreachable, 401, 403 on nodes, past `timeout` seconds)
+    becomes the scan's error."""
+    from dataclasses import replace
+
     from kubectl_win.doctor.run import run_doctor
     from kubectl_win.errors import KubectlWinError
 
     started = time.monotonic()
     server = _server_of(options)
+    if timeout is not None:
+        from kubectl_win.kube import KubeFlags
+        from kubectl_win.kube.deadline import Deadline
+
+        options = replace(options, kube_flags=replace(options.kube_flags or KubeFlags(),
+                                                      deadline=Deadline.after(timeout)))
     try:
         report = run_doctor(options)
     except KubectlWinError as exc:
@@ -71,44 +83,71 @@ def scan_one(context: str, options: DoctorOptions, index: int = 0) -> ClusterSca
     return ClusterScan(context, server, report, seconds=time.monotonic() - started, index=index)
 
 
-def scan_clusters(contexts: Sequence[str], options_for: Callable[[str], DoctorOptions], parallel: int = 4
-                  ) -> Iterator[ClusterScan]:
+def scan_clusters(contexts: Sequence[str], options_for: Callable[[str], DoctorOptions], parallel: int = 4,
+                  timeout: float | None = None) -> Iterator[ClusterScan]:
     """Scans as they finish (each carries its `index` in `contexts`), at most `parallel` under way at once:
     fewer while the process is busy with the ones it has (see pace.py). Each scan runs in a daemon thread, so
-    Ctrl-C ends the run at once instead of waiting for the clusters in flight."""
+    Ctrl-C ends the run at once instead of waiting for the clusters in flight.
+
+    `timeout`: each scan's deadline in seconds (--scan-timeout). The scan itself stops at it (requests and
+    credential plugins are bounded by it); whatever it still waits on past GRACE more, the cluster is
+    reported as failed and the others go on."""
     from kubectl_win.fleet.pace import WINDOW, Pace
 
     pace = Pace(parallel)
     upcoming = iter(enumerate(contexts))
-    finished: queue.Queue[tuple[ClusterScan | None, BaseException | None]] = queue.Queue()
-    running = 0
+    finished: queue.Queue[tuple[int, ClusterScan | None, BaseException | None]] = queue.Queue()
+    running: dict[int, tuple[str, threading.Thread, float]] = {}  # index -> context, thread, started
     left = len(contexts)
 
     def scan(context: str, options: DoctorOptions, index: int) -> None:
         try:
-            finished.put((scan_one(context, options, index), None))
+            finished.put((index, scan_one(context, options, index, timeout), None))
         except BaseException as exc:  # a bug, not a cluster's trouble: raised in the caller
-            finished.put((None, exc))
+            finished.put((index, None, exc))
 
     while left:
-        while running < pace.allowed():
+        while len(running) < pace.allowed():
             item = next(upcoming, None)
             if item is None:
                 break
             index, context = item
-            threading.Thread(target=scan, args=(context, options_for(context), index), daemon=True,
-                             name=f"doctor-cluster-{index}").start()
-            running += 1
+            stuck = _abandoned.get(context)
+            if stuck is not None and stuck.is_alive():
+                left -= 1
+                yield ClusterScan(context, None, None, f"the previous scan of this cluster is still stuck past its "
+                                  f"--scan-timeout of {timeout:g}s; not scanned again until it ends", 3, 0.0, index)
+                continue
+            _abandoned.pop(context, None)
+            thread = threading.Thread(target=scan, args=(context, options_for(context), index), daemon=True,
+                                      name=f"doctor-cluster-{index}")
+            running[index] = (context, thread, time.monotonic())
+            thread.start()
         try:
-            result, error = finished.get(timeout=WINDOW)
+            index, result, error = finished.get(timeout=WINDOW)
         except queue.Empty:
+            for late in _overdue(running, timeout):
+                context, thread, started = running.pop(late)
+                _abandoned[context] = thread
+                left -= 1
+                yield ClusterScan(context, None, None, f"the scan did not finish within {timeout:g}s "
+                                  "(--scan-timeout)", 3, time.monotonic() - started, late)
             continue
-        running -= 1
+        if index not in running:  # a scan given up at its deadline that ended after all: already reported
+            continue
+        del running[index]
         left -= 1
         if error is not None:
             raise error
         assert result is not None
         yield result
+
+
+def _overdue(running: dict[int, tuple[str, threading.Thread, float]], timeout: float | None) -> list[int]:
+    if timeout is None:
+        return []
+    now = time.monotonic()
+    return [index for index, (_, _, started) in running.items() if now - started > timeout + GRACE]
 
 
 def _server_of(options: DoctorOptions) -> str | None:

@@ -12,11 +12,14 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_win.kube.errors import CredentialPluginError, KubeconfigError, NoKubeconfig
 from kubectl_win.redact import redact as _redact
 from kubectl_win.redact import remember
+
+if TYPE_CHECKING:
+    from kubectl_win.kube.deadline import Deadline
 
 _OVERRIDE_CONTEXT = "kubectl-win-override"
 
@@ -31,6 +34,19 @@ class KubeFlags:
     all_namespaces: bool = False
     selector: str | None = None
     request_timeout: float = 30.0
+    deadline: Deadline | None = None  # a fleet or serve scan's --scan-timeout: bounds every read and plugin
+
+    def plugin_timeout(self) -> float | None:
+        """How long an exec credential plugin may run now: what is left of the deadline; without one, no limit
+        at a terminal (an interactive login) and a default otherwise."""
+        import sys
+
+        from kubectl_win.kube.credential_plugin import DEFAULT_TIMEOUT
+
+        if self.deadline is not None:
+            return max(0.1, self.deadline.remaining())
+        at_terminal = all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout))
+        return None if at_terminal else DEFAULT_TIMEOUT
 
 
 
@@ -107,7 +123,8 @@ MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
 def _read_yaml(path: Path) -> dict:
     import yaml
 
-    from kubectl_win.manifests import Problem, TooLarge, decode_text, read_capped, yaml_load
+    from kubectl_win.manifests.inputs import Problem, TooLarge, decode_text, read_capped
+    from kubectl_win.manifests.yamlsafe import yaml_load
 
     try:
         text = decode_text(read_capped(str(path), MAX_KUBECONFIG_BYTES), str(path))
@@ -168,7 +185,7 @@ def _with_token_file_read(entry: dict, kubeconfig: Path) -> dict:
     user = entry.get("user")
     if not isinstance(user, dict) or not isinstance(user.get("tokenFile"), str) or user.get("token"):
         return entry
-    from kubectl_win.manifests import Problem, decode_text
+    from kubectl_win.manifests.inputs import Problem, decode_text
 
     path = Path(user["tokenFile"]).expanduser()
     if not path.is_absolute():
@@ -273,11 +290,13 @@ def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, wh
                    context_name: str | None) -> ClientConfig:
     from kubernetes.client import Configuration
     from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.kube_config import KubeConfigLoader
+
+    from kubectl_win.kube.credential_plugin import BoundedLoader
 
     cfg = Configuration()
     try:
-        loader = KubeConfigLoader(config_dict=merged, active_context=active, config_base_path=None)
+        loader = BoundedLoader(config_dict=merged, active_context=active, config_base_path=None,
+                               plugin_timeout=flags.plugin_timeout)
         with _captured_loader_errors() as loader_errors:
             loader.load_and_set(cfg)
     except ConfigException as exc:

@@ -83,11 +83,11 @@ def policy_rules(version: Version, min_severity: str = "info") -> tuple[Rule, ..
 
 def _as_admitted(rule: Rule) -> Rule:
     """The rule as the policy checks it (its admission_trigger in place of the check's trigger)."""
-    from kubectl_win.record import replace
+    from dataclasses import replace
 
     if rule.admission_trigger is None or rule.check is None:
         return rule
-    return replace(rule, check=replace(rule.check, trigger=rule.admission_trigger))  # type: ignore[return-value]
+    return replace(rule, check=replace(rule.check, trigger=rule.admission_trigger))
 
 
 def policy_severity(rule: Rule) -> str:
