@@ -157,3 +157,17 @@ def test_from_cluster_reads_the_windows_nodes_taints_and_the_servers_version(api
     assert [v["message"].split("taint ")[1].split(";")[0] for v in tolerations[0]["spec"]["validations"]] == \
         ["os=windows:NoSchedule"]
     assert objects[0]["metadata"]["annotations"]["kubectl-win.io/kubernetes-version"] == "1.32"
+
+
+def test_the_docs_show_what_scaffold_policy_out_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import shlex
+
+    from tests.readme_output import console_examples, differences
+
+    [example] = [e for e in console_examples((ROOT / "docs" / "scaffold.md").read_text())
+                 if e.command.startswith("kubectl win scaffold policy --action Warn --out")]
+    monkeypatch.chdir(tmp_path)
+    result = run_cli(*shlex.split(example.command)[2:])
+    assert result.exit_code == 0, result.stderr
+    shown = [line for line in example.output if not line.startswith("$ ")]
+    assert differences(shown[:6], result.stdout.splitlines()) == []
