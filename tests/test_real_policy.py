@@ -21,7 +21,7 @@ import yaml
 
 from kubectl_win.explain.lint import lint_object, lint_object_detailed
 from kubectl_win.kube.resources import for_kind
-from kubectl_win.manifests import pod_templates
+from kubectl_win.manifests.objects import pod_templates
 from kubectl_win.scaffold.admission import policy_rules
 from kubectl_win.scaffold.options import Taint
 from kubectl_win.versions import parse_version
