@@ -56,17 +56,22 @@ def series(name: str, labels: dict[str, str], values: str) -> dict[str, str]:
     return {"series": f"{name}{{{text}}}", "values": values}
 
 
-def expand(template: str, labels: dict[str, str], value: str) -> str:
-    """What Prometheus makes of our annotation templates ($labels.X, $value, humanizeDuration)."""
-    text = re.sub(r"\{\{ \$value \| humanizeDuration \}\}", value, template)
+def expand(template: str, labels: dict[str, str], value: str, external: dict[str, str] | None = None) -> str:
+    """What Prometheus makes of our annotation templates ($labels.X, $externalLabels.X, $value,
+    humanizeDuration, the with/else that names the cluster)."""
+    text = re.sub(r"\{\{ with \$labels\.(\w+) \}\}\{\{ \. \}\}\{\{ else \}\}\{\{ \$externalLabels\.(\w+) \}\}"
+                  r"\{\{ end \}\}", lambda m: labels.get(m.group(1)) or (external or {}).get(m.group(2), ""), template)
+    text = re.sub(r"\{\{ \$value \| humanizeDuration \}\}", value, text)
     text = text.replace("{{ $value }}", value)
     return re.sub(r"\{\{ \$labels\.(\w+) \}\}", lambda m: labels.get(m.group(1), ""), text)
 
 
-def expected(alert_name: str, labels: dict[str, str], value: str) -> dict[str, Any]:
+def expected(alert_name: str, labels: dict[str, str], value: str,
+             external: dict[str, str] | None = None) -> dict[str, Any]:
     [rule] = [r for r in rule_groups()[0]["rules"] if r["alert"] == alert_name]
     return {"exp_labels": {**labels, "severity": rule["labels"]["severity"]},
-            "exp_annotations": {key: expand(text, labels, value) for key, text in rule["annotations"].items()}}
+            "exp_annotations": {key: expand(text, labels, value, external)
+                                for key, text in rule["annotations"].items()}}
 
 
 def unit_tests(exported: dict[str, list[dict[str, str]]]) -> list[dict[str, Any]]:
@@ -122,6 +127,12 @@ def unit_tests(exported: dict[str, list[dict[str, str]]]) -> list[dict[str, Any]
              {"eval_time": "27m", "alertname": "KubectlWinScanFailing",
               "exp_alerts": [expected("KubectlWinScanFailing", scan, "0")]},
              {"eval_time": "35m", "alertname": "KubectlWinScanFailing", "exp_alerts": []}]},
+        {"name": "in the cluster, serve adds no cluster label: the texts take Prometheus's external one",
+         "interval": "1m", "external_labels": {"cluster": "prod-eu"},
+         "input_series": [series("kubectl_win_scan_success", {}, "1x9 0x19 1x20")],
+         "alert_rule_test": [
+             {"eval_time": "27m", "alertname": "KubectlWinScanFailing",
+              "exp_alerts": [expected("KubectlWinScanFailing", {}, "0", {"cluster": "prod-eu"})]}]},
         {"name": "a node two monthly updates behind for 6 hours", "interval": "1m",
          "input_series": [series("kubectl_win_node_os_updates_behind", behind, "1x179 2x599 0x300")],
          "alert_rule_test": [

@@ -24,47 +24,54 @@ class Alert:
     expr: str  # {c} is the cluster label
     wait: str  # `for:`
     severity: str
-    summary: str  # Prometheus templates; {c} is the cluster label
+    summary: str  # Prometheus templates; {cluster} is the cluster's name (cluster_text)
     description: str
 
 
 ALERTS = (
     Alert("KubectlWinWindowsNodeNotReady",
           'sum by ({c}, build) (kubectl_win_windows_nodes{{ready!="true"}}) > 0', "15m", "warning",
-          "Windows nodes not Ready in {{{{ $labels.{c} }}}}",
-          "{{{{ $value }}}} Windows node(s) of build {{{{ $labels.build }}}} in cluster {{{{ $labels.{c} }}}} have "
+          "Windows nodes not Ready in {cluster}",
+          "{{{{ $value }}}} Windows node(s) of build {{{{ $labels.build }}}} in cluster {cluster} have "
           "not been Ready for 15 minutes. Run `kubectl win doctor nodes` against the cluster to see which, and why."),
     Alert("KubectlWinErrorFindings",
           'sum by ({c}, check) (kubectl_win_findings{{severity="error"}}) > 0', "30m", "warning",
-          "kubectl-win check {{{{ $labels.check }}}} reports errors in {{{{ $labels.{c} }}}}",
+          "kubectl-win check {{{{ $labels.check }}}} reports errors in {cluster}",
           "doctor's check {{{{ $labels.check }}}} has reported {{{{ $value }}}} error finding(s) in cluster "
-          "{{{{ $labels.{c} }}}} for 30 minutes. `kubectl win doctor` names the objects and the fix; "
+          "{cluster} for 30 minutes. `kubectl win doctor` names the objects and the fix; "
           "`kubectl win explain {{{{ $labels.check }}}}` explains the check."),
     Alert("KubectlWinWindowsSupportEnding",
           "(kubectl_win_os_support_end_timestamp_seconds - time()) < 90 * 86400 "
           "and (kubectl_win_os_support_end_timestamp_seconds - time()) > 0 "
           "and on ({c}, build) (sum by ({c}, build) (kubectl_win_windows_nodes) > 0)", "1h", "warning",
-          "Support for Windows build {{{{ $labels.build }}}} ends within 90 days in {{{{ $labels.{c} }}}}",
-          "Windows nodes of build {{{{ $labels.build }}}} in cluster {{{{ $labels.{c} }}}} lose support in "
+          "Support for Windows build {{{{ $labels.build }}}} ends within 90 days in {cluster}",
+          "Windows nodes of build {{{{ $labels.build }}}} in cluster {cluster} lose support in "
           "{{{{ $value | humanizeDuration }}}}. Plan the move of their workloads to a supported build."),
     Alert("KubectlWinWindowsSupportEnded",
           "time() >= kubectl_win_os_support_end_timestamp_seconds "
           "and on ({c}, build) (sum by ({c}, build) (kubectl_win_windows_nodes) > 0)", "1h", "critical",
-          "Windows build {{{{ $labels.build }}}} is out of support in {{{{ $labels.{c} }}}}",
-          "Windows nodes of build {{{{ $labels.build }}}} in cluster {{{{ $labels.{c} }}}} run a Windows Server "
+          "Windows build {{{{ $labels.build }}}} is out of support in {cluster}",
+          "Windows nodes of build {{{{ $labels.build }}}} in cluster {cluster} run a Windows Server "
           "build whose support has ended: no security updates. Replace them with nodes of a supported build."),
     Alert("KubectlWinScanFailing",
           "kubectl_win_scan_success == 0", "15m", "warning",
-          "kubectl-win cannot scan {{{{ $labels.{c} }}}}",
-          "kubectl-win serve has not been able to read cluster {{{{ $labels.{c} }}}} for 15 minutes; its "
+          "kubectl-win cannot scan {cluster}",
+          "kubectl-win serve has not been able to read cluster {cluster} for 15 minutes; its "
           "other metrics show the last good scan. Check the monitor pod's log and its RBAC."),
     Alert("KubectlWinNodeBehindOnUpdates",
           "max by ({c}, node, build) (kubectl_win_node_os_updates_behind) >= 2", "6h", "warning",
-          "Windows node {{{{ $labels.node }}}} is behind on updates in {{{{ $labels.{c} }}}}",
-          "Windows node {{{{ $labels.node }}}} (build {{{{ $labels.build }}}}) in cluster {{{{ $labels.{c} }}}} "
+          "Windows node {{{{ $labels.node }}}} is behind on updates in {cluster}",
+          "Windows node {{{{ $labels.node }}}} (build {{{{ $labels.build }}}}) in cluster {cluster} "
           "is {{{{ $value }}}} monthly updates behind the newest released for its build. Upgrade the node image "
           "(or run Windows Update) and cordon and drain it first."),
 )
+
+
+def cluster_text(cluster_label: str) -> str:
+    """The cluster's name in an alert's texts: the series' label, else Prometheus's external label of that name
+    (`serve` in the cluster adds none by default: the Prometheus that scrapes it knows the cluster)."""
+    return (f"{{{{ with $labels.{cluster_label} }}}}{{{{ . }}}}{{{{ else }}}}"
+            f"{{{{ $externalLabels.{cluster_label} }}}}{{{{ end }}}}")
 
 
 def anchor(name: str) -> str:
@@ -80,8 +87,8 @@ def alert_rules(cluster_label: str = DEFAULT_CLUSTER_LABEL, runbook_base: str = 
         "for": alert.wait,
         "labels": {"severity": alert.severity},
         "annotations": {
-            "summary": alert.summary.format(c=cluster_label),
-            "description": alert.description.format(c=cluster_label),
+            "summary": alert.summary.format(cluster=cluster_text(cluster_label)),
+            "description": alert.description.format(cluster=cluster_text(cluster_label)),
             "runbook_url": f"{runbook_base}#{anchor(alert.name)}",
         },
     } for alert in ALERTS]
