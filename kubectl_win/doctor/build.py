@@ -319,6 +319,8 @@ class SnapshotBuilder:
             for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
                                            ("terminated", state.terminated_reason, state.terminated_message)):
                 found = symptoms.match(message, reason, where)
+                if found is not None and found.placed and reason in _NOT_FAILING:
+                    continue  # a back-off or a container on its way up: the model places failures only
                 if found is None:
                     if not (message and on_windows and reason not in _NOT_FAILING):
                         continue

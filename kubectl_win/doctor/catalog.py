@@ -42,6 +42,11 @@ def catalog() -> dict[str, CheckInfo]:
             entry["check"], "events", entry.get("severity") or "warning", entry.get("title") or entry["check"],
             SYMPTOM_MESSAGE, "check", " ".join(str(entry.get("cause") or "").split()).rstrip(".") + ".",
             "; ".join(entry.get("sources") or ()), entry.get("enforced_by"))
+    from kubectl_win.doctor.signatures import model
+
+    for entry in model.catalogue_entries():  # one check per subsystem of the node stack (failure_model.yaml)
+        out[entry["id"]] = CheckInfo(entry["id"], "events", "warning", entry["title"], model.MESSAGE, "check",
+                                     entry["remediation"], "; ".join(entry["sources"]), None)
     return out
 
 

@@ -9,7 +9,8 @@ from kubectl_win import builds
 from kubectl_win.doctor import fixes
 from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.records import EventRecord, PodRecord, Snapshot
-from kubectl_win.doctor.signatures import structure, symptoms
+from kubectl_win.doctor.signatures import model, structure, symptoms
+from kubectl_win.doctor.signatures.agents import agent_kinds
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.manifests import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
@@ -57,8 +58,28 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
         place.append(f"{event.count}x")
     where = f" ({', '.join(place)})" if place else ""
     values = {"object": event.ref.display(), "reason": event.reason or "status", "excerpt": excerpt,
-              "where": where, "node": node_name, "fix": _fix(event, snapshot, pod, node)}
+              "where": where, "node": node_name}
+    if model.subsystem_of_check(event.check):
+        reading = model.read(event.message, event.reason, "node" if event.ref.kind == "Node" else "pod")
+        place = [f"{event.count}x"] if event.count > 1 else []
+        values.update(reading.labels(), where=f" ({', '.join(place)})" if place else "",
+                      fix=model.next_steps(reading, node_name if node_name != "the node" else None,
+                                           _agents_on(snapshot, node_name)))
+    else:
+        values["fix"] = _fix(event, snapshot, pod, node)
     return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(), **values)
+
+
+def _agents_on(snapshot: Snapshot, node_name: str) -> model.AgentPods:
+    """The node agents' pods on the node (kind -> namespace, name), the first of each kind, for their logs."""
+    out: model.AgentPods = {}
+    for pod in snapshot.pods:
+        if pod.node != node_name:
+            continue
+        owner = pod.controller.name if pod.controller else ""
+        for kind in agent_kinds(pod.name, owner, *(c.image for c in pod.containers)):
+            out.setdefault(kind, (pod.namespace, pod.name))
+    return out
 
 
 def _template_fix(event: EventRecord, pod: PodRecord | None, node_name: str) -> Fix:

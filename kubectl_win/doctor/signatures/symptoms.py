@@ -5,9 +5,10 @@ entry of knowledge/symptoms.yaml that claims it, with every Windows error code i
 node logs elsewhere. It tries, in order: the catalogue's specific entries (their text is the failure),
 the structural matcher (doctor/structure.py: operation, component and Windows code of the error chain,
 mapped to a check by knowledge/error_chains.yaml), then the catalogue's `broad` entries (text shared by
-many failures, such as an hcs::CreateComputeSystem prefix). A Windows runtime message nothing claims still
-comes back, as the generic `windows-runtime-error`; a message whose only Windows trace is an error code
-comes back as `windows-error-code`. Callers decide whether the context is Windows: the generic results and
+many failures, such as an hcs::CreateComputeSystem prefix), then the model of the node stack
+(doctor/signatures/model.py: the subsystem check `windows-<subsystem>-failure`, with the component, operation
+and condition it reads). Only a message in which the model finds nothing comes back as a generic result:
+`windows-runtime-error` for Windows runtime text, `windows-error-code` for a bare Windows error code. Callers decide whether the context is Windows: the generic results and
 the `windows_only` ones (structural matches, text that Linux nodes print too) are only meaningful there.
 """
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from kubectl_win.doctor.signatures import structure
+from kubectl_win.doctor.signatures import model, structure
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, find_codes
 
@@ -60,6 +61,7 @@ class Match:
     generic: bool = False
     windows_only: bool = False  # only meaningful on a Windows node or pod
     structural: bool = False  # claimed by its structure (knowledge/error_chains.yaml), not its text
+    placed: bool = False  # placed by the model of the node stack (knowledge/failure_model.yaml), no specific entry
 
 
 @cache
@@ -118,6 +120,19 @@ def match_structure(message: str, reason: str = "", where: str = "events") -> Ma
                  structural=True)
 
 
+def match_model(message: str, reason: str = "", where: str = "events") -> Match | None:
+    """The subsystem check the model places the message in (doctor/signatures/model.py), or None when it finds
+    neither an operation, a component nor a Windows condition. A node log line counts only when it reports a
+    failure."""
+    if where == "log" and not model.is_failure_line(message):
+        return None
+    reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod")
+    if not reading.identified:
+        return None
+    return Match(reading.check, reading.cause(), "", find_codes(message), windows_only=True, structural=True,
+                 placed=True)
+
+
 def match(message: str, reason: str = "", where: str = "events") -> Match | None:
     """The catalogue entry claiming the text, else a generic Windows result, else None."""
     if not message:
@@ -132,6 +147,9 @@ def _match(message: str, reason: str, where: str) -> Match | None:
     codes = find_codes(message)
     found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
              or _text_match(message, reason, where, codes, True))
+    if found is not None:
+        return found
+    found = match_model(message, reason, where)
     if found is not None:
         return found
     if _RUNTIME_MARKERS.search(message):

@@ -1,0 +1,325 @@
+"""The model of the Windows node stack (knowledge/failure_model.yaml): a failure message -> who reported it
+(component), what was being done (operation), on what (object) and with which Windows condition, placed in
+a subsystem of the node (network, dns, proxy, volume, image, runtime, node, resources, identity), with the
+cause in one sentence and the next steps that fit that subsystem on that node.
+
+The catalogue (knowledge/symptoms.yaml, knowledge/error_chains.yaml) names specific root causes; this reads
+any failure by its structure, so a text nobody has seen before still gets its place, its likely cause and
+where to look, and the generic fallback is left for a message in which none of the four can be found.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+from kubectl_win.findings import Fix
+from kubectl_win.knowledge import load
+from kubectl_win.wincodes import Decoded, codes_in_text, find_codes
+
+SUBSYSTEMS = ("network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity")
+CHECK_PREFIX = "windows-"
+CHECK_SUFFIX = "-failure"
+MESSAGE = "{object}: {reason}: {subsystem}: {component} could not {operation} on {node}{where}: {cause}. Message: {excerpt}"
+# A node log line is read only when it reports a failure (klog E/W lines, logrus/zap error and warning levels,
+# or failure words): component logs are mostly progress.
+_LOG_FAILURE = re.compile(
+    r"^[EWF]\d{4} |level=(error|warn|warning|fatal)|\"level\":\s*\"(error|warn|warning|fatal)\"|\b(ERROR|WARN(ING)?|FATAL)\b|"
+    r"\b(fail(ed|ure|s)?|error|unable|cannot|can't|could not|refused|denied|timed out|timeout|not found|invalid)\b",
+    re.IGNORECASE)
+
+
+def check_id(subsystem: str) -> str:
+    return f"{CHECK_PREFIX}{subsystem}{CHECK_SUFFIX}"
+
+
+def subsystem_of_check(check: str) -> str | None:
+    """'windows-volume-failure' -> 'volume'; None for any other check."""
+    if check.startswith(CHECK_PREFIX) and check.endswith(CHECK_SUFFIX):
+        middle = check[len(CHECK_PREFIX):-len(CHECK_SUFFIX)]
+        return middle if middle in SUBSYSTEMS else None
+    return None
+
+
+@dataclass(frozen=True)
+class _Component:
+    id: str
+    title: str
+    subsystem: str
+    pattern: re.Pattern[str]
+    logs: str | None
+    agent: str | None
+    next: tuple[dict[str, Any], ...]
+    decides: bool
+    weak: bool
+    named: tuple[tuple[str, re.Pattern[str]], ...]  # (cni:flannel, its pattern), (csi:smb, ...)
+
+
+@dataclass(frozen=True)
+class _Operation:
+    id: str
+    phrase: str
+    subsystem: str
+    pattern: re.Pattern[str] | None
+    reasons: frozenset[str]
+    weak: bool
+
+
+@dataclass(frozen=True)
+class _Condition:
+    id: str
+    meaning: str
+    subsystem: str | None
+    codes: frozenset[str]
+    pattern: re.Pattern[str] | None
+    causes: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Model:
+    subsystems: dict[str, dict[str, Any]]
+    components: tuple[_Component, ...]
+    operations: tuple[_Operation, ...]
+    objects: tuple[tuple[str, str, re.Pattern[str]], ...]
+    conditions: tuple[_Condition, ...]
+    exit_codes: tuple[tuple[str, str, frozenset[str]], ...]  # (condition, subsystem, code names)
+
+
+def _any(patterns: list[str] | None) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+
+
+@cache
+def _model() -> _Model:
+    data = load("failure_model")
+    components = []
+    for c in data["components"]:
+        named: list[tuple[str, re.Pattern[str]]] = []
+        for binary in c.get("binaries") or ():
+            named.append((f"cni:{binary}", re.compile(rf"(?<![\w-]){re.escape(binary)}(?![\w-])", re.IGNORECASE)))
+        for driver, pattern in (c.get("drivers") or {}).items():
+            named.append((f"csi:{driver}", re.compile(pattern, re.IGNORECASE)))
+        components.append(_Component(c["id"], c["title"], c["subsystem"], _any(c["patterns"]),  # type: ignore[arg-type]
+                                     c.get("logs"), c.get("agent"), tuple(c.get("next") or ()), bool(c.get("decides")),
+                                     bool(c.get("weak")), tuple(named)))
+    operations = tuple(_Operation(o["id"], o["phrase"], o["subsystem"], _any(o.get("patterns")),
+                                  frozenset(o.get("reasons") or ()), bool(o.get("weak"))) for o in data["operations"])
+    objects = tuple((o["id"], o["phrase"], _any(o["patterns"])) for o in data["objects"])
+    conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
+                                  _any(c.get("patterns")), dict(c.get("causes") or {})) for c in data["conditions"])
+    exits = tuple((e["condition"], e["subsystem"], frozenset(e["codes"])) for e in data.get("exit_codes") or ())
+    return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
+                  conditions, exits)
+
+
+def _core(name: str) -> str:
+    """HRESULT_FROM_WIN32(ERROR_ACCESS_DENIED) -> ERROR_ACCESS_DENIED."""
+    return name.partition("(")[2].rstrip(")") or name
+
+
+_CNI_TYPE = re.compile(r"""plugin type=\\?["']([\w.-]+)""")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Where a failure sits in the model. Any of the parts may be unknown; `identified` says whether one is known."""
+
+    subsystem: str
+    component: str | None  # the one that reported it (the deepest layer found)
+    components: tuple[str, ...]
+    operation: str | None
+    object: str | None
+    condition: str | None
+    code: Decoded | None  # the Windows code that names the condition, when one does
+    codes: tuple[Decoded, ...]
+
+    @property
+    def identified(self) -> bool:
+        return bool(self.operation or self.components or self.condition)
+
+    @property
+    def check(self) -> str:
+        return check_id(self.subsystem)
+
+    def component_title(self) -> str:
+        if self.component is None:
+            return "a node component"
+        if self.component.startswith(("cni:", "csi:")):
+            kind, _, name = self.component.partition(":")
+            return f"the {name} {'CNI plugin' if kind == 'cni' else 'CSI driver'}"
+        info = _component(self.component)
+        return info.title if info else self.component
+
+    def operation_phrase(self) -> str:
+        info = next((o for o in _model().operations if o.id == self.operation), None)
+        return info.phrase if info else "do its work"
+
+    def cause(self) -> str:
+        """One sentence: who could not do what, and the likely cause the condition gives in this subsystem."""
+        condition = next((c for c in _model().conditions if c.id == self.condition), None)
+        code = f" ({self.code.hex} {self.code.name})" if self.code else ""
+        if condition is not None:
+            why = condition.causes.get(self.subsystem) or condition.meaning
+        elif self.code is not None:
+            why = self.code.hint or self.code.meaning.rstrip(".")
+        else:
+            where = self.component_title() if self.component else "the node component"
+            return f"no Windows condition is named; {where}'s own log on the node says why"
+        return f"{why.rstrip('.')}{code}"
+
+    def labels(self) -> dict[str, str]:
+        """The finding's values: subsystem, component, operation, cause."""
+        return {"subsystem": self.subsystem, "component": self.component_title(),
+                "operation": self.operation_phrase(), "cause": self.cause()}
+
+
+def _component(cid: str) -> _Component | None:
+    return next((c for c in _model().components if c.id == cid), None)
+
+
+def read(message: str, reason: str = "", context: str = "pod") -> Reading:
+    """The message's place in the model; context ('pod' or 'node') decides only when nothing else does."""
+    return _read(message or "", reason or "", context)
+
+
+@lru_cache(maxsize=4096)
+def _read(message: str, reason: str, context: str) -> Reading:
+    model = _model()
+    operation = next((o for o in model.operations if o.pattern is not None and o.pattern.search(message)), None)
+    if operation is None and reason:
+        operation = next((o for o in model.operations if reason in o.reasons), None)
+    found: list[_Component] = [c for c in model.components if c.pattern.search(message)]
+    names: list[str] = []
+    for component in found:
+        named = [cid for cid, pattern in component.named if pattern.search(message)]
+        if component.id == "cni":
+            named = [f"cni:{m.group(1)}" for m in _CNI_TYPE.finditer(message)] + named
+        names.extend(dict.fromkeys(named) or [component.id])
+    obj = next((oid for oid, _phrase, pattern in model.objects if pattern.search(message)), None)
+    numeric = find_codes(message)
+    seen = {c.code for c in numeric}
+    codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
+    condition, code = _condition(message, codes)
+    subsystem = _subsystem(operation, found, condition, context)
+    return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
+                   operation.id if operation else None, obj, condition.id if condition else None, code, codes)
+
+
+def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None]:
+    known = [c for c in codes if not c.name.startswith("(unknown")]
+    for condition in _model().conditions:
+        for code in known:
+            if _core(code.name) in condition.codes:
+                return condition, code
+    for condition in _model().conditions:
+        if condition.pattern is not None and condition.pattern.search(message):
+            return condition, None  # named by its text: a code elsewhere in the message is not its code
+    return None, known[0] if known else None
+
+
+def _subsystem(operation: _Operation | None, components: list[_Component], condition: _Condition | None,
+               context: str) -> str:
+    if operation is not None and not operation.weak:
+        return operation.subsystem
+    decider = next((c for c in components if c.decides), None)
+    if decider is not None:
+        return decider.subsystem
+    if condition is not None and condition.subsystem:
+        return condition.subsystem
+    strong = next((c for c in components if not c.weak), None)
+    if strong is not None:
+        return strong.subsystem
+    if operation is not None:
+        return operation.subsystem
+    if components:
+        return components[0].subsystem
+    return "node" if context == "node" else "runtime"
+
+
+def is_failure_line(line: str) -> bool:
+    """Whether a node log line reports a failure (the model reads only those)."""
+    return bool(_LOG_FAILURE.search(line))
+
+
+def exit_subsystem(code: Decoded) -> str:
+    """The subsystem a terminated container's Windows exit code points to (runtime unless the table says)."""
+    for _condition_id, subsystem, names in _model().exit_codes:
+        if _core(code.name) in names:
+            return subsystem
+    return "runtime"
+
+
+def subsystem_info(subsystem: str) -> dict[str, Any]:
+    return _model().subsystems[subsystem]
+
+
+def catalogue_entries() -> list[dict[str, Any]]:
+    """One catalogue check per subsystem (doctor/catalog.py): its id, title, remediation and sources."""
+    out = []
+    for subsystem in SUBSYSTEMS:
+        info = subsystem_info(subsystem)
+        out.append({"id": check_id(subsystem), "subsystem": subsystem, "title": info["title"],
+                    "remediation": f"Read the failure in its place: {info['meaning']}; follow the next steps "
+                                   f"on the node it names.",
+                    "sources": list(info.get("sources") or ())})
+    return out
+
+
+# --- next steps -------------------------------------------------------------------------------------------
+
+AgentPods = dict[str, tuple[str, str]]  # agent kind -> (namespace, pod) on the node
+
+
+def next_steps(reading: Reading, node: str | None, agents: AgentPods | None = None) -> Fix:
+    """The commands a user pastes next for this failure on this node: the reporting component's log and agent
+    pod first, then what the subsystem needs, at most four; a note with what the Windows code means."""
+    steps: list[dict[str, Any]] = []
+    for cid in reading.components[:2]:
+        info = _component(cid.partition(":")[0] if ":" in cid else cid)
+        if info is None or info.weak:
+            continue
+        if info.agent:
+            steps.append({"agent": info.agent})
+        if info.logs:
+            steps.append({"logs": info.logs})
+        steps.extend(info.next)
+    steps.extend(subsystem_info(reading.subsystem).get("next") or ())
+    for cid in reading.components:
+        info = _component(cid.partition(":")[0] if ":" in cid else cid)
+        if info is not None and info.weak and info.logs:
+            steps.append({"logs": info.logs})
+    commands: list[tuple[str, ...]] = []
+    for step in steps:
+        argv = _command(step, node, agents or {})
+        if argv is not None and argv not in commands:
+            commands.append(argv)
+    hints = [f"{reading.code.hex} {reading.code.name}: {reading.code.hint}"] if reading.code and reading.code.hint else []
+    where = f" on {node}" if node else ""
+    note = (f"Start with {reading.component_title()}{where}, the commands in order. "
+            f"The {reading.subsystem} subsystem is {subsystem_info(reading.subsystem)['meaning']}.")
+    return Fix(commands=tuple(commands[:4]), note=" ".join([note, *[h.rstrip('.') + '.' for h in hints]]))
+
+
+def _command(step: dict[str, Any], node: str | None, agents: AgentPods) -> tuple[str, ...] | None:
+    target = node or "NODE"
+    if "logs" in step:
+        return ("kubectl", "win", "logs", target, str(step["logs"]), "--since", "1h")
+    if step.get("hns"):
+        return ("kubectl", "win", "hns", target)
+    if step.get("configz"):
+        return ("kubectl", "get", "--raw", f"/api/v1/nodes/{target}/proxy/configz")
+    if step.get("describe"):
+        return ("kubectl", "describe", "node", target)
+    if "agent" in step:
+        kind = str(step["agent"])
+        if kind in agents:
+            namespace, pod = agents[kind]
+            return ("kubectl", "logs", "-n", namespace, pod, "--all-containers", "--since", "1h")
+        if kind == "gmsa_webhook":
+            return None  # it runs on Linux nodes; the subsystem's own steps find it
+        return ("kubectl", "get", "pods", "-A", "-o", "wide", "--field-selector", f"spec.nodeName={target}")
+    if "command" in step:
+        return tuple(str(arg).replace("{node}", target) for arg in step["command"])
+    return None
