@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubectl_win.doctor.records import Skipped, Snapshot
-from kubectl_win.doctor.signatures import symptoms
+from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.errors import KubectlWinError
 from kubectl_win.findings import Finding, ObjectRef
 
@@ -161,9 +161,15 @@ def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
             ("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
              found.check.removeprefix("symptom-")),))
         where = f" (on {node}, {count}x in the last hour)" if count > 1 else f" (on {node}, in the last hour)"
+        labels: dict[str, str] = {}
+        if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
+            reading = model.read(line, "", "node")
+            labels = reading.labels()
+            fix = model.next_steps(reading, node)
+            where = f" ({count}x in the last hour)" if count > 1 else " (in the last hour)"
         try:
             out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                               excerpt=excerpt, where=where, node=node, fix=fix))
+                               excerpt=excerpt, where=where, node=node, fix=fix, **labels))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

@@ -22,7 +22,7 @@ from kubectl_win.collect.bundle import Bundle, node_entries, open_bundle
 from kubectl_win.doctor.catalog import bundle_checks
 from kubectl_win.doctor.records import Skipped, Snapshot
 from kubectl_win.doctor.render.report import DoctorReport
-from kubectl_win.doctor.signatures import symptoms
+from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.errors import InputError, KubectlWinError
 from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.knowledge import load
@@ -195,9 +195,15 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
             note=f"See {member} line {number} in the bundle, and the node's current log.")
         times = f", {count}x" if count > 1 else ""
         where = f" (on {node}, bundle: {member}:{number}{times})"
+        labels: dict[str, str] = {}
+        if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
+            reading = model.read(text_line, "", "node")
+            labels = reading.labels()
+            fix = model.next_steps(reading, node)
+            where = f" (bundle: {member}:{number}{times})"
         try:
             result = finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                             excerpt=excerpt, where=where, node=node, fix=fix)
+                             excerpt=excerpt, where=where, node=node, fix=fix, **labels)
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
         result.file, result.line = member, number

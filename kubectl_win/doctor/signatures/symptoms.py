@@ -50,6 +50,8 @@ class Symptom:
     fix: Any  # a fix template (findings.fix_from_template): a note, or {commands, note}; "" when built by the check
     broad: bool = False  # tried after the structural matcher
     windows_only: bool = False
+    subsystem: str = ""  # its place in the model of the node stack (knowledge/failure_model.yaml)
+    component: str = ""
 
 
 @dataclass(frozen=True)
@@ -74,7 +76,8 @@ def catalogue() -> tuple[Symptom, ...]:
                            frozenset(entry.get("reasons") or ()), pattern,
                            frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
                            " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
-                           bool(entry.get("broad")), bool(entry.get("windows_only"))))
+                           bool(entry.get("broad")), bool(entry.get("windows_only")), str(entry.get("subsystem") or ""),
+                           str(entry.get("component") or "")))
     return tuple(out)
 
 
@@ -165,6 +168,15 @@ def unrecognised(message: str) -> Match:
     also the ones it names only by their text, so nothing Windows-related is silently dropped."""
     return Match(UNRECOGNISED, "no catalogue entry or error-chain rule recognises this Windows warning", "",
                  structure.parse(message).codes if message else (), generic=True)
+
+
+def subsystem(check: str) -> str | None:
+    """The subsystem of the node stack a check's failures belong to: the catalogue entry's, the model's own
+    checks' (windows-<subsystem>-failure); None for the generic fallbacks."""
+    symptom = _by_check().get(check)
+    if symptom is not None and symptom.subsystem:
+        return symptom.subsystem
+    return model.subsystem_of_check(check)
 
 
 def cause(check: str) -> str:
