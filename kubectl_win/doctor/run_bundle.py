@@ -174,8 +174,9 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
             continue
         line = parse(raw)
         found = symptoms.match(line.text, "", "log")
-        if found is None or found.generic:
-            unclaimed.append((number, line.text))
+        if found is None or found.generic or (found.placed and component == "kube-proxy"
+                                              and kube_proxy_matches([line.text])):
+            unclaimed.append((number, line.text))  # kube-proxy's own sync errors are more specific than the model
             continue
         key = (found.check, line.pod)
         if key in seen:

@@ -166,7 +166,7 @@ class Reading:
             why = self.code.hint or self.code.meaning.rstrip(".")
         else:
             where = self.component_title() if self.component else "the node component"
-            return f"no Windows condition is named; {where}'s own log on the node says why"
+            return f"no Windows condition is named; {where}'s own log says why"
         return f"{why.rstrip('.')}{code}"
 
     def labels(self) -> dict[str, str]:
