@@ -238,6 +238,18 @@ def _subsystem(operation: _Operation | None, components: list[_Component], condi
     return "node" if context == "node" else "runtime"
 
 
+@cache
+def _restating() -> tuple[frozenset[str], re.Pattern[str] | None]:
+    data = load("failure_model").get("restating") or {}
+    return frozenset(data.get("reasons") or ()), _any(data.get("patterns"))
+
+
+def restates(message: str, reason: str = "") -> bool:
+    """Whether the message only restates an earlier failure (a back-off), which the model does not place."""
+    reasons, pattern = _restating()
+    return reason in reasons or bool(pattern is not None and pattern.search(message))
+
+
 def is_failure_line(line: str) -> bool:
     """Whether a node log line reports a failure (the model reads only those)."""
     return bool(_LOG_FAILURE.search(line))

@@ -127,7 +127,7 @@ def match_model(message: str, reason: str = "", where: str = "events") -> Match 
     """The subsystem check the model places the message in (doctor/signatures/model.py), or None when it finds
     neither an operation, a component nor a Windows condition. A node log line counts only when it reports a
     failure."""
-    if where == "log" and not model.is_failure_line(message):
+    if (where == "log" and not model.is_failure_line(message)) or model.restates(message, reason):
         return None
     reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod")
     if not reading.identified:
