@@ -133,7 +133,7 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
     return findings
 
 
-def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
+def scan_lines(node: str, component: str, lines: list[str], window: str = "in the last hour") -> list[Finding]:
     """One finding per symptom per component: the catalogue's own entries (generic matches are too noisy in
     logs), then kube-proxy's HNS failures the catalogue does not claim."""
     from kubectl_win.doctor.catalog import finding
@@ -161,13 +161,13 @@ def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
         fix = fix_from_template(found.fix, values) if found.fix else Fix(commands=(
             ("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
              found.check.removeprefix("symptom-")),))
-        where = f" (on {node}, {count}x in the last hour)" if count > 1 else f" (on {node}, in the last hour)"
+        where = f" (on {node}, {count}x {window})" if count > 1 else f" (on {node}, {window})"
         labels: dict[str, str] = {}
         if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
             reading = model.read(line, "", "node")
             labels = reading.labels()
             fix = model.next_steps(reading, node)
-            where = f" ({count}x in the last hour)" if count > 1 else " (in the last hour)"
+            where = f" ({count}x {window})" if count > 1 else f" ({window})"
         try:
             out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
                                excerpt=excerpt, where=where, node=node, fix=fix, **labels))

@@ -130,8 +130,8 @@ def match_model(message: str, reason: str = "", where: str = "events") -> Match 
     if (where == "log" and not model.is_failure_line(message)) or model.restates(message, reason):
         return None
     reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod")
-    if not reading.identified:
-        return None
+    if not reading.identified or (where == "log" and not (reading.operation or reading.condition)):
+        return None  # a log line that only names the component writing it says nothing yet
     return Match(reading.check, reading.cause(), "", find_codes(message), windows_only=True, structural=True,
                  placed=True)
 
