@@ -60,10 +60,12 @@ def test_every_catalogue_entry_has_its_place_in_the_model() -> None:
     ('Failed to pull image "contoso.azurecr.io/app:2": rpc error: code = Unknown desc = failed to pull and unpack '
      'image: failed to extract layer sha256:aa: write C:\\ProgramData\\containerd\\x: There is not enough space on the '
      'disk.', "Failed", "image", "containerd", "unpack", "disk-full"),
-    ('Failed to pull image "contoso.azurecr.io/app:2": rpc error: code = Unknown desc = failed to authorize: failed to '
-     'fetch oauth token: unexpected status: 401 Unauthorized', "Failed", "image", "containerd", "pull", "registry-auth"),
-    ('E1203 10:00:00.000000 4120 proxier.go:1200] "Failed to create load balancer" err="hcnCreateLoadBalancer failed in '
-     'Win32: The parameter is incorrect. (0x57)" enableDSR=true', "", "proxy", "hns", "sync-proxy", "invalid-parameter"),
+    ('Failed to pull image "contoso.azurecr.io/app:2": rpc error: code = Unknown desc = failed to authorize: failed '
+     'to fetch oauth token: unexpected status: 401 Unauthorized', "Failed", "image", "containerd", "pull",
+     "registry-auth"),
+    ('E1203 10:00:00.000000 4120 proxier.go:1200] "Failed to create load balancer" err="hcnCreateLoadBalancer failed '
+     'in Win32: The parameter is incorrect. (0x57)" enableDSR=true', "", "proxy", "hns", "sync-proxy",
+     "invalid-parameter"),
     ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network for sandbox "9f": plugin '
      'type="antrea" failed (add): rpc error: code = DeadlineExceeded', "FailedCreatePodSandBox", "network",
      "cni:antrea", "sandbox-network", "timeout"),
@@ -71,8 +73,8 @@ def test_every_catalogue_entry_has_its_place_in_the_model() -> None:
      "timeout"),
     ('Failed to run kubelet: failed to run Kubelet: unknown flag: --cgroup-driver', "", "node", "kubelet",
      "kubelet-start", "invalid-config"),
-    ('admission webhook "admission-webhook.windows-gmsa.sigs.k8s.io" denied the request: cannot find GMSACredentialSpec '
-     'webapp1', "FailedCreate", "identity", "gmsa-webhook", "admission", "not-found"),
+    ('admission webhook "admission-webhook.windows-gmsa.sigs.k8s.io" denied the request: cannot find '
+     'GMSACredentialSpec webapp1', "FailedCreate", "identity", "gmsa-webhook", "admission", "not-found"),
     ('Error: failed to create containerd task: failed to create shim task: hcs::CreateComputeSystem web: The paging '
      'file is too small for this operation to complete.', "StartError", "resources", "hcsshim", "create",
      "out-of-memory"),

@@ -67,9 +67,9 @@ def test_kubelet_file_is_fetched_and_filtered_here(server) -> None:  # noqa: ANN
 
 
 def test_analyse_reads_the_failures_as_doctor_does(server) -> None:  # noqa: ANN001
-    log = kubelet_log() + klog("E", timedelta(minutes=5), 'operation_generator.go:1500] "MountVolume.SetUp failed for '
-                                "volume \\\"logs\\\" : mklink C:\\\\var\\\\lib\\\\kubelet\\\\pods\\\\x: The filename or "
-                                'extension is too long."') + "\n"
+    mount = ('operation_generator.go:1500] "MountVolume.SetUp failed for volume \\"logs\\" : mklink '
+             'C:\\\\var\\\\lib\\\\kubelet\\\\pods\\\\x: The filename or extension is too long."')
+    log = kubelet_log() + klog("E", timedelta(minutes=5), mount) + "\n"
     server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})
     result = logs(server, "win-a", "kubelet", "--since", "1h", "--analyse")
     assert result.exit_code == 1, result.stderr

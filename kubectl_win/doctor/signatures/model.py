@@ -22,11 +22,13 @@ from kubectl_win.wincodes import Decoded, codes_in_text, find_codes
 SUBSYSTEMS = ("network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity")
 CHECK_PREFIX = "windows-"
 CHECK_SUFFIX = "-failure"
-MESSAGE = "{object}: {reason}: {subsystem}: {component} could not {operation} on {node}{where}: {cause}. Message: {excerpt}"
+MESSAGE = ("{object}: {reason}: {subsystem}: {component} could not {operation} on {node}{where}: {cause}. "
+           "Message: {excerpt}")
 # A node log line is read only when it reports a failure (klog E/W lines, logrus/zap error and warning levels,
 # or failure words): component logs are mostly progress.
 _LOG_FAILURE = re.compile(
-    r"^[EWF]\d{4} |level=(error|warn|warning|fatal)|\"level\":\s*\"(error|warn|warning|fatal)\"|\b(ERROR|WARN(ING)?|FATAL)\b|"
+    r"^[EWF]\d{4} |level=(error|warn|warning|fatal)|\"level\":\s*\"(error|warn|warning|fatal)\"|"
+    r"\b(ERROR|WARN(ING)?|FATAL)\b|"
     r"\b(fail(ed|ure|s)?|error|unable|cannot|can't|could not|refused|denied|timed out|timeout|not found|invalid)\b",
     re.IGNORECASE)
 
@@ -307,7 +309,8 @@ def next_steps(reading: Reading, node: str | None, agents: AgentPods | None = No
         argv = _command(step, node, agents or {})
         if argv is not None and argv not in commands:
             commands.append(argv)
-    hints = [f"{reading.code.hex} {reading.code.name}: {reading.code.hint}"] if reading.code and reading.code.hint else []
+    code = reading.code
+    hints = [f"{code.hex} {code.name}: {code.hint}"] if code is not None and code.hint else []
     where = f" on {node}" if node else ""
     note = (f"Start with {reading.component_title()}{where}, the commands in order. "
             f"The {reading.subsystem} subsystem is {subsystem_info(reading.subsystem)['meaning']}.")

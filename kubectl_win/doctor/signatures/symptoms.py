@@ -8,7 +8,8 @@ mapped to a check by knowledge/error_chains.yaml), then the catalogue's `broad` 
 many failures, such as an hcs::CreateComputeSystem prefix), then the model of the node stack
 (doctor/signatures/model.py: the subsystem check `windows-<subsystem>-failure`, with the component, operation
 and condition it reads). Only a message in which the model finds nothing comes back as a generic result:
-`windows-runtime-error` for Windows runtime text, `windows-error-code` for a bare Windows error code. Callers decide whether the context is Windows: the generic results and
+`windows-runtime-error` for Windows runtime text, `windows-error-code` for a bare Windows error code.
+Callers decide whether the context is Windows: the generic results and
 the `windows_only` ones (structural matches, text that Linux nodes print too) are only meaningful there.
 """
 
