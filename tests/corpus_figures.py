@@ -157,7 +157,7 @@ def _subsystem_of(check: str | None) -> str | None:
 
 def answers(entries: list[dict[str, Any]], os_name: str = "windows") -> list[tuple[str, str | None]]:
     """Per entry (in order): how doctor answers it and with which check."""
-    from kubectl_win.doctor.checks.registry import run_checks
+    from kubectl_win.doctor.checks.plan import run_checks
     from kubectl_win.doctor.deep import scan_lines
     from tests.test_doctor_helpers import snapshot_of
 
@@ -190,7 +190,7 @@ def measure(name: str, entries: list[dict[str, Any]], expected: list[str | None]
 
 def findings_on_linux(entries: list[dict[str, Any]]) -> int:
     """How many Linux control entries draw any finding (on their Linux object, or from their log line)."""
-    from kubectl_win.doctor.checks.registry import run_checks
+    from kubectl_win.doctor.checks.plan import run_checks
     from tests.test_doctor_helpers import snapshot_of
 
     objs, where = dump_of(entries, "linux")

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from kubectl_win.doctor.checks.registry import run_checks
+from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.knowledge import load
 from tests import corpus_figures

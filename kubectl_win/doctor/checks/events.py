@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator
 
 from kubectl_win import builds
+from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.records import EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds

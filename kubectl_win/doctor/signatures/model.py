@@ -270,7 +270,7 @@ def subsystem_info(subsystem: str) -> dict[str, Any]:
 
 
 def catalogue_entries() -> list[dict[str, Any]]:
-    """One catalogue check per subsystem (doctor/catalog.py): its id, title, remediation and sources."""
+    """One catalogue check per subsystem (kubectl_win/catalog.py, family "model"): id, title, remediation, sources."""
     out = []
     for subsystem in SUBSYSTEMS:
         info = subsystem_info(subsystem)
