@@ -32,6 +32,8 @@ from kubectl_win.doctor.signatures import symptoms
 
 CORPUS_DIR = Path(__file__).parent / "corpus"
 GENERIC = symptoms.GENERIC
+# Specific answers outside the symptom family: a decoded exit code, kube-proxy's own sync errors.
+ANSWERS = frozenset({"symptom-ntstatus-exit", "hns-kube-proxy-sync-error"})
 FIGURES: list[Figures] = []  # every corpus measured in this session, for the terminal summary
 
 
@@ -133,7 +135,11 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
 
 def _answer(ids: set[str]) -> tuple[str, str | None]:
     """(specific | placed | generic | none, the answer's check)."""
-    relevant = {i for i in ids if i.startswith(("symptom-", "windows-", "hns-")) and not i.startswith("windows-node-")}
+    from kubectl_win.catalog import catalog
+
+    families = catalog()
+    relevant = {i for i in ids if i in GENERIC or i in ANSWERS or (i in families and (
+        families[i].family in ("symptom", "model") or families[i].area == "events"))}
     specific = sorted(i for i in relevant if i not in GENERIC and symptoms.model.subsystem_of_check(i) is None)
     if specific:
         return "specific", specific[0]

@@ -145,7 +145,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
     seen: dict[str, tuple[int, str, symptoms.Match]] = {}
     unclaimed = []
     for line in lines:
-        found = symptoms.match(line, "", "log")
+        found = symptoms.match(line, "", "log", component)
         if found is None or found.generic or (found.placed and component == "kube-proxy"
                                               and kube_proxy_matches([line])):
             unclaimed.append(line)  # kube-proxy's own sync errors (hns/analyze.py) are more specific than the model
@@ -163,7 +163,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
         where = f" (on {node}, {count}x {window})" if count > 1 else f" (on {node}, {window})"
         labels: dict[str, str] = {}
         if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
-            reading = model.read(line, "", "node")
+            reading = model.read(line, "", "node", component)
             labels = reading.labels()
             fix = model.next_steps(reading, node)
             where = f" ({count}x {window})" if count > 1 else f" ({window})"

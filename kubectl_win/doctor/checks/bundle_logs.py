@@ -42,7 +42,7 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
         if not raw.strip():
             continue
         line = parse(raw)
-        found = symptoms.match(line.text, "", "log")
+        found = symptoms.match(line.text, "", "log", component.split()[0])
         if found is None or found.generic or (found.placed and component == "kube-proxy"
                                               and kube_proxy_matches([line.text])):
             unclaimed.append((number, line.text))  # kube-proxy's own sync errors are more specific than the model
@@ -66,7 +66,7 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
         where = f" (on {node}, bundle: {member}:{number}{times})"
         labels: dict[str, str] = {}
         if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
-            reading = model.read(text_line, "", "node")
+            reading = model.read(text_line, "", "node", component.split()[0])
             labels = reading.labels()
             fix = model.next_steps(reading, node)
             where = f" (bundle: {member}:{number}{times})"

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.records import EventRecord, PodRecord, Snapshot
+from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
@@ -196,12 +196,13 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
             if state.last_exit_code is None:
                 continue
             decoded = decode_exit(state.last_exit_code)
-            if decoded is None:
-                continue
             key = (pod.owner_ref, state.name, state.last_exit_code)
-            if key in seen:
-                continue
+            if key in seen or (decoded is None and (state.last_exit_code == 0 or state.terminated_message)):
+                continue  # a clean exit, or a termination whose message is read (and placed) as such
             seen.add(key)
+            if decoded is None:
+                out.append(_exit_placed(pod, state, snapshot))
+                continue
             path = f"status.containerStatuses[{state.name}].lastState.terminated.exitCode"
             out.append(finding(
                 "symptom-ntstatus-exit", pod.ref, path,
@@ -210,3 +211,19 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
                 restarts=state.restarts,
                 fix=Fix(note=decoded.hint or f"Look up {decoded.hex} in Microsoft's [MS-ERREF] reference.")))
     return out
+
+
+def _exit_placed(pod: PodRecord, state: ContainerState, snapshot: Snapshot) -> Finding:
+    """A Windows container that exited with a code that is no Windows status: the application's own failure,
+    placed in the model with the container's previous log as the first step."""
+    reading = model.read_exit(state.last_exit_code or 0, state.terminated_reason)
+    node_name = pod.node or "the node"
+    fix = model.next_steps(reading, pod.node, _agents_on(snapshot, node_name))
+    fix = Fix(commands=(("kubectl", "logs", "-n", pod.namespace, pod.name, "-c", state.name, "--previous"),
+                        *fix.commands[:3]), note=fix.note)
+    restarts = f"restarted {state.restarts} times" if state.restarts > 1 else ""
+    return finding(reading.check, pod.ref, f"status.containerStatuses[{state.name}].lastState.terminated.exitCode",
+                   ignores=pod.ignores, object=pod.ref.display(), reason=state.terminated_reason or "Terminated",
+                   node=node_name, where=f" ({restarts})" if restarts else "",
+                   excerpt=f"container {state.name} exited with code {state.last_exit_code}", fix=fix,
+                   **reading.labels())

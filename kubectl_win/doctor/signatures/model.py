@@ -29,7 +29,10 @@ MESSAGE = ("{object}: {reason}: {subsystem}: {component} could not {operation} o
 _LOG_FAILURE = re.compile(
     r"^[EWF]\d{4} |level=(error|warn|warning|fatal)|\"level\":\s*\"(error|warn|warning|fatal)\"|"
     r"\b(ERROR|WARN(ING)?|FATAL)\b|"
-    r"\b(fail(ed|ure|s)?|error|unable|cannot|can't|could not|refused|denied|timed out|timeout|not found|invalid)\b",
+    r"\b(fail(ed|ure|s)?|error|unable|cannot|can't|could not|refused|denied|timed[- ]?out|timeout|not found|invalid|"
+    r"not (available|ready|connected|configured|supported|allowed|authorized)|unavailable|does not exist|no such|"
+    r"exited|exit status|aborted|retrying|missing|is nil|no \w+ (found|available)|too long|waiting (for|to)|"
+    r"deprecated|could not be|exception|FullyQualifiedErrorId|CategoryInfo)\b",
     re.IGNORECASE)
 
 
@@ -57,6 +60,7 @@ class _Component:
     decides: bool
     weak: bool
     named: tuple[tuple[str, re.Pattern[str]], ...]  # (cni:flannel, its pattern), (csi:smb, ...)
+    log_names: frozenset[str] = frozenset()  # the names its log goes by (a node log, a bundle member)
 
 
 @dataclass(frozen=True)
@@ -77,6 +81,7 @@ class _Condition:
     codes: frozenset[str]
     pattern: re.Pattern[str] | None
     causes: dict[str, str]
+    moves: dict[str, str]  # operation -> the subsystem this condition puts that operation's failure in
 
 
 @dataclass(frozen=True)
@@ -105,12 +110,14 @@ def _model() -> _Model:
             named.append((f"csi:{driver}", re.compile(pattern, re.IGNORECASE)))
         components.append(_Component(c["id"], c["title"], c["subsystem"], _any(c["patterns"]),  # type: ignore[arg-type]
                                      c.get("logs"), c.get("agent"), tuple(c.get("next") or ()), bool(c.get("decides")),
-                                     bool(c.get("weak")), tuple(named)))
+                                     bool(c.get("weak")), tuple(named),
+                                     frozenset(str(n).lower() for n in c.get("log_names") or ())))
     operations = tuple(_Operation(o["id"], o["phrase"], o["subsystem"], _any(o.get("patterns")),
                                   frozenset(o.get("reasons") or ()), bool(o.get("weak"))) for o in data["operations"])
     objects = tuple((o["id"], o["phrase"], _any(o["patterns"])) for o in data["objects"])
     conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
-                                  _any(c.get("patterns")), dict(c.get("causes") or {})) for c in data["conditions"])
+                                  _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}))
+                       for c in data["conditions"])
     exits = tuple((e["condition"], e["subsystem"], frozenset(e["codes"])) for e in data.get("exit_codes") or ())
     return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
                   conditions, exits)
@@ -148,6 +155,8 @@ class Reading:
     def component_title(self) -> str:
         if self.component is None:
             return "a node component"
+        if self.component == "container-process":
+            return "the container's process"
         if self.component.startswith(("cni:", "csi:")):
             kind, _, name = self.component.partition(":")
             return f"the {name} {'CNI plugin' if kind == 'cni' else 'CSI driver'}"
@@ -155,6 +164,8 @@ class Reading:
         return info.title if info else self.component
 
     def operation_phrase(self) -> str:
+        if self.operation == "run":
+            return "keep running"
         info = next((o for o in _model().operations if o.id == self.operation), None)
         return info.phrase if info else "do its work"
 
@@ -181,30 +192,46 @@ def _component(cid: str) -> _Component | None:
     return next((c for c in _model().components if c.id == cid), None)
 
 
-def read(message: str, reason: str = "", context: str = "pod") -> Reading:
-    """The message's place in the model; context ('pod' or 'node') decides only when nothing else does."""
-    return _read(message or "", reason or "", context)
+def read(message: str, reason: str = "", context: str = "pod", writer: str = "") -> Reading:
+    """The message's place in the model; context ('pod' or 'node') decides only when nothing else does. `writer`
+    names the log a line came from (kubelet, azure-vnet, calico-node, ...): the component whose log it is."""
+    return _read(message or "", reason or "", context, writer or "")
+
+
+def _components_in(text: str) -> tuple[list[_Component], list[str]]:
+    found = [c for c in _model().components if c.pattern.search(text)]
+    names: list[str] = []
+    for component in found:
+        named = [cid for cid, pattern in component.named if pattern.search(text)]
+        if component.id == "cni":
+            named = [f"cni:{m.group(1)}" for m in _CNI_TYPE.finditer(text)] + named
+        names.extend(dict.fromkeys(named) or [component.id])
+    return found, names
 
 
 @lru_cache(maxsize=4096)
-def _read(message: str, reason: str, context: str) -> Reading:
+def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     model = _model()
     operation = next((o for o in model.operations if o.pattern is not None and o.pattern.search(message)), None)
     if operation is None and reason:
         operation = next((o for o in model.operations if reason in o.reasons), None)
-    found: list[_Component] = [c for c in model.components if c.pattern.search(message)]
-    names: list[str] = []
-    for component in found:
-        named = [cid for cid, pattern in component.named if pattern.search(message)]
-        if component.id == "cni":
-            named = [f"cni:{m.group(1)}" for m in _CNI_TYPE.finditer(message)] + named
-        names.extend(dict.fromkeys(named) or [component.id])
+    found, names = _components_in(message)
+    if writer:  # the log's writer reported the line, unless the line names a layer below it
+        by_name = [c for c in model.components if writer.lower() in c.log_names]
+        written, written_names = (by_name, [by_name[0].id]) if by_name else _components_in(writer)
+        if written and written[0] not in found:
+            if any(not c.weak for c in found):
+                found, names = [*found, written[0]], [*names, written_names[0]]
+            else:
+                found, names = [written[0], *found], [written_names[0], *names]
     obj = next((oid for oid, _phrase, pattern in model.objects if pattern.search(message)), None)
     numeric = find_codes(message)
     seen = {c.code for c in numeric}
     codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
     condition, code = _condition(message, codes)
     subsystem = _subsystem(operation, found, condition, context)
+    if condition is not None and operation is not None and operation.id in condition.moves:
+        subsystem = condition.moves[operation.id]
     return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
                    operation.id if operation else None, obj, condition.id if condition else None, code, codes)
 
@@ -252,9 +279,30 @@ def restates(message: str, reason: str = "") -> bool:
     return reason in reasons or bool(pattern is not None and pattern.search(message))
 
 
+def names_a_layer(reading: Reading) -> bool:
+    """Whether the reading names a component below the kubelet and containerd (every chain passes them)."""
+    return any((info := _component(c.partition(":")[0])) is not None and not info.weak for c in reading.components)
+
+
+_ERROR_LEVEL = re.compile(r"^[EF]\d{4} |level=(error|fatal)\b|\"level\":\s*\"(error|fatal)\"", re.IGNORECASE)
+
+
+def is_error_level(line: str) -> bool:
+    """Whether the line is logged at error level (klog E/F, logrus and zap error/fatal): a failure by its writer's word."""
+    return bool(_ERROR_LEVEL.search(line))
+
+
 def is_failure_line(line: str) -> bool:
     """Whether a node log line reports a failure (the model reads only those)."""
     return bool(_LOG_FAILURE.search(line))
+
+
+def read_exit(exit_code: int, reason: str = "") -> Reading:
+    """A terminated container's exit code that is no Windows status (1, 2, 255, ...): its own process failed. An
+    OOMKilled reason puts it in resources."""
+    condition = "out-of-memory" if reason == "OOMKilled" else "crashed"
+    return Reading("resources" if condition == "out-of-memory" else "runtime", "container-process",
+                   ("container-process",), "run", None, condition, None, ())
 
 
 def exit_subsystem(code: Decoded) -> str:
@@ -294,10 +342,10 @@ def next_steps(reading: Reading, node: str | None, agents: AgentPods | None = No
         info = _component(cid.partition(":")[0] if ":" in cid else cid)
         if info is None or info.weak:
             continue
-        if info.agent:
-            steps.append({"agent": info.agent})
         if info.logs:
             steps.append({"logs": info.logs})
+        if info.agent:
+            steps.append({"agent": info.agent})
         steps.extend(info.next)
     steps.extend(subsystem_info(reading.subsystem).get("next") or ())
     for cid in reading.components:

@@ -124,28 +124,33 @@ def match_structure(message: str, reason: str = "", where: str = "events") -> Ma
                  structural=True)
 
 
-def match_model(message: str, reason: str = "", where: str = "events") -> Match | None:
+def match_model(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
     """The subsystem check the model places the message in (doctor/signatures/model.py), or None when it finds
     neither an operation, a component nor a Windows condition. A node log line counts only when it reports a
     failure."""
-    if (where == "log" and not model.is_failure_line(message)) or model.restates(message, reason):
+    if model.restates(message, reason):
         return None
-    reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod")
-    if not reading.identified or (where == "log" and not (reading.operation or reading.condition)):
-        return None  # a log line that only names the component writing it says nothing yet
+    reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod", writer)
+    if not reading.identified:
+        return None
+    if where == "log" and not model.is_error_level(message) and not (
+            (model.is_failure_line(message) or reading.condition or reading.codes)
+            and (reading.operation or reading.condition or model.names_a_layer(reading))):
+        return None  # a progress line, or a warning that only names the kubelet or containerd writing it
     return Match(reading.check, reading.cause(), "", find_codes(message), windows_only=True, structural=True,
                  placed=True)
 
 
-def match(message: str, reason: str = "", where: str = "events") -> Match | None:
-    """The catalogue entry claiming the text, else a generic Windows result, else None."""
+def match(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
+    """The catalogue entry claiming the text, else the model's subsystem check, else a generic Windows result,
+    else None. `writer` names the log a line came from (where="log")."""
     if not message:
         return None
-    return _match(message, reason, where)
+    return _match(message, reason, where, writer)
 
 
 @lru_cache(maxsize=4096)
-def _match(message: str, reason: str, where: str) -> Match | None:
+def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
     # A cluster repeats its messages (every pod of a crashing Deployment, every event of a failing sandbox):
     # each distinct text is matched once. Matches are frozen, so sharing them is safe.
     codes = find_codes(message)
@@ -153,7 +158,7 @@ def _match(message: str, reason: str, where: str) -> Match | None:
              or _text_match(message, reason, where, codes, True))
     if found is not None:
         return found
-    found = match_model(message, reason, where)
+    found = match_model(message, reason, where, writer)
     if found is not None:
         return found
     if _RUNTIME_MARKERS.search(message):
