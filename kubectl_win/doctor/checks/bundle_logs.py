@@ -1,6 +1,7 @@
-"""A support bundle's node logs and event logs through the symptom matcher and the model of the node stack (klog, logfmt and event text made
-readable by collect.loglines), each finding on the node or on the pod the line names, with its file and line;
-kube-proxy lines the symptoms do not claim through hns's sync-failure patterns."""
+"""A support bundle's node logs and event logs through the symptom matcher and the model of the node stack
+(klog, logfmt and event text made readable by collect.loglines), each finding on the node or on the pod the
+line names, with its file and line; kube-proxy lines the symptoms do not claim through hns's sync-failure
+patterns."""
 
 from __future__ import annotations
 

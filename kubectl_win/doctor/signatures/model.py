@@ -288,7 +288,7 @@ _ERROR_LEVEL = re.compile(r"^[EF]\d{4} |level=(error|fatal)\b|\"level\":\s*\"(er
 
 
 def is_error_level(line: str) -> bool:
-    """Whether the line is logged at error level (klog E/F, logrus and zap error/fatal): a failure by its writer's word."""
+    """Whether the line is logged at error level (klog E/F, logrus and zap error/fatal): a failure by its writer."""
     return bool(_ERROR_LEVEL.search(line))
 
 
