@@ -173,3 +173,13 @@ def test_no_linux_control_draws_a_finding() -> None:
     corpus_figures.FIGURES.append(corpus_figures.Figures(f"linux_controls: {drawn} of {len(entries)} draw a finding",
                                                          total=0))
     assert drawn == 0, f"{drawn} of {len(entries)} Linux controls draw a finding"
+
+
+@pytest.mark.parametrize("subsystem", model.SUBSYSTEMS)
+def test_the_docs_worked_example_is_what_doctor_prints(subsystem: str) -> None:
+    """docs/doctor.md "How doctor reads a failure": one example per subsystem, its output as doctor prints it
+    (`python -m tests.model_examples docs/doctor.md` rewrites the blocks)."""
+    from tests import model_examples
+
+    text = (Path(__file__).resolve().parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
+    assert model_examples.shown(text, subsystem) == model_examples.rendered(subsystem)

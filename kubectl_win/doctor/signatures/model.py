@@ -182,6 +182,11 @@ class Reading:
             return f"no Windows condition is named; {where}'s own log says why"
         return f"{why.rstrip('.')}{code}"
 
+    def names_its_cause(self) -> bool:
+        """Whether the cause sentence is the condition's own for this subsystem (a code's generic hint would blur it)."""
+        condition = next((c for c in _model().conditions if c.id == self.condition), None)
+        return condition is not None and self.subsystem in condition.causes
+
     def labels(self) -> dict[str, str]:
         """The finding's values: subsystem, component, operation, cause."""
         return {"subsystem": self.subsystem, "component": self.component_title(),
@@ -358,8 +363,12 @@ def next_steps(reading: Reading, node: str | None, agents: AgentPods | None = No
         if argv is not None and argv not in commands:
             commands.append(argv)
     code = reading.code
-    hints = [f"{code.hex} {code.name}: {code.hint}"] if code is not None and code.hint else []
-    where = f" on {node}" if node else ""
+    hints = [f"{code.hex} {code.name}: {code.hint}"] if code is not None and code.hint and \
+        not reading.names_its_cause() else []
+    reporter = _component(reading.component.partition(":")[0]) if reading.component else None
+    on_node = reporter is None or bool(reporter.logs or reporter.agent in ("cni", "csi_node", "csi_proxy",
+                                                                             "kube_proxy"))
+    where = f" on {node}" if node and on_node else ""
     note = (f"Start with {reading.component_title()}{where}, the commands in order. "
             f"The {reading.subsystem} subsystem is {subsystem_info(reading.subsystem)['meaning']}.")
     return Fix(commands=tuple(commands[:4]), note=" ".join([note, *[h.rstrip('.') + '.' for h in hints]]))
