@@ -297,6 +297,15 @@ def is_error_level(line: str) -> bool:
     return bool(_ERROR_LEVEL.search(line))
 
 
+_STRONG_FAILURE = re.compile(r"\b(fail(ed|ure)?|error|unable to|cannot|can't|could not|refused|denied|timed[- ]?out|"
+                             r"invalid)\b", re.IGNORECASE)
+
+
+def says_it_failed(line: str) -> bool:
+    """Whether the line's own words say something failed (not only that something waits or retries)."""
+    return bool(_STRONG_FAILURE.search(line))
+
+
 def is_failure_line(line: str) -> bool:
     """Whether a node log line reports a failure (the model reads only those)."""
     return bool(_LOG_FAILURE.search(line))

@@ -133,10 +133,10 @@ def match_model(message: str, reason: str = "", where: str = "events", writer: s
     reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod", writer)
     if not reading.identified:
         return None
-    if where == "log" and not model.is_error_level(message) and not (
+    if where == "log" and not model.is_error_level(message) and not model.says_it_failed(message) and not (
             (model.is_failure_line(message) or reading.condition or reading.codes)
             and (reading.operation or reading.condition or model.names_a_layer(reading))):
-        return None  # a progress line, or a warning that only names the kubelet or containerd writing it
+        return None  # a progress line, or one that only waits or retries without naming what
     return Match(reading.check, reading.cause(), "", find_codes(message), windows_only=True, structural=True,
                  placed=True)
 
