@@ -87,8 +87,8 @@ def update(path: str) -> None:
     for subsystem, *_ in EXAMPLES:
         marker = re.escape(MARKER.format(subsystem=subsystem))
         block = "\n".join(rendered(subsystem))
-        text = re.sub(marker + r"\n```text\n.*?```", lambda m: m.group(0).split("\n", 1)[0] + "\n```text\n" + block
-                      + "\n```", text, count=1, flags=re.S)
+        new = f"{MARKER.format(subsystem=subsystem)}\n```text\n{block}\n```"
+        text = re.sub(marker + r"\n```text\n.*?```", lambda _m, new=new: new, text, count=1, flags=re.S)
     file.write_text(text, encoding="utf-8")
 
 

@@ -183,7 +183,7 @@ class Reading:
         return f"{why.rstrip('.')}{code}"
 
     def names_its_cause(self) -> bool:
-        """Whether the cause sentence is the condition's own for this subsystem (a code's generic hint would blur it)."""
+        """Whether the cause is the condition's own for this subsystem (a code's generic hint would blur it)."""
         condition = next((c for c in _model().conditions if c.id == self.condition), None)
         return condition is not None and self.subsystem in condition.causes
 
