@@ -91,7 +91,6 @@ class _Model:
     operations: tuple[_Operation, ...]
     objects: tuple[tuple[str, str, re.Pattern[str]], ...]
     conditions: tuple[_Condition, ...]
-    exit_codes: tuple[tuple[str, str, frozenset[str]], ...]  # (condition, subsystem, code names)
 
 
 def _any(patterns: list[str] | None) -> re.Pattern[str] | None:
@@ -118,9 +117,8 @@ def _model() -> _Model:
     conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
                                   _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}))
                        for c in data["conditions"])
-    exits = tuple((e["condition"], e["subsystem"], frozenset(e["codes"])) for e in data.get("exit_codes") or ())
     return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
-                  conditions, exits)
+                  conditions)
 
 
 def _core(name: str) -> str:
@@ -317,14 +315,6 @@ def read_exit(exit_code: int, reason: str = "") -> Reading:
     condition = "out-of-memory" if reason == "OOMKilled" else "crashed"
     return Reading("resources" if condition == "out-of-memory" else "runtime", "container-process",
                    ("container-process",), "run", None, condition, None, ())
-
-
-def exit_subsystem(code: Decoded) -> str:
-    """The subsystem a terminated container's Windows exit code points to (runtime unless the table says)."""
-    for _condition_id, subsystem, names in _model().exit_codes:
-        if _core(code.name) in names:
-            return subsystem
-    return "runtime"
 
 
 def subsystem_info(subsystem: str) -> dict[str, Any]:
