@@ -36,10 +36,9 @@ def _node_conditions(snapshot: Snapshot) -> list[Finding]:
     for node in snapshot.windows_nodes:
         if node.ready is not False or not node.ready_message:
             continue
-        found = symptoms.match(node.ready_message, node.ready_reason, "condition") or \
-            symptoms.unrecognised(node.ready_message)
-        if found.generic and found.check != symptoms.UNRECOGNISED:
-            continue
+        found = symptoms.match(node.ready_message, node.ready_reason, "condition")
+        if found is None or found.generic:
+            found = symptoms.unrecognised(node.ready_message)  # nothing Windows-related is dropped
         event = EventRecord(found.check, node.ref, node.ready_reason or "NotReady", node.ready_message, node.name,
                             1, codes=found.codes)
         out.append(_event_finding(event, snapshot, {}))

@@ -32,7 +32,10 @@ _LOG_FAILURE = re.compile(
     r"\b(fail(ed|ure|s)?|error|unable|cannot|can't|could not|refused|denied|timed[- ]?out|timeout|not found|invalid|"
     r"not (available|ready|connected|configured|supported|allowed|authorized)|unavailable|does not exist|no such|"
     r"exited|exit status|aborted|retrying|missing|is nil|no \w+ (found|available)|too long|waiting (for|to)|"
-    r"deprecated|could not be|exception|FullyQualifiedErrorId|CategoryInfo)\b",
+    r"deprecated|could not be|exception|FullyQualifiedErrorId|CategoryInfo|does not support|"
+    r"already (been )?(closed|stopped|exited)|unexpectedly|did not|not recognized|needs to|must|no longer|lost|"
+    r"rejected|skipping|giving up|panic|fatal|insufficient|exceeded|is full|busy|conflict|corrupt|mismatch|"
+    r"incompatible)\b",
     re.IGNORECASE)
 
 
@@ -89,7 +92,7 @@ class _Model:
     subsystems: dict[str, dict[str, Any]]
     components: tuple[_Component, ...]
     operations: tuple[_Operation, ...]
-    objects: tuple[tuple[str, str, re.Pattern[str]], ...]
+    objects: tuple[tuple[str, str, re.Pattern[str], str | None], ...]  # id, phrase, pattern, subsystem
     conditions: tuple[_Condition, ...]
 
 
@@ -113,7 +116,7 @@ def _model() -> _Model:
                                      frozenset(str(n).lower() for n in c.get("log_names") or ())))
     operations = tuple(_Operation(o["id"], o["phrase"], o["subsystem"], _any(o.get("patterns")),
                                   frozenset(o.get("reasons") or ()), bool(o.get("weak"))) for o in data["operations"])
-    objects = tuple((o["id"], o["phrase"], _any(o["patterns"])) for o in data["objects"])
+    objects = tuple((o["id"], o["phrase"], _any(o["patterns"]), o.get("subsystem")) for o in data["objects"])
     conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
                                   _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}))
                        for c in data["conditions"])
@@ -227,12 +230,13 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
                 found, names = [*found, written[0]], [*names, written_names[0]]
             else:
                 found, names = [written[0], *found], [written_names[0], *names]
-    obj = next((oid for oid, _phrase, pattern in model.objects if pattern.search(message)), None)
+    found_object = next((o for o in model.objects if o[2].search(message)), None)
+    obj = found_object[0] if found_object else None
     numeric = find_codes(message)
     seen = {c.code for c in numeric}
     codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
     condition, code = _condition(message, codes)
-    subsystem = _subsystem(operation, found, condition, context)
+    subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
     if condition is not None and operation is not None and operation.id in condition.moves:
         subsystem = condition.moves[operation.id]
     return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
@@ -252,7 +256,7 @@ def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | N
 
 
 def _subsystem(operation: _Operation | None, components: list[_Component], condition: _Condition | None,
-               context: str) -> str:
+               object_subsystem: str | None, context: str) -> str:
     if operation is not None and not operation.weak:
         return operation.subsystem
     decider = next((c for c in components if c.decides), None)
@@ -263,6 +267,8 @@ def _subsystem(operation: _Operation | None, components: list[_Component], condi
     strong = next((c for c in components if not c.weak), None)
     if strong is not None:
         return strong.subsystem
+    if object_subsystem:
+        return object_subsystem
     if operation is not None:
         return operation.subsystem
     if components:
@@ -271,15 +277,14 @@ def _subsystem(operation: _Operation | None, components: list[_Component], condi
 
 
 @cache
-def _restating() -> tuple[frozenset[str], re.Pattern[str] | None]:
-    data = load("failure_model").get("restating") or {}
-    return frozenset(data.get("reasons") or ()), _any(data.get("patterns"))
+def _restating() -> re.Pattern[str] | None:
+    return _any((load("failure_model").get("restating") or {}).get("patterns"))
 
 
-def restates(message: str, reason: str = "") -> bool:
-    """Whether the message only restates an earlier failure (a back-off), which the model does not place."""
-    reasons, pattern = _restating()
-    return reason in reasons or bool(pattern is not None and pattern.search(message))
+def restates(message: str) -> bool:
+    """Whether the message only restates an earlier failure (a restart back-off), which the model does not place."""
+    pattern = _restating()
+    return bool(pattern is not None and pattern.search(message))
 
 
 def names_a_layer(reading: Reading) -> bool:

@@ -128,7 +128,7 @@ def match_model(message: str, reason: str = "", where: str = "events", writer: s
     """The subsystem check the model places the message in (doctor/signatures/model.py), or None when it finds
     neither an operation, a component nor a Windows condition. A node log line counts only when it reports a
     failure."""
-    if model.restates(message, reason):
+    if model.restates(message):
         return None
     reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod", writer)
     if not reading.identified:
