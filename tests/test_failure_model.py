@@ -183,3 +183,16 @@ def test_the_docs_worked_example_is_what_doctor_prints(subsystem: str) -> None:
 
     text = (Path(__file__).resolve().parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
     assert model_examples.shown(text, subsystem) == model_examples.rendered(subsystem)
+
+
+def test_the_docs_figures_are_the_measured_ones() -> None:
+    """docs/doctor.md's table of figures is what the corpora measure now (aggregates only)."""
+    text = (Path(__file__).resolve().parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
+    table = text.split("<!-- corpus figures -->\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+    earlier = corpus_figures.load(CORPUS / "windows_messages.yaml")
+    measured = [corpus_figures.measure("windows_messages (earlier)", earlier,
+                                       [symptoms.subsystem(e["class"]) for e in earlier]),
+                corpus_figures.measure("failures (training)", _training()),
+                corpus_figures.measure("held_out", _held_out())]
+    shown = [[cell.strip() for cell in row.strip("|").split("|")][1:] for row in table]
+    assert shown == [figures.row()[1:] for figures in measured]
