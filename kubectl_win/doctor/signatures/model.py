@@ -168,7 +168,7 @@ class Reading:
         if self.operation == "run":
             return "keep running"
         info = next((o for o in _model().operations if o.id == self.operation), None)
-        return info.phrase if info else "do its work"
+        return info.phrase if info else "complete its operation"
 
     def cause(self) -> str:
         """One sentence: who could not do what, and the likely cause the condition gives in this subsystem."""
