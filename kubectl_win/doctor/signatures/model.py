@@ -332,8 +332,8 @@ def catalogue_entries() -> list[dict[str, Any]]:
     for subsystem in SUBSYSTEMS:
         info = subsystem_info(subsystem)
         out.append({"id": check_id(subsystem), "subsystem": subsystem, "title": info["title"],
-                    "remediation": f"Read the failure in its place: {info['meaning']}; follow the next steps "
-                                   f"on the node it names.",
+                    "remediation": f"The failure is in the {subsystem} subsystem ({info['meaning']}); follow the "
+                                   f"next steps the finding gives for its node.",
                     "sources": list(info.get("sources") or ())})
     return out
 
