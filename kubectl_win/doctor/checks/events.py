@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 
@@ -58,8 +59,11 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     where = f" ({', '.join(place)})" if place else ""
     values = {"object": event.ref.display(), "reason": event.reason or "status", "excerpt": excerpt,
               "where": where, "node": node_name}
-    if model.subsystem_of_check(event.check):
+    subsystem = model.subsystem_of_check(event.check)
+    if subsystem:
         reading = model.read(event.message, event.reason, "node" if event.ref.kind == "Node" else "pod")
+        if reading.subsystem != subsystem:  # the record keeps the redacted text: the check read the original
+            reading = dataclasses.replace(reading, subsystem=subsystem)
         place = [f"{event.count}x"] if event.count > 1 else []
         values.update(reading.labels(), where=f" ({', '.join(place)})" if place else "",
                       fix=model.next_steps(reading, node_name if node_name != "the node" else None,
