@@ -35,7 +35,7 @@ _LOG_FAILURE = re.compile(
     r"deprecated|could not be|exception|FullyQualifiedErrorId|CategoryInfo|does not support|"
     r"already (been )?(closed|stopped|exited)|unexpectedly|did not|not recognized|needs to|must|no longer|lost|"
     r"rejected|skipping|giving up|panic|fatal|insufficient|exceeded|is full|busy|conflict|corrupt|mismatch|"
-    r"incompatible)\b",
+    r"incompatible|fault(ing|ed)?|succeeded\s*:\s*false)\b",
     re.IGNORECASE)
 
 
