@@ -220,3 +220,28 @@ def summary_lines() -> list[str]:
         return []
     return ["How doctor answers the failure corpora (tests/corpus_figures.py):",
             *tabulate([f.row() for f in FIGURES], HEADERS).splitlines()]
+
+
+def update_docs(path: str) -> None:
+    """Rewrite docs/doctor.md's table of figures from what the corpora measure now (aggregates only)."""
+    from kubectl_win.doctor.signatures import symptoms as catalogue
+
+    file = Path(path)
+    text = file.read_text(encoding="utf-8")
+    earlier = load(CORPUS_DIR / "windows_messages.yaml")
+    measured = [("`tests/corpus/windows_messages.yaml` (earlier)",
+                 measure("windows_messages (earlier)", earlier, [catalogue.subsystem(e["class"]) for e in earlier])),
+                ("`tests/corpus/failures/` (training)",
+                 measure("failures (training)", load(*sorted((CORPUS_DIR / "failures").glob("*.yaml"))))),
+                ("`tests/corpus/held_out/` (held out)",
+                 measure("held_out", load(*sorted((CORPUS_DIR / "held_out").glob("*.yaml")))))]
+    head, rest = text.split("<!-- corpus figures -->\n", 1)
+    table, tail = rest.split("\n\n", 1)
+    lines = table.splitlines()[:2] + [f"| {name} | " + " | ".join(figures.row()[1:]) + " |" for name, figures in measured]
+    file.write_text(head + "<!-- corpus figures -->\n" + "\n".join(lines) + "\n\n" + tail, encoding="utf-8")
+
+
+if __name__ == "__main__":  # python -m tests.corpus_figures docs/doctor.md
+    import sys
+
+    update_docs(sys.argv[1])

@@ -295,6 +295,14 @@ def names_a_layer(reading: Reading) -> bool:
 _ERROR_LEVEL = re.compile(r"^[EF]\d{4} |level=(error|fatal)\b|\"level\":\s*\"(error|fatal)\"", re.IGNORECASE)
 
 
+_ANY_LEVEL = re.compile(r"^[IWEF]\d{4} |level=\w+|\"level\":", re.IGNORECASE)
+
+
+def has_level(line: str) -> bool:
+    """Whether the line carries its writer's log level (without one, its words decide)."""
+    return bool(_ANY_LEVEL.search(line))
+
+
 def is_error_level(line: str) -> bool:
     """Whether the line is logged at error level (klog E/F, logrus and zap error/fatal): a failure by its writer."""
     return bool(_ERROR_LEVEL.search(line))

@@ -135,8 +135,9 @@ def match_model(message: str, reason: str = "", where: str = "events", writer: s
         return None
     if where == "log" and not model.is_error_level(message) and not model.says_it_failed(message) and not (
             (model.is_failure_line(message) or reading.condition or reading.codes)
-            and (reading.operation or reading.condition or model.names_a_layer(reading))):
-        return None  # a progress line, or one that only waits or retries without naming what
+            and (reading.operation or reading.condition or model.names_a_layer(reading)
+                 or not model.has_level(message))):
+        return None  # a progress line, or one logged below error level that only waits or retries
     return Match(reading.check, reading.cause(), "", find_codes(message), windows_only=True, structural=True,
                  placed=True)
 
