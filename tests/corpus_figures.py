@@ -237,7 +237,8 @@ def update_docs(path: str) -> None:
                  measure("held_out", load(*sorted((CORPUS_DIR / "held_out").glob("*.yaml")))))]
     head, rest = text.split("<!-- corpus figures -->\n", 1)
     table, tail = rest.split("\n\n", 1)
-    lines = table.splitlines()[:2] + [f"| {name} | " + " | ".join(figures.row()[1:]) + " |" for name, figures in measured]
+    rows = [f"| {name} | " + " | ".join(figures.row()[1:]) + " |" for name, figures in measured]
+    lines = table.splitlines()[:2] + rows
     file.write_text(head + "<!-- corpus figures -->\n" + "\n".join(lines) + "\n\n" + tail, encoding="utf-8")
 
 
