@@ -35,6 +35,7 @@ GENERIC = symptoms.GENERIC
 # Specific answers outside the symptom family: a decoded exit code, kube-proxy's own sync errors.
 ANSWERS = frozenset({"symptom-ntstatus-exit", "hns-kube-proxy-sync-error"})
 FIGURES: list[Figures] = []  # every corpus measured in this session, for the terminal summary
+CONTROLS: list[str] = []  # what the Linux controls drew, for the terminal summary
 
 
 def load(*paths: Path) -> list[dict[str, Any]]:
@@ -216,10 +217,10 @@ def findings_on_linux(entries: list[dict[str, Any]]) -> int:
 def summary_lines() -> list[str]:
     from tabulate import tabulate
 
-    if not FIGURES:
+    if not FIGURES and not CONTROLS:
         return []
     return ["How doctor answers the failure corpora (tests/corpus_figures.py):",
-            *tabulate([f.row() for f in FIGURES], HEADERS).splitlines()]
+            *tabulate([f.row() for f in FIGURES], HEADERS).splitlines(), *CONTROLS]
 
 
 def update_docs(path: str) -> None:

@@ -170,8 +170,8 @@ def test_no_linux_control_draws_a_finding() -> None:
     entries = corpus_figures.load(CORPUS / "linux_controls.yaml")
     assert entries
     drawn = corpus_figures.findings_on_linux(entries)
-    corpus_figures.FIGURES.append(corpus_figures.Figures(f"linux_controls: {drawn} of {len(entries)} draw a finding",
-                                                         total=0))
+    corpus_figures.CONTROLS[:] = [f"linux_controls: {drawn} of {len(entries)} Linux failures on Linux objects draw a "
+                                  f"finding"]
     assert drawn == 0, f"{drawn} of {len(entries)} Linux controls draw a finding"
 
 
@@ -196,3 +196,16 @@ def test_the_docs_figures_are_the_measured_ones() -> None:
                 corpus_figures.measure("held_out", _held_out())]
     shown = [[cell.strip() for cell in row.strip("|").split("|")][1:] for row in table]
     assert shown == [figures.row()[1:] for figures in measured]
+
+
+def test_a_cluster_value_stays_one_argument_of_the_next_steps() -> None:
+    import shlex
+
+    hostile = "win-0;rm -rf /"
+    text = 'MountVolume.SetUp failed for volume "x" : mklink C:\\a: The filename or extension is too long.'
+    objs = [node(hostile), pod("web", windows_spec(), node=hostile),
+            event(("Pod", "shop", "web"), "FailedMount", text, host=hostile)]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "windows-volume-failure"]
+    assert all(hostile in argv for argv in found.fix.commands if "logs" in argv and "win" in argv)
+    for argv, command in zip(found.fix.commands, found.fix.to_dict()["commands"], strict=True):
+        assert shlex.split(command) == list(argv)
