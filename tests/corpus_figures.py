@@ -214,6 +214,26 @@ def findings_on_linux(entries: list[dict[str, Any]]) -> int:
     return drawn
 
 
+def note(corpus: str, text: str) -> None:
+    """A line about a corpus for the terminal summary (replacing an earlier one about it)."""
+    CONTROLS[:] = [line for line in CONTROLS if not line.startswith(f"{corpus}: ")] + [f"{corpus}: {text}"]
+
+
+def model_alone(entries: list[dict[str, Any]], expected: list[str | None]) -> str:
+    """How the model alone (no catalogue entry) reads a corpus: how many it identifies, how many it places in the
+    expected subsystem (a check that the model is not fitted to the catalogue's texts)."""
+    from kubectl_win.doctor.signatures import model
+
+    readable = [(e, want) for e, want in zip(entries, expected, strict=True) if e.get("message")]
+    readings = [(model.read(str(e["message"]), e.get("reason") or "",
+                            "node" if e.get("context") == "node" or e["where"] in ("log", "condition") else "pod",
+                            str(e.get("log") or "")), want) for e, want in readable]
+    identified = sum(r.identified for r, _ in readings)
+    agree = sum(r.subsystem == want for r, want in readings)
+    return (f"the model alone: identifies {identified} of {len(readings)}, places {agree} "
+            f"({100.0 * agree / len(readings):.1f}%) in the expected subsystem")
+
+
 def summary_lines() -> list[str]:
     from tabulate import tabulate
 
