@@ -211,3 +211,16 @@ def test_a_cluster_value_stays_one_argument_of_the_next_steps() -> None:
     assert all(hostile in argv for argv in found.fix.commands if "logs" in argv and "win" in argv)
     for argv, command in zip(found.fix.commands, found.fix.to_dict()["commands"], strict=True):
         assert shlex.split(command) == list(argv)
+
+
+def test_two_different_failures_of_one_subsystem_in_a_log_stay_two_findings() -> None:
+    from kubectl_win.doctor.deep import scan_lines
+
+    add = ('cni.go:10] "failed to set up pod network" err="plugin type=\\"antrea\\" failed (add): The device is not '
+           'ready."')
+    lines = [f"E1203 10:00:01.000000 4120 {add}", f"E1203 10:00:02.000000 4120 {add}",
+             'E1203 10:00:03.000000 4120 cni.go:20] "failed to tear down pod network" err="plugin type=\\"antrea\\" '
+             'failed (delete): Access is denied."']
+    found = [f for f in scan_lines("win-0", "kubelet", lines) if f.id == "windows-network-failure"]
+    assert sorted("2x" in f.message for f in found) == [False, True]
+    assert any("tear down the pod's network" in f.message for f in found)

@@ -134,8 +134,9 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
 
 
 def scan_lines(node: str, component: str, lines: list[str], window: str = "in the last hour") -> list[Finding]:
-    """One finding per symptom per component: the catalogue's own entries (generic matches are too noisy in
-    logs), then kube-proxy's HNS failures the catalogue does not claim."""
+    """One finding per symptom per component (per place in the model for the failures it places): the
+    catalogue's own entries (generic matches are too noisy in logs), the model's, then kube-proxy's HNS failures
+    the catalogue does not claim."""
     from kubectl_win.catalog import finding
     from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
@@ -150,10 +151,12 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
                                               and kube_proxy_matches([line])):
             unclaimed.append(line)  # kube-proxy's own sync errors (hns/analyze.py) are more specific than the model
             continue
-        count = seen[found.check][0] + 1 if found.check in seen else 1
-        seen[found.check] = (count, line, found)
+        key = model.fold_key(found, line, component)
+        count = seen[key][0] + 1 if key in seen else 1
+        seen[key] = (count, line, found)
     out = []
-    for check, (count, line, found) in sorted(seen.items()):
+    for _key, (count, line, found) in sorted(seen.items()):
+        check = found.check
         text = " ".join(line.split())
         excerpt = (text if len(text) <= EXCERPT else text[:EXCERPT - 1] + "…") + describe(found.codes)
         values = {"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()}

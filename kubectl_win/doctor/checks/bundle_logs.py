@@ -48,13 +48,14 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
                                               and kube_proxy_matches([line.text])):
             unclaimed.append((number, line.text))  # kube-proxy's own sync errors are more specific than the model
             continue
-        key = (found.check, line.pod)
+        key = (model.fold_key(found, line.text, component.split()[0]), line.pod)
         if key in seen:
             seen[key][0] += 1
         else:
             seen[key] = [1, number, line.text, found]
     out = []
-    for (check, pod), (count, number, text_line, found) in sorted(seen.items(), key=lambda kv: kv[1][1]):
+    for (_key, pod), (count, number, text_line, found) in sorted(seen.items(), key=lambda kv: kv[1][1]):
+        check = found.check
         ref = ObjectRef("v1", "Pod", pod[0], pod[1]) if pod else node_ref(node)
         flat = " ".join(text_line.split())
         excerpt = (flat if len(flat) <= EXCERPT else flat[:EXCERPT - 1] + "…") + describe(found.codes)

@@ -317,6 +317,15 @@ def says_it_failed(line: str) -> bool:
     return bool(_STRONG_FAILURE.search(line))
 
 
+def fold_key(found: Any, line: str, writer: str = "") -> str:
+    """How a log's findings fold: a catalogue entry per check, a placed failure per place in the model (its
+    subsystem, component, operation and condition), so two different failures of one subsystem stay two."""
+    if not getattr(found, "placed", False):
+        return str(found.check)
+    reading = read(line, "", "node", writer)
+    return "\x00".join((found.check, reading.component or "", reading.operation or "", reading.condition or ""))
+
+
 def is_failure_line(line: str) -> bool:
     """Whether a node log line reports a failure (the model reads only those)."""
     return bool(_LOG_FAILURE.search(line))
