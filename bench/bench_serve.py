@@ -9,7 +9,7 @@ scan is published before the next starts. Each time /metrics shows a new scan (k
 the serve process's resident set size is read from /proc, between two scans. /metrics is polled over one
 kept-alive connection, as Prometheus does. Prints the RSS after scan 1 (the anchor) and after the last scan,
 their ratio (bar: <= 1.05x; 1.10x with --small) and the peak, and exits 1 when the bar is missed.
-After the first scan, a burst of `--burst` scrapes (default 200) is sent at once, each on its own connection
+After the last scan, a burst of `--burst` scrapes (default 200) is sent at once, each on its own connection
 with a 30 s timeout (a usual Prometheus scrape_timeout): prints how many were answered 200 (bar: all) and the
 99th percentile of their latency as a multiple of one scrape on a quiet server, measured just before.
 Linux only (/proc).
@@ -93,7 +93,7 @@ def main() -> int:
     parser.add_argument("--scans", type=int, default=20)
     parser.add_argument("--small", action="store_true",
                         help="serve the bare objects (about 1 KB a pod) rather than a real server's (about 5 KB)")
-    parser.add_argument("--burst", type=int, default=200, help="scrapes sent at once after scan 1 (0: none)")
+    parser.add_argument("--burst", type=int, default=200, help="scrapes sent at once after the last scan (0: none)")
     args = parser.parse_args()
     if not Path("/proc/self/status").exists():
         print("needs /proc (Linux) to read the serve process's RSS", file=sys.stderr)
@@ -128,16 +128,16 @@ def main() -> int:
                 if done and done not in rss:
                     rss[done] = rss_mib(serve.pid)
                     print(f"scan {done:2d}: RSS {rss[done]:6.0f} MiB ({time.monotonic() - started:.0f} s)", flush=True)
-                    if len(rss) == 1 and args.burst:
-                        bursts = burst(host, int(port), args.burst)
-                        print(f"burst of {args.burst} scrapes at once: {bursts[0]}/{args.burst} answered, p99 "
-                              f"{bursts[1]:.2f} s ({bursts[1] / bursts[2]:.0f}x one quiet scrape of "
-                              f"{bursts[2] * 1000:.0f} ms)", flush=True)
                 elif serve.poll() is not None:
                     print(f"serve exited with {serve.returncode}", file=sys.stderr)
                     return 2
                 time.sleep(0.05)
             peak = rss_mib(serve.pid, "VmHWM")
+            if args.burst:  # after the memory figures, so that the burst's threads do not enter them
+                bursts = burst(host, int(port), args.burst)
+                print(f"burst of {args.burst} scrapes at once: {bursts[0]}/{args.burst} answered, p99 "
+                      f"{bursts[1]:.2f} s ({bursts[1] / bursts[2]:.0f}x one quiet scrape of "
+                      f"{bursts[2] * 1000:.0f} ms)", flush=True)
         finally:
             serve.terminate()
             serve.wait(60)
