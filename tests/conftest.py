@@ -29,7 +29,7 @@ from tests.apiserver import ApiServer, FaultInjector, Store
 from tests.apiserver.auth import Auth
 from tests.realcluster.fixtures import real_cluster, real_sample, sample_refused  # noqa: F401 - fixtures
 from tests.registry.fixtures import htpasswd_registry, plain_registry, token_registry  # noqa: F401 - fixtures
-from tests.tools import require_kubectl
+from tests.support.tools import require_kubectl
 
 
 @dataclass

@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+
 # Called by a framework, never by name in our code: click's help formatting hook.
 FRAMEWORK_HOOKS = {"format_usage"}
 

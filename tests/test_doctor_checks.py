@@ -17,7 +17,7 @@ import pytest
 from kubectl_win.catalog import doctor_checks as catalog
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.findings import Finding
-from tests.test_doctor_helpers import (
+from tests.support.kube_objects import (
     daemonset_pod,
     deployment_pod,
     event,

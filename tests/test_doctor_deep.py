@@ -12,8 +12,9 @@ import pytest
 
 from tests.apiserver.exec import settings_for
 from tests.apiserver.nodelogs import NodeLogs
-from tests.clirun import run_cli
-from tests.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
+from tests.support.cli import run_cli
+from tests.support.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
+from tests.support.paths import ROOT
 from tests.test_hns_live import FakeKubelet
 
 
@@ -133,7 +134,7 @@ def test_interrupting_deep_deletes_every_pod(deep_cluster) -> None:  # noqa: ANN
     for node in ("win-a", "win-b"):
         settings.hns_dumps[node] = (settings.hns_dumps[node][0], 60.0)
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "doctor", "--deep", "--kubeconfig",
-                                str(apiserver.kubeconfig)], cwd=Path(__file__).resolve().parents[1],
+                                str(apiserver.kubeconfig)], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30

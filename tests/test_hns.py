@@ -18,9 +18,8 @@ from kubectl_win.hns.analyze import analyze
 from kubectl_win.hns.cluster import build_view
 from kubectl_win.hns.model import parse
 from kubectl_win.hns.run import analyze_objects, parse_hns_text
-from tests.hns_scenarios import FIXTURES, SCENARIOS, Scenario, cluster_items, load
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.hns_scenarios import FIXTURES, SCENARIOS, Scenario, cluster_items, load
+from tests.support.paths import ROOT
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:

@@ -22,10 +22,9 @@ from kubectl_win.hns.live import APP
 from kubectl_win.hns.model import KNOWN_KEYS
 from kubectl_win.kube.hostprocess import APP_LABEL
 from tests.apiserver.exec import settings_for
-from tests.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
-from tests.waiting import HANG_GUARD, wait_until
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
+from tests.support.paths import ROOT
+from tests.support.waiting import HANG_GUARD, wait_until
 
 
 class FakeKubelet:
