@@ -15,13 +15,13 @@ from tests.support.paths import PACKAGE
 # doctor's floors, in the order data flows (kubectl_win/doctor/__init__.py draws the same map). A module on a
 # floor may import its own floor and those above it (lower numbers).
 FLOORS: dict[str, int] = {
-    "read": 1, "read.plan": 1, "read.fields": 1, "read.live": 1, "read.dump": 1, "read.reduce": 1,
+    "read": 1, "read.plan": 1, "read.fields": 1, "read.api": 1, "read.dump": 1, "read.reduce": 1,
     "read.share": 1, "read.bundle": 1,
     "records": 2, "interning": 2, "quantity": 2,
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.
-    "build": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3, "signatures.symptoms": 3,
-    "signatures.structure": 3, "signatures.agents": 3,
+    "build": 3, "constructors": 3, "folding": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3,
+    "signatures.symptoms": 3, "signatures.structure": 3, "signatures.agents": 3,
     "checks": 4, "checks.plan": 4, "checks.events": 4, "checks.gmsa": 4, "checks.images": 4,
     "checks.memory": 4, "checks.network": 4, "checks.nodes": 4, "checks.placement": 4, "checks.pods": 4,
     "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.bundle": 4, "checks.bundle_hns": 4,

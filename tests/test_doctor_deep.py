@@ -13,7 +13,7 @@ import pytest
 from tests.apiserver.exec import settings_for
 from tests.apiserver.nodelogs import NodeLogs
 from tests.support.cli import run_cli
-from tests.support.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
+from tests.support.hns_scenarios import HNS_FIXTURES, SCENARIOS, cluster_items
 from tests.support.paths import ROOT
 from tests.test_hns_live import FakeKubelet
 
@@ -49,7 +49,7 @@ def deep_cluster(apiserver, tmp_path: Path):  # noqa: ANN001, ANN201
     broken, _ = {s.name: s for s in SCENARIOS}["missing load balancer"].build()  # recorded on win-a
     (tmp_path / "win-a.json").write_text(json.dumps(broken))
     settings.hns_dumps["win-a"] = (str(tmp_path / "win-a.json"), 0.3)
-    settings.hns_dumps["win-b"] = (str(FIXTURES / "win-b-v2.json"), 0.3)
+    settings.hns_dumps["win-b"] = (str(HNS_FIXTURES / "win-b-v2.json"), 0.3)
     apiserver.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": "\n".join([
         klog("E", timedelta(hours=3), '"RunPodSandbox failed" err="hnsCall failed in Win32: old (0x1392)"'),
         klog("E", timedelta(minutes=20), '"RunPodSandbox from runtime service failed" err="failed to setup network '
@@ -110,7 +110,7 @@ def test_concurrency_is_bounded(apiserver, deep_cluster) -> None:  # noqa: ANN00
             "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": "10.0.20348.2762"},
                        "conditions": [{"type": "Ready", "status": "True"}]}}
         apiserver.put(node)
-        settings.hns_dumps[f"win-{index}"] = (str(FIXTURES / "win-b-v2.json"), 0.5)
+        settings.hns_dumps[f"win-{index}"] = (str(HNS_FIXTURES / "win-b-v2.json"), 0.5)
     flags = KubeFlags(kubeconfig=str(apiserver.kubeconfig))
     snapshot = take_snapshot(DoctorOptions(kube_flags=flags))
     with connect(flags) as cluster:
@@ -120,7 +120,7 @@ def test_concurrency_is_bounded(apiserver, deep_cluster) -> None:  # noqa: ANN00
 
 
 def test_deep_needs_a_live_cluster() -> None:
-    result = run_cli("doctor", "--deep", "--from-dump", str(FIXTURES / "cluster.json"))
+    result = run_cli("doctor", "--deep", "--from-dump", str(HNS_FIXTURES / "cluster.json"))
     assert result.exit_code == 2 and "--deep looks inside live nodes" in result.stderr
 
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 from kubectl_win.findings import SEVERITY_RANK
 from kubectl_win.knowledge import load
-from kubectl_win.record import record
 from kubectl_win.versions import parse_version
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -40,13 +40,13 @@ class RuleError(ValueError):
     """The rules file is inconsistent (caught by the test suite, never by users)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     scope: str
     path: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Check:
     template: str
     at: tuple[Location, ...]
@@ -57,7 +57,7 @@ class Check:
     container_lists: tuple[str, ...] = ("containers", "initContainers", "ephemeralContainers")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     id: str
     fields: tuple[str, ...]
@@ -74,6 +74,8 @@ class Rule:
     enforced_by_node: str | None = None
     feature_gate: str | None = None
     gate_default_since: str | None = None
+    admission: str | None = None  # why `scaffold policy` leaves the rule out (None: it carries it)
+    admission_trigger: str | None = None  # the trigger the policy uses instead of check.trigger
 
     def gate_on_by_default(self, version: tuple[int, int]) -> bool:
         if self.feature_gate is None:
@@ -133,9 +135,17 @@ def _rule(entry: dict[str, Any]) -> Rule:
             enforced_by_node=entry.get("enforced_by_node"),
             feature_gate=entry.get("feature_gate"),
             gate_default_since=entry.get("gate_default_since"),
+            admission=_admission(entry.get("admission")),
+            admission_trigger=entry.get("admission_trigger"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RuleError(f"field rule {rule_id}: {exc}") from exc
+
+
+def _admission(value: Any) -> str | None:
+    if value is not None and not (isinstance(value, str) and value.strip()):
+        raise RuleError("admission must say why the admission policy leaves the rule out")
+    return value.strip() if value else None
 
 
 def _check(data: dict[str, Any]) -> Check:

@@ -19,11 +19,11 @@ from typing import Any
 
 from tests.support.paths import FIXTURES
 
-HNS = FIXTURES / "hns"
+HNS_FIXTURES = FIXTURES / "hns"
 
 
 def load(name: str) -> Any:
-    return json.loads((HNS / name).read_text(encoding="utf-8"))
+    return json.loads((HNS_FIXTURES / name).read_text(encoding="utf-8"))
 
 
 def cluster_items() -> list[dict[str, Any]]:
