@@ -1,6 +1,6 @@
 """Shared rig for the port-forward tests: upstream servers "inside the pod", pods, a running forwarder.
 
-No tests here; test_portforward_*.py import these helpers. The pods' "inside" is this host: the
+test_portforward_*.py and the Windows client tests import these helpers. The pods' "inside" is this host: the
 test API server's pods/exec runs relays natively (Linux pods) or under Wine (Windows pods).
 """
 
