@@ -30,8 +30,6 @@ def real_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         yield cluster
 
 
-
-
 @pytest.fixture(scope="session")
 def sample_refused(real_cluster: RealCluster) -> list[tuple[dict[str, Any], str]]:
     """The bundled sample cluster (Windows and Linux nodes, failing pods, events, Services, a gMSA spec)
