@@ -21,7 +21,7 @@ FLOORS: dict[str, int] = {
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.
     "build": 3, "constructors": 3, "folding": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3,
-    "signatures.symptoms": 3, "signatures.structure": 3, "signatures.agents": 3,
+    "signatures.symptoms": 3, "signatures.structure": 3, "signatures.agents": 3, "signatures.model": 3,
     "checks": 4, "checks.plan": 4, "checks.events": 4, "checks.gmsa": 4, "checks.images": 4,
     "checks.memory": 4, "checks.network": 4, "checks.nodes": 4, "checks.placement": 4, "checks.pods": 4,
     "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.bundle": 4, "checks.bundle_hns": 4,
