@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "kubectl_win"
+from tests.support.paths import PACKAGE
 
 # doctor's floors, in the order data flows (kubectl_win/doctor/__init__.py draws the same map). A module on a
 # floor may import its own floor and those above it (lower numbers).

@@ -18,8 +18,9 @@ import pytest
 from kubectl_win.doctor.build import SnapshotBuilder
 from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
 from kubectl_win.doctor.read.typed import TypedPage, page_decoder
-from tests.doctor_identity import synthetic_store
-from tests.html_fixtures import SAMPLE, hostile_dump
+from tests.support.doctor_digests import synthetic_store
+from tests.support.html_reports import hostile_dump
+from tests.support.paths import SAMPLE_DUMP as SAMPLE
 
 VERSION = "v1.32.0"
 

@@ -6,7 +6,7 @@ it, `shape=realistic`) written as dumps; and two of those clusters served by the
 live, page by page, the way doctor reads a cluster (LIVE). Each is run in process as `doctor -o json`,
 `-o wide`, `doctor nodes -o json` and `doctor workloads -A -o yaml`; the sha256 of each output is compared
 with `tests/golden/doctor-outputs.sha256`, recorded once with the code before the move
-(`python -m tests.doctor_identity --record`).
+(`python -m tests.support.doctor_digests --record`).
 """
 
 from __future__ import annotations
@@ -20,10 +20,11 @@ from dataclasses import replace
 from pathlib import Path
 
 from tests.apiserver.store import Store
-from tests.clirun import run_cli
-from tests.html_fixtures import SAMPLE, hostile_dump
+from tests.support.cli import run_cli
+from tests.support.html_reports import hostile_dump
+from tests.support.paths import GOLDEN, SAMPLE_DUMP
 
-GOLDEN = Path(__file__).resolve().parent / "golden" / "doctor-outputs.sha256"
+DIGESTS = GOLDEN / "doctor-outputs.sha256"
 SYNTHETIC = (
     ("nodes=40,pods=1200,windows=0.5,seed=1"),
     ("nodes=120,pods=3000,windows=0.2,seed=2"),
@@ -57,7 +58,7 @@ def synthetic_dump(spec_text: str, folder: Path) -> Path:
 
 
 def cases(folder: Path) -> Iterator[tuple[str, Path]]:
-    yield "sample", SAMPLE
+    yield "sample", SAMPLE_DUMP
     yield "hostile", hostile_dump(folder)
     for spec in SYNTHETIC:
         yield spec, synthetic_dump(spec, folder)
@@ -89,12 +90,12 @@ def digests() -> dict[str, str]:
 
 
 def recorded() -> dict[str, str]:
-    lines = GOLDEN.read_text(encoding="utf-8").splitlines()
+    lines = DIGESTS.read_text(encoding="utf-8").splitlines()
     return dict(reversed(line.split("  ", 1)) for line in lines if line.strip())
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--record"]:
-        GOLDEN.write_text("".join(f"{digest}  {name}\n" for name, digest in digests().items()), encoding="utf-8")
+        DIGESTS.write_text("".join(f"{digest}  {name}\n" for name, digest in digests().items()), encoding="utf-8")
     else:
         print(json.dumps(digests(), indent=2))
