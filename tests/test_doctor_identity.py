@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 from tests.support.doctor_digests import digests, recorded
+
+# Two of the cases are clusters served by the test API server and read live.
+pytestmark = pytest.mark.apiserver
 
 
 def test_doctor_outputs_are_unchanged_by_the_move() -> None:
