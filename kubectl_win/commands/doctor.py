@@ -72,6 +72,10 @@ def doctor(
         "--check-images", help="also read each Windows workload image's manifest list from its registry and "
                                "report images with no variant for the nodes they land on (image-no-variant-for-node; "
                                "kubectl win images has the details). Off by default: doctor stays offline")] = False,
+    max_updates_behind: Annotated[int, typer.Option(
+        "--max-updates-behind", metavar="N", click_type=Integer(),
+        help="warn about Windows nodes more than N monthly updates behind the newest known for their build "
+             "(windows-updates-behind; default 3)")] = 3,
     max_nodes: Annotated[int, typer.Option(
         "--max-nodes", metavar="N", help="--deep inspects at most N Windows nodes (default 10), 4 at a time")] = 10,
     hns_namespace: Annotated[str, typer.Option(
@@ -130,6 +134,8 @@ def run(args: Any, env: Env) -> int:
                          "(use kubectl win hns --from-file for a node's HNS dump)")
     if args.max_nodes < 1:
         raise UsageError("--max-nodes must be 1 or more")
+    if args.max_updates_behind < 0:
+        raise UsageError("--max-updates-behind must be 0 or more")
     _check_output_paths(args)
     namespace = None if args.all_namespaces else args.namespace
     if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump \
@@ -140,7 +146,8 @@ def run(args: Any, env: Env) -> int:
                             redact=not args.no_redact,
                             kube_flags=None if args.from_dump or args.from_bundle else _kube_flags(args),
                             namespace=namespace,
-                            config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None)
+                            config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None,
+                            max_updates_behind=args.max_updates_behind)
     session = None
     if args.check_images and not args.from_bundle:
         from kubectl_win.commands.registry_session import registry_session

@@ -6,7 +6,7 @@ import gc
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from kubectl_win.doctor.build import SnapshotBuilder
@@ -35,6 +35,7 @@ class DoctorOptions:
     # kubectl_win.images.run.Resolver: read the Windows workloads' images from their registries
     # (--check-images). None: doctor stays offline; a dump's recorded platforms are still used.
     images: Any = field(default=None, repr=False)
+    max_updates_behind: int = 3  # windows-updates-behind: more monthly Windows updates behind is a warning
 
 
 def take_snapshot(options: DoctorOptions) -> Snapshot:
@@ -95,6 +96,19 @@ def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:
             builder.images[image] = resolved.to_record()
 
 
+def _base_images(snapshot: Snapshot, resolve: Any) -> dict[str, Any]:
+    """What the registry says about Microsoft's base images of the Windows nodes' builds (their os.version is
+    the newest revision Microsoft ships); an image the registry cannot be read for is left out."""
+    from kubectl_win import updates
+    from kubectl_win.doctor.patchlevel import node_revision
+
+    present = {parsed[0] for node in snapshot.windows_nodes if (parsed := node_revision(node))}
+    wanted = [image for build, image in sorted(updates.base_images().items()) if build in present]
+    if not wanted:
+        return {}
+    return {image: resolved.to_record() for image, resolved in resolve(wanted).items()}
+
+
 def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:
     from kubectl_win.doctor.read.live import collect
     from kubectl_win.kube import KubeFlags, connect
@@ -109,6 +123,10 @@ def run_doctor(options: DoctorOptions) -> DoctorReport:
     policy = load_policy(options.config)
     with _no_cycle_collection():
         snapshot = take_snapshot(options)
+        if options.max_updates_behind != snapshot.max_updates_behind:
+            snapshot = replace(snapshot, max_updates_behind=options.max_updates_behind)
+        if options.images is not None:
+            snapshot = replace(snapshot, base_images=_base_images(snapshot, options.images))
         findings = run_checks(snapshot, options.scope)
     deep = _run_deep(options, snapshot) if options.deep is not None and options.scope != "workloads" else None
     if deep is not None:
