@@ -47,7 +47,17 @@ class FiguresCollector:
         support = family("os_support_end_days", "Days until support of the Windows Server build ends "
                          "(Microsoft's date or the platform's retirement, the earlier); negative when past.",
                          ("build",))
+        released = family("node_os_revision_release_timestamp", "When the Microsoft update a Windows node's OS revision "
+                          "belongs to was released (Unix time; absent for a revision newer than kubectl-win's "
+                          "update history).", ("node", "build"), unit="seconds")
+        behind = family("node_os_updates_behind", "Monthly Windows updates released after the one a Windows node "
+                        "runs, up to the newest known for its build.", ("node", "build"))
         for f in self.figures:
+            for node, build, when, count in f.patches:
+                if when is not None:
+                    released.add_metric([f.cluster, node, build], when)
+                if count is not None:
+                    behind.add_metric([f.cluster, node, build], count)
             success.add_metric([f.cluster], 1 if f.ok else 0)
             scans.add_metric([f.cluster], f.scans)
             duration.add_metric([f.cluster], round(f.seconds, 3))
@@ -59,7 +69,7 @@ class FiguresCollector:
                 nodes.add_metric([f.cluster, build, version, ready], count)
             for build, end in f.support_ends:
                 support.add_metric([f.cluster, build], (end - self.today).days)
-        yield from (findings, nodes, support, success, duration, last, scans)
+        yield from (findings, nodes, support, released, behind, success, duration, last, scans)
 
 
 def render_openmetrics(scans: Iterable[ClusterScan], out: IO[str], now: dt.datetime | None = None) -> None:
