@@ -76,7 +76,10 @@ def analyse(path: str, scope: str = "cluster", config: str | None = None) -> Bun
         read_dump(dump, builder)
         snapshot = builder.build()
         objects = read_objects(dump)
-    findings = run_checks(snapshot, scope)
+    from kubectl_win.doctor.read.hotfixes import with_bundle_revisions
+
+    snapshot, patch_findings = with_bundle_revisions(bundle, snapshot)
+    findings = run_checks(snapshot, scope) + (patch_findings if scope != "workloads" else [])
     result = BundleResult(snapshot, findings, [], [Skipped("bundle", why) for why in bundle.refused])
     refused = len(bundle.refused)
     if scope == "workloads":

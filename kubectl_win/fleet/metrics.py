@@ -47,8 +47,8 @@ class FiguresCollector:
         support = family("os_support_end_days", "Days until support of the Windows Server build ends "
                          "(Microsoft's date or the platform's retirement, the earlier); negative when past.",
                          ("build",))
-        released = family("node_os_revision_release_timestamp", "When the Microsoft update a Windows node's OS revision "
-                          "belongs to was released (Unix time; absent for a revision newer than kubectl-win's "
+        released = family("node_os_revision_release_timestamp", "When the Microsoft update a Windows node's OS "
+                          "revision belongs to was released (Unix time; absent for a revision newer than kubectl-win's "
                           "update history).", ("node", "build"), unit="seconds")
         behind = family("node_os_updates_behind", "Monthly Windows updates released after the one a Windows node "
                         "runs, up to the newest known for its build.", ("node", "build"))

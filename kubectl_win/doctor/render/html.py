@@ -41,7 +41,8 @@ NODE_COLUMNS: dict[str, tuple[str, ...]] = {
 AREA_TITLES = {
     "nodes": "Nodes", "runtime": "Container runtime", "skew": "Version skew", "placement": "Scheduling and placement",
     "images": "Images and Windows builds", "memory": "Memory", "network": "Networking", "storage": "Storage",
-    "gmsa": "gMSA and HostProcess", "patches": "Windows updates", "events": "Events and container states", "hns": "HNS on the nodes",
+    "gmsa": "gMSA and HostProcess", "patches": "Windows updates", "events": "Events and container states",
+    "hns": "HNS on the nodes",
     "pods": "Pod fields Windows rejects or ignores",
 }
 
