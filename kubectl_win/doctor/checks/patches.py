@@ -172,7 +172,8 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
         older = case["nodes"]
         build = next(iter(older.values())).build
         seen = [e for e in snapshot.events if _SYMPTOM.search(e.message)
-                and (e.node in older or e.pod in case["pods"] or e.ref == owner)]
+                and (e.pod in case["pods"] or e.ref == owner
+                     or (e.ref.kind == "Pod" and e.ref.namespace == pod.namespace and e.ref.name in case["pods"]))]
         barrier = next((b for p in older.values() if (b := updates.barrier_between(build, p.revision, revision))),
                        None)
         row = updates.running(build, revision)
@@ -194,12 +195,20 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
         fix = platform_fix(node, kb, f"Or pin {image} to a tag built on 10.0.{build}.{oldest.revision} or older "
                                      "until the nodes are patched.") if node else Fix()
         out.append(finding(
-            "windows-image-newer-than-node", owner, path + ".image", ignores=pod.ignores, severity=severity,
+            "windows-image-newer-than-node", owner, _owner_path(owner, path) + ".image", ignores=pod.ignores,
+            severity=severity,
             fix=fix, object=owner.display(), image=image, container=case["container"].name,
             image_version=f"10.0.{build}.{revision}", image_update=image_update, s="s" if len(older) > 1 else "",
             nodes=name_list(older), node_versions=", ".join(sorted({_describe(p) for p in older.values()})),
             why=why))
     return out
+
+
+def _owner_path(owner: Any, pod_path: str) -> str:
+    """The container's path in its owner (spec.containers[0] of a Deployment's pod: spec.template.spec...)."""
+    from kubectl_win.manifests import spec_path_of
+
+    return spec_path_of(owner.kind) + pod_path[len("spec"):] if pod_path.startswith("spec") else pod_path
 
 
 def _excerpt(message: str, limit: int = 120) -> str:
