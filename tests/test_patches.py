@@ -333,3 +333,14 @@ def test_metrics_carry_each_nodes_release_time_and_updates_behind(tmp_path: Path
         "cluster": "d.json", "node": "win22-bad", "build": "10.0.20348"}
     assert behind["win22-bad"] == 22 and behind["win25-a"] == 4 and behind["aks-win25-0"] == 6
     assert set(released) == set(behind) == {n[0] for n in NODES}
+
+
+def test_the_docs_show_what_doctor_nodes_prints() -> None:
+    from tests.readme_output import differences, examples, real_output
+
+    root = Path(__file__).resolve().parents[1]
+    checked = [e for e in examples((root / "docs" / "doctor.md").read_text()) if "patch-levels" in e.command]
+    assert checked
+    for example in checked:
+        printed = [line for line in real_output(example.command) if line.strip()]  # blank lines are not compared
+        assert differences(example.output, printed) == [], example.command
