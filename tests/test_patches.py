@@ -83,10 +83,11 @@ def test_the_last_24_months_are_covered_monthly(build: int, first: str) -> None:
 
 def test_rows_agree_with_microsofts_titles_and_cve_records() -> None:
     """A sample checked against a second source (the KB titles and Microsoft's CVE fixed versions)."""
-    for kb, version, date in [("KB5044281", "10.0.20348.2762", "2024-10-08"),  # "October 8, 2024—KB5044281 (OS Build 20348.2762)"
-                              ("KB5025229", "10.0.17763.4252", "2023-04-11"),  # CVE-2023-28237
+    # "October 8, 2024—KB5044281 (OS Build 20348.2762)"; CVE-2023-28237; CVE-2026-20934; Azure Local's pages.
+    for kb, version, date in [("KB5044281", "10.0.20348.2762", "2024-10-08"),
+                              ("KB5025229", "10.0.17763.4252", "2023-04-11"),
                               ("KB5025230", "10.0.20348.1668", "2023-04-11"),
-                              ("KB5073723", "10.0.17763.8276", "2026-01-13"),  # CVE-2026-20934
+                              ("KB5073723", "10.0.17763.8276", "2026-01-13"),
                               ("KB5073457", "10.0.20348.4648", "2026-01-13"),
                               ("KB5073379", "10.0.26100.32230", "2026-01-13"),
                               ("KB5044288", "10.0.25398.1189", "2024-10-08")]:

@@ -78,7 +78,7 @@ def analyse(path: str, scope: str = "cluster", config: str | None = None) -> Bun
         objects = read_objects(dump)
     from kubectl_win.doctor.read.hotfixes import with_bundle_revisions
 
-    snapshot, patch_findings = with_bundle_revisions(bundle, snapshot)
+    snapshot, patch_findings = with_bundle_revisions(bundle, snapshot, bundle_finding)
     findings = run_checks(snapshot, scope) + (patch_findings if scope != "workloads" else [])
     result = BundleResult(snapshot, findings, [], [Skipped("bundle", why) for why in bundle.refused])
     refused = len(bundle.refused)

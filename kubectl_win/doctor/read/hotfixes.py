@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from collections.abc import Callable
 from typing import Any
 
 from kubectl_win import updates
@@ -52,11 +53,11 @@ def node_facts(bundle: Any, folder: str) -> NodeFacts:
     return NodeFacts(running, installed, folder)
 
 
-def with_bundle_revisions(bundle: Any, snapshot: Snapshot) -> tuple[Snapshot, list[Finding]]:
+def with_bundle_revisions(bundle: Any, snapshot: Snapshot,
+                          bundle_finding: Callable[..., Finding]) -> tuple[Snapshot, list[Finding]]:
     """The snapshot with the bundle's revision on each Windows node whose kernelVersion lacks one, and the
-    bundle-update-installed-not-running findings."""
+    bundle-update-installed-not-running findings (made by `bundle_finding`, the bundle checks' factory)."""
     from kubectl_win.collect.bundle import node_entries
-    from kubectl_win.doctor.run_bundle import bundle_finding
 
     facts = {node: node_facts(bundle, str(entry.get("dir") or "")) for node, entry in node_entries(bundle)}
     nodes: list[NodeRecord] = []
