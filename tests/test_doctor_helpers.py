@@ -9,6 +9,7 @@ from kubectl_win.doctor.build import SnapshotBuilder
 from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
 from kubectl_win.doctor.records import Snapshot
 
+
 def _current(build: int) -> str:
     """The newest monthly revision the update history knows for the build: helper nodes are up to date, so
     only the tests about patch level see a node behind."""
