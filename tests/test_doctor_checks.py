@@ -163,6 +163,17 @@ CASES = [
              {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.5139", "digest": "sha256:2"}]}}},
          quiet_kw={"images": {"registry.example.com/web:3": {"digest": "sha256:1", "platforms": [
              {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.5139", "digest": "sha256:2"}]}}}),
+    Case("windows-image-known-problem",
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:19"), node_name="win-2019"), *TWO_BUILDS),
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:19"), node_name="win-2019"), *TWO_BUILDS),
+         ("shop/Deployment/web runs registry.example.com/web:19 in container app, built on 10.0.17763.4851: since "
+          "KB5030214, DNS resolution inside containers", "users report it",
+          "images on KB5031361 (10.0.17763.4974, 2023-10) or newer are fixed",
+          "Rebuild registry.example.com/web:19 on a base image of KB5031361 or newer"),
+         kw={"images": {"registry.example.com/web:19": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.4851", "digest": "sha256:2"}]}}},
+         quiet_kw={"images": {"registry.example.com/web:19": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.4974", "digest": "sha256:2"}]}}}),
     Case("image-no-variant-for-node",
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),

@@ -146,6 +146,7 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
     from kubectl_win.images.run import Resolved
 
     cases: dict[tuple[Any, str, str], dict[str, Any]] = {}
+    image_problems: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, updates.Problem]] = {}
     for pod in snapshot.pods:
         node = snapshot.node(pod.node)
         if node is None or not node.windows or pod.host_process or _hyperv(pod, snapshot):
@@ -159,7 +160,12 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
                 continue
             verdict = Resolved.from_record(container.image, record).verdict(parse_host_version(patch.version))
             parsed = updates.parse_kernel(verdict.variant or "")
-            if parsed is None or parsed[0] != patch.build or parsed[1] <= patch.revision:
+            if parsed is None or parsed[0] != patch.build:
+                continue
+            for problem in updates.problems_of(parsed[0], parsed[1], "image"):
+                image_problems.setdefault((pod.owner_ref, container.image, problem.id),
+                                          (pod, container, parsed[1], problem))
+            if parsed[1] <= patch.revision:
                 continue
             case = cases.setdefault((pod.owner_ref, container.image, container.path), {
                 "pod": pod, "container": container, "image_revision": parsed[1], "nodes": {}, "pods": set()})
@@ -201,6 +207,18 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
             image_version=f"10.0.{build}.{revision}", image_update=image_update, s="s" if len(older) > 1 else "",
             nodes=name_list(older), node_versions=", ".join(sorted({_describe(p) for p in older.values()})),
             why=why))
+    for (owner, image, _), (pod, container, revision, problem) in image_problems.items():
+        fixed = updates.by_kb(problem.fixed_by)
+        out.append(finding(
+            "windows-image-known-problem", owner, _owner_path(owner, container.path) + ".image",
+            ignores=pod.ignores, severity="error" if problem.acknowledged else "warning",
+            fix=Fix(note=f"Rebuild {image} on a base image of {problem.fixed_by} or newer "
+                         f"(10.0.{problem.build}.{fixed.revision if fixed else problem.before} or later) and "
+                         "roll the workload out."),
+            object=owner.display(), image=image, container=container.name,
+            image_version=f"10.0.{problem.build}.{revision}", introduced=problem.introduced_by,
+            problem=problem.problem, how="Microsoft acknowledged it" if problem.acknowledged else "users report it",
+            sources=", ".join(problem.sources[:2]), fixed=_fixing(problem)))
     return out
 
 
