@@ -345,3 +345,13 @@ def test_the_docs_show_what_doctor_nodes_prints() -> None:
     for example in checked:
         printed = [line for line in real_output(example.command) if line.strip()]  # blank lines are not compared
         assert differences(example.output, printed) == [], example.command
+
+
+def test_the_html_report_has_each_nodes_update() -> None:
+    root = Path(__file__).resolve().parents[1]
+    page = run_cli("doctor", "nodes", "--from-dump", str(root / "kubectl_win" / "examples" / "patch-levels.json"),
+                   "-o", "html").stdout
+    assert '<th scope="col">Update</th>' in page
+    assert "KB5040437 · 2024-07" in page and "22 monthly updates behind" in page
+    assert "KB5087545 · 2026-05" in page and "up to date with the newest known" in page
+    assert 'href="#' in page.split("KB5040437 · 2024-07", 1)[1].split("</td>", 1)[0]  # its findings, linked

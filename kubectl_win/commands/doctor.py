@@ -119,6 +119,8 @@ def run(args: Any, env: Env) -> int:
 
     seconds = 0.0
     scope = args.scope or "cluster"
+    if args.max_updates_behind < 0:
+        raise UsageError("--max-updates-behind must be 0 or more")
     contexts = _contexts(args)
     if len(contexts) > 1:
         from kubectl_win.commands.doctor_fleet import run_fleet
@@ -134,8 +136,6 @@ def run(args: Any, env: Env) -> int:
                          "(use kubectl win hns --from-file for a node's HNS dump)")
     if args.max_nodes < 1:
         raise UsageError("--max-nodes must be 1 or more")
-    if args.max_updates_behind < 0:
-        raise UsageError("--max-updates-behind must be 0 or more")
     _check_output_paths(args)
     namespace = None if args.all_namespaces else args.namespace
     if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump \

@@ -98,7 +98,8 @@ def _options(args: Any, scope: str, context: str, progress: Any) -> DoctorOption
     namespace = None if args.all_namespaces else args.namespace
     if scope == "workloads" and not args.all_namespaces and not args.namespace:
         namespace = _context_namespace(flags)
-    return DoctorOptions(scope=scope, kube_flags=flags, namespace=namespace, config=args.config, progress=progress)
+    return DoctorOptions(scope=scope, kube_flags=flags, namespace=namespace, config=args.config, progress=progress,
+                         max_updates_behind=args.max_updates_behind)
 
 
 def _context_namespace(flags: Any) -> str:
