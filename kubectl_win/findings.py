@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from enum import StrEnum
 
 from kubectl_win.record import field, record
 
@@ -10,7 +11,24 @@ TYPE_CHECKING = False  # typing is only for type checkers: importing it costs st
 if TYPE_CHECKING:
     from typing import Any
 
-SEVERITY_RANK: dict[str, int] = {"info": 0, "warning": 1, "error": 2}
+
+
+class Severity(StrEnum):
+    """How much a finding matters, least first. A member is its text ("error" == Severity.error, and it hashes
+    as its text), so findings, policies and output read it as the plain string they always did; it compares
+    as that text too, and `rank` (or SEVERITY_RANK) is the order."""
+
+    info = "info"
+    warning = "warning"
+    error = "error"
+
+    @property
+    def rank(self) -> int:
+        return SEVERITY_RANK[self]
+
+
+# Keyed by member, looked up by plain text as well (same hash, equal): the sort keys' fast path.
+SEVERITY_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(Severity)}
 SCHEMA_VERSION = "kubectl-win/v1"
 
 
@@ -96,7 +114,7 @@ def fix_from_template(spec: Any, values: dict[str, Any]) -> Fix:
 @record
 class Finding:
     id: str
-    severity: str
+    severity: Severity
     object: ObjectRef
     path: str
     message: str

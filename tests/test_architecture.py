@@ -16,26 +16,25 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kubectl_win"
 # floor may import its own floor and those above it (lower numbers).
 FLOORS: dict[str, int] = {
     "read": 1, "read.plan": 1, "read.fields": 1, "read.live": 1, "read.dump": 1, "read.reduce": 1,
-    "read.share": 1,
+    "read.share": 1, "read.bundle": 1,
     "records": 2, "interning": 2, "quantity": 2,
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.
     "build": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3, "signatures.symptoms": 3,
     "signatures.structure": 3, "signatures.agents": 3,
-    # Each Windows node's patch level, worked out once from the records; checks and renderers read it.
-    "patchlevel": 3,
-    "checks": 4, "checks.registry": 4, "checks.events": 4, "checks.gmsa": 4, "checks.images": 4,
+    # Each Windows node's patch level, worked out once from the records; checks and renderers read it. A support
+    # bundle's patch facts (os.json, the hotfix list) become the revisions of nodes the API left without one.
+    "patchlevel": 3, "read.hotfixes": 3,
+    "checks": 4, "checks.plan": 4, "checks.events": 4, "checks.gmsa": 4, "checks.images": 4,
     "checks.memory": 4, "checks.network": 4, "checks.nodes": 4, "checks.placement": 4, "checks.pods": 4,
-    "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.patches": 4, "deep": 4,
-    # A support bundle's patch facts (os.json, the hotfix list) become node revisions and findings, as checks do.
-    "read.hotfixes": 4,
-    "catalog": 5, "fixes": 5,
+    "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.bundle": 4, "checks.bundle_hns": 4,
+    "checks.bundle_logs": 4, "checks.patches": 4, "deep": 4,
+    "fixes": 5,
     "render": 6, "render.report": 6, "render.html": 6, "render.progress": 6,
-    "run": 7, "run_bundle": 7, "": 7,
+    "run": 7, "": 7,
 }
 # (importing floor, imported module) -> why the import runs back up.
 BACK_UP: dict[tuple[int, str], str] = {
-    (4, "catalog"): "a check writes its findings through the catalog: the findings' ids, messages and sources",
     (4, "fixes"): "a check attaches its structured fix, built by the fix helpers, to each finding it makes",
 }
 
@@ -163,3 +162,133 @@ def test_doctor_imports_run_down_the_pipeline() -> None:
                 back_up.append(f"{source} (floor {FLOORS[source]}) imports {imported} (floor {FLOORS[imported]})")
     assert back_up == []
     assert used == set(BACK_UP), "a listed exception no import needs any more: remove it"
+
+
+# -- one check catalogue -------------------------------------------------------------------------------------
+
+CATALOGUE = "kubectl_win.catalog"
+# Modules that make Finding records themselves, and why they are not a second catalogue.
+OWN_FINDINGS: dict[str, str] = {
+    "kubectl_win.explain.lint": "explain's field rules (knowledge/field_rules.yaml) are rules over fields, each "
+                                "with its own locations and triggers, not check entries",
+    "kubectl_win.images.lint": "the image compatibility verdicts, whose texts are made from the registry's answer",
+}
+
+
+def _catalogue_types(tree: ast.AST) -> list[str]:
+    """Classes that describe a check as the catalogue does: a severity beside the texts a finding is made of
+    (a title or a remediation). Finding itself has a severity and a message, but no title."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields = {s.target.id for s in node.body if isinstance(s, ast.AnnAssign) and isinstance(s.target, ast.Name)}
+        if "severity" in fields and fields & {"title", "remediation"}:
+            found.append(node.name)
+    return found
+
+
+def _finding_factories(tree: ast.AST) -> list[str]:
+    """Functions that build a Finding record (a call of `Finding(...)`), by name."""
+    found = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        if any(isinstance(call, ast.Call) and isinstance(call.func, ast.Name | ast.Attribute)
+               and (call.func.id if isinstance(call.func, ast.Name) else call.func.attr) == "Finding"
+               for call in ast.walk(node)):
+            found.append(node.name)
+    return found
+
+
+def _catalogue_problems(modules: dict[str, str]) -> list[str]:
+    """Every check-describing class and every Finding factory outside kubectl_win/catalog.py (and the listed
+    exceptions), for module name -> source."""
+    problems = []
+    for name, source in sorted(modules.items()):
+        tree = ast.parse(source)
+        types = _catalogue_types(tree)
+        if name == CATALOGUE:
+            if len(types) > 1:
+                problems.append(f"{name}: {len(types)} catalogue types ({', '.join(types)})")
+            continue
+        problems += [f"{name}: {kind} is a second catalogue type" for kind in types]
+        if name not in OWN_FINDINGS:
+            problems += [f"{name}: {factory}() makes findings outside the catalogue"
+                         for factory in _finding_factories(tree)]
+    return problems
+
+
+def test_one_check_catalogue_and_one_finding_factory() -> None:
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert _catalogue_types(ast.parse(sources[CATALOGUE])) == ["CheckInfo"]
+    assert _catalogue_problems(sources) == []
+    assert set(OWN_FINDINGS) <= set(sources), "a listed exception names no module any more: remove it"
+
+
+def test_a_second_catalogue_type_or_finding_factory_is_found() -> None:
+    second = '''
+from dataclasses import dataclass
+from kubectl_win.findings import Finding
+
+@dataclass(frozen=True)
+class NodeCheck:
+    id: str
+    severity: str
+    title: str
+    message: str
+
+def node_finding(check, ref):
+    return Finding(id=check.id, severity=check.severity, object=ref, path="", message=check.message)
+'''
+    assert _catalogue_problems({"kubectl_win.doctor.read.bundle": second}) == [
+        "kubectl_win.doctor.read.bundle: NodeCheck is a second catalogue type",
+        "kubectl_win.doctor.read.bundle: node_finding() makes findings outside the catalogue"]
+    twice = "class A:\n    severity: str\n    title: str\nclass B:\n    severity: str\n    remediation: str\n"
+    assert _catalogue_problems({CATALOGUE: twice}) == [f"{CATALOGUE}: 2 catalogue types (A, B)"]
+    finding_only = "class Finding:\n    id: str\n    severity: str\n    message: str\n"
+    assert _catalogue_problems({"kubectl_win.findings": finding_only}) == []
+
+
+def test_check_ids_are_unique_across_the_knowledge_files() -> None:
+    from kubectl_win.catalog import catalog
+    from kubectl_win.knowledge import load
+
+    defined = [e["id"] for name in ("doctor_checks", "hns", "bundle_checks") for e in load(name)["checks"]]
+    assert len(defined) == len(set(defined))
+    assert set(defined) <= set(catalog())
+
+
+# -- one doctor pipeline ---------------------------------------------------------------------------------------
+
+PIPELINE = "kubectl_win.doctor.run"
+
+
+def _pipeline_callers(modules: dict[str, str]) -> list[str]:
+    """Modules other than doctor/run.py that run doctor's checks or build its report themselves: a second
+    pipeline (as the support bundle once had), for module name -> source."""
+    found = []
+    for name, source in sorted(modules.items()):
+        if name == PIPELINE:
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            if isinstance(func, ast.Name) and func.id == "run_checks" or isinstance(func, ast.Attribute) and (
+                    func.attr == "run_checks" or func.attr == "build" and isinstance(func.value, ast.Name)
+                    and func.value.id == "DoctorReport"):
+                found.append(f"{name}: {ast.unparse(func)}()")
+    return found
+
+
+def test_one_doctor_pipeline_for_every_source() -> None:
+    sources = {name: path.read_text(encoding="utf-8") for name, path in _modules().items()}
+    assert _pipeline_callers(sources) == []
+
+
+def test_a_second_doctor_pipeline_is_found() -> None:
+    second = ("from kubectl_win.doctor.checks.plan import run_checks\n"
+              "def report(snapshot):\n    return DoctorReport.build(snapshot, run_checks(snapshot), 'cluster')\n")
+    assert _pipeline_callers({"kubectl_win.doctor.run_bundle": second, PIPELINE: second}) == [
+        "kubectl_win.doctor.run_bundle: DoctorReport.build()", "kubectl_win.doctor.run_bundle: run_checks()"]

@@ -201,6 +201,13 @@ def test_not_a_bundle_is_one_line(tmp_path: Path) -> None:
     assert missing.exit_code == 2 and "no such file or folder" in missing.stderr
 
 
+def test_a_broken_cluster_part_is_named_in_the_bundle(tmp_path: Path) -> None:
+    bundle = make_bundle(tmp_path, b'{"apiVersion": "v1", "kind": "List", "items": [', {"win-a": node_files("win-a")})
+    result = kwin("doctor", "--from-bundle", str(bundle))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1, result.stderr
+    assert result.stderr.startswith(f"error: {bundle}: cluster.json: truncated JSON at line 1"), result.stderr
+
+
 # -- reading hostile bundles ----------------------------------------------------------------------------------
 def hostile_tar(*members: tuple[tarfile.TarInfo, bytes]) -> bytes:
     buffer = io.BytesIO()

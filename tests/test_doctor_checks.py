@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from kubectl_win.doctor.catalog import catalog
-from kubectl_win.doctor.checks.registry import run_checks
+from kubectl_win.catalog import doctor_checks as catalog
+from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.findings import Finding
 from tests.test_doctor_helpers import (
     at_revision,

@@ -258,7 +258,7 @@ def test_live_cluster_report_matches_the_json_report(apiserver, tmp_path: Path) 
 
 
 def test_pools_on_a_retiring_windows_server_are_a_move_table() -> None:
-    from kubectl_win.doctor.checks.registry import run_checks
+    from kubectl_win.doctor.checks.plan import run_checks
     from kubectl_win.doctor.render.html import render_html
     from kubectl_win.doctor.render.report import DoctorReport
     from tests.test_doctor_helpers import node, snapshot_of

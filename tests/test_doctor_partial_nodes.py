@@ -8,7 +8,7 @@ import copy
 import json
 from typing import Any
 
-from kubectl_win.doctor.checks.registry import run_checks
+from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.render.report import DoctorReport
 from tests.test_doctor_helpers import node, snapshot_of
 

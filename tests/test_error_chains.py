@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_win.doctor.catalog import catalog
+from kubectl_win.catalog import doctor_checks as catalog
 from kubectl_win.doctor.signatures import structure, symptoms
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import codes_in_text, find_codes

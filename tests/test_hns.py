@@ -12,8 +12,8 @@ from typing import Any
 import pytest
 import yaml
 
+from kubectl_win.catalog import family
 from kubectl_win.errors import InputError
-from kubectl_win.hns import catalog
 from kubectl_win.hns.analyze import analyze
 from kubectl_win.hns.cluster import build_view
 from kubectl_win.hns.model import parse
@@ -46,11 +46,11 @@ def test_each_failure_pattern_is_found_and_nothing_else(scenario: Scenario) -> N
 
 
 def test_every_pattern_has_a_scenario_and_every_check_is_exercised() -> None:
-    patterns = {c.pattern for c in catalog.checks().values()}
+    patterns = {c.pattern for c in family("hns").values()}
     assert patterns == set(range(1, 16))
     assert {s.pattern for s in SCENARIOS} == patterns
     exercised = set().union(*(s.expected for s in SCENARIOS))
-    assert exercised == set(catalog.checks())
+    assert exercised == set(family("hns"))
 
 
 def test_findings_name_what_to_fix() -> None:

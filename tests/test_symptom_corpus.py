@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_win.doctor.checks.registry import run_checks
+from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.wincodes import decode_exit, find_codes
 from tests.test_doctor_helpers import event, node, pod, snapshot_of, windows_spec

@@ -1,21 +1,23 @@
 """`kubectl win doctor`: a pipeline, one module per stage, in the order data flows.
 
     read/          pages in: plan.py (what doctor reads, the one list), live.py (API pages, read a page
-                   ahead on a bounded queue), dump.py (saved dumps in and out), fields.py (fields of any
-                   shape), reduce.py and share.py (what a saved dump keeps, and its redaction)
+                   ahead on a bounded queue), dump.py (saved dumps in and out), bundle.py (a support bundle:
+                   its cluster part, and each node's facts), fields.py (fields of any shape), reduce.py and
+                   share.py (what a saved dump keeps, and its redaction)
     records.py     the records the checks read: plain frozen dataclasses, Snapshot holds them all
     build.py       objects in, records out, one object at a time (SnapshotBuilder)
     grouping.py    pods that share a template, and the controller each pod belongs to
     lint.py        explain's field rules on one pod template (run by the builder as templates arrive)
     scheduling.py  where a pod template can land (selectors, affinity, tolerations, RuntimeClasses)
     signatures/    failure signatures in messages (symptoms.py, structure.py) and node agents by name
-    checks/        one module per area, each run(snapshot) -> findings; registry.py lists them in order
-    catalog.py     finding ids, severities, messages and sources (knowledge/doctor_checks.yaml)
+    checks/        one module per area, each run(snapshot) -> findings, written through the one check
+                   catalogue (kubectl_win/catalog.py); plan.py lists them in order; bundle*.py read the
+                   nodes' facts a support bundle adds
     fixes.py       the structured fixes findings carry
     render/        report.py (DoctorReport, its JSON and tables), html.py (the shared page), progress.py
-    run.py         run_doctor(options) -> DoctorReport: reads, builds, checks, applies the policy
-    run_bundle.py  the same from a support bundle (also node logs and HNS); deep.py: --deep on live nodes
+    run.py         run_doctor(options) -> DoctorReport: reads (live, dump or bundle), builds, checks,
+                   applies the policy; deep.py: --deep on live nodes
 
-Imports run down this list (tests/test_architecture.py); the one way back up is a check writing its
-findings through catalog.py and fixes.py.
+Imports run down this list (tests/test_architecture.py); the one way back up is a check attaching the
+structured fixes fixes.py builds.
 """

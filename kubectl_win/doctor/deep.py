@@ -136,10 +136,9 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
 def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
     """One finding per symptom per component: the catalogue's own entries (generic matches are too noisy in
     logs), then kube-proxy's HNS failures the catalogue does not claim."""
-    from kubectl_win.doctor.catalog import finding
+    from kubectl_win.catalog import finding
     from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
-    from kubectl_win.hns.catalog import finding as hns_finding
     from kubectl_win.wincodes import describe
 
     ref = ObjectRef("v1", "Node", None, node)
@@ -168,6 +167,5 @@ def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":
         for what, line in kube_proxy_matches(unclaimed):
-            out.append(hns_finding("hns-kube-proxy-sync-error", ref, "logs/kube-proxy", node=node, what=what,
-                                   line=line))
+            out.append(finding("hns-kube-proxy-sync-error", ref, "logs/kube-proxy", node=node, what=what, line=line))
     return out

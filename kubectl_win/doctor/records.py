@@ -6,10 +6,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_win.explain import Target
 from kubectl_win.findings import ObjectRef
+
+if TYPE_CHECKING:
+    from kubectl_win.doctor.read.bundle import BundleFacts
 
 
 @dataclass(frozen=True, slots=True)
@@ -244,6 +247,7 @@ class Snapshot:
     images: dict[str, Any] = field(default_factory=dict)
     linux_workloads: tuple[LinuxWorkload, ...] = ()  # controllers pinned to Linux (not in `workloads`)
     workload_security: tuple[WorkloadSecurity, ...] = ()  # the gMSA and HostProcess checks' inputs
+    bundle: BundleFacts | None = None  # doctor --from-bundle: what the support bundle holds per node
     max_updates_behind: int = 3  # doctor --max-updates-behind: more monthly Windows updates behind is a warning
     # Microsoft's base images (knowledge/windows_updates.yaml base_images) as the registry described them with
     # --check-images: their os.version is the newest revision Microsoft ships (not kept in saved dumps).

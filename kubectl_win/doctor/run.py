@@ -1,4 +1,5 @@
-"""run_doctor(options) -> DoctorReport: snapshot (live or dump), checks, suppression. No printing here."""
+"""run_doctor(options) -> DoctorReport: the snapshot (live, a dump or a support bundle), the checks, the
+policy, the report; one pipeline for every source. No printing here."""
 
 from __future__ import annotations
 
@@ -7,15 +8,18 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_win.doctor.build import SnapshotBuilder
-from kubectl_win.doctor.checks.registry import run_checks
+from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.read.dump import DumpWriter, read_dump
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.findings import sort_key
 from kubectl_win.policy import load_policy
+
+if TYPE_CHECKING:
+    from kubectl_win.doctor.read.bundle import BundleFacts
 
 SCOPES = ("cluster", "nodes", "workloads")
 
@@ -24,6 +28,7 @@ SCOPES = ("cluster", "nodes", "workloads")
 class DoctorOptions:
     scope: str = "cluster"
     from_dump: str | None = None
+    from_bundle: str | None = None  # a support bundle (kubectl win collect): its cluster part and its nodes' files
     save_dump: str | None = None
     force: bool = False  # --save-dump may replace an existing file
     redact: bool = True  # --save-dump keeps only what the checks read (False: --no-redact)
@@ -41,8 +46,11 @@ class DoctorOptions:
 def take_snapshot(options: DoctorOptions) -> Snapshot:
     writer = DumpWriter(options.save_dump, options.force, options.redact) if options.save_dump else None
     builder = SnapshotBuilder(sink=writer.write if writer else None)
+    bundle = None
     try:
-        if options.from_dump:
+        if options.from_bundle:
+            bundle = _read_bundle(options, builder)
+        elif options.from_dump:
             read_dump(options.from_dump, builder)
         else:
             _read_live(options, builder)
@@ -54,7 +62,19 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
         raise
     if writer:
         writer.finish(builder.header())
-    return builder.build()
+    snapshot = builder.build()
+    if bundle is None:
+        return snapshot
+    from kubectl_win.doctor.read.hotfixes import with_bundle_revisions
+
+    return with_bundle_revisions(replace(snapshot, bundle=bundle))
+
+
+def _read_bundle(options: DoctorOptions, builder: SnapshotBuilder) -> BundleFacts:
+    from kubectl_win.collect.bundle import open_bundle
+    from kubectl_win.doctor.read.bundle import read_bundle
+
+    return read_bundle(open_bundle(options.from_bundle or ""), builder, options.scope)
 
 
 @contextmanager
@@ -134,6 +154,9 @@ def run_doctor(options: DoctorOptions) -> DoctorReport:
     findings = policy.apply(findings)
     findings.sort(key=sort_key)
     report = DoctorReport.build(snapshot, findings, options.scope)
+    if snapshot.bundle is not None:
+        report.locations = True  # findings from the nodes' files name the file and line
+        report.hns = snapshot.bundle.hns
     if deep is not None:
         report.skipped.extend(deep.skipped)
         report.hns = deep.hns

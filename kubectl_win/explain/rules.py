@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 
+from kubectl_win.findings import SEVERITY_RANK
 from kubectl_win.knowledge import load
 from kubectl_win.record import record
 from kubectl_win.versions import parse_version
@@ -31,7 +32,6 @@ TEMPLATES = (
     "missing",
 )
 TRIGGERS = ("present", "true", "non-empty", "equals:", "not-equals:", "key-prefix:")
-SEVERITIES = ("error", "warning", "info")
 # Who acts on a finding; None is advice (nothing stops the pod).
 ENFORCERS = ("api-server", "kubelet", "runtime", None)
 
@@ -152,7 +152,7 @@ def _check(data: dict[str, Any]) -> Check:
         locations.append(Location(item["scope"], tuple(str(step) for step in item["path"])))
     severity = data.get("severity", "warning")
     inferred = data.get("inferred", "warning")
-    if severity not in SEVERITIES or inferred not in SEVERITIES:
+    if severity not in SEVERITY_RANK or inferred not in SEVERITY_RANK:
         raise RuleError("severity must be error, warning or info")
     lists = tuple(data.get("containers") or ("containers", "initContainers", "ephemeralContainers"))
     return Check(template, tuple(locations), trigger, severity, inferred, data.get("unless"), lists)

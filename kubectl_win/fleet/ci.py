@@ -22,11 +22,11 @@ SUITE = "kubectl-win doctor"
 
 
 def sarif_run(scan: ClusterScan, shell: str) -> dict[str, Any]:
-    from kubectl_win.doctor import catalog
+    from kubectl_win import catalog
     from kubectl_win.output.sarif import sarif_document
 
     findings = scan.report.findings if scan.report is not None else []
-    run: dict[str, Any] = sarif_document(findings, catalog.sarif_rules_for(findings, shell), shell)["runs"][0]
+    run: dict[str, Any] = sarif_document(findings, catalog.sarif_rules(findings, shell), shell)["runs"][0]
     run["automationDetails"] = {"id": f"kubectl-win-doctor/{scan.context}/"}
     run["properties"] = {"context": scan.context, "server": scan.server}
     if scan.report is None:
@@ -60,7 +60,7 @@ class SarifRenderer:
 def junit_suite(scan: ClusterScan, shell: str) -> str:
     from xml.sax.saxutils import escape, quoteattr
 
-    from kubectl_win.doctor import catalog
+    from kubectl_win import catalog
     from kubectl_win.output.junit import render_testsuite
 
     name = f"{SUITE} {scan.context}"
@@ -70,7 +70,7 @@ def junit_suite(scan: ClusterScan, shell: str) -> str:
                 f'<error type="unreadable" message={quoteattr(scan.error or "")}>{escape(scan.error or "")}</error>'
                 "</testcase>\n</testsuite>")
     out = io.StringIO()
-    render_testsuite(scan.report.findings, sorted(catalog.catalog()), out, suite=name, shell=shell)
+    render_testsuite(scan.report.findings, sorted(catalog.doctor_checks()), out, suite=name, shell=shell)
     return out.getvalue()
 
 

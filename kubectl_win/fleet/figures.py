@@ -93,10 +93,10 @@ def _with_zeros(found: Counter[tuple[str, str]]) -> tuple[tuple[str, str, int], 
 @cache
 def known_checks() -> tuple[tuple[str, str], ...]:
     """(id, default severity) of every check doctor runs on a cluster: its catalogue and explain's field rules."""
-    from kubectl_win.doctor.catalog import catalog
+    from kubectl_win.catalog import doctor_checks
     from kubectl_win.explain.rules import all_rules
 
-    checks = {info.id: info.severity for info in catalog().values()}
+    checks = {info.id: info.severity for info in doctor_checks().values()}
     for rule in all_rules():
         if rule.check is not None:
             checks.setdefault(rule.id, rule.check.severity)

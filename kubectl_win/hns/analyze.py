@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 
 from kubectl_win.addresses import in_prefix
+from kubectl_win.catalog import finding
 from kubectl_win.findings import Finding, ObjectRef
-from kubectl_win.hns import catalog
-from kubectl_win.hns.catalog import finding
+from kubectl_win.hns import knowledge
 from kubectl_win.hns.cluster import ClusterView, Service, ServicePort
 from kubectl_win.hns.model import ENDPOINT_STATES, HnsState, LoadBalancer
 
@@ -182,7 +182,7 @@ class _Checker:
                          frontend=group[0].frontend(), lbs=", ".join(lb.id for lb in group))
 
     def _backend_limits(self) -> None:
-        limit = int(catalog.limits()["backends"])
+        limit = int(knowledge.limits()["backends"])
         for lb in self.state.load_balancers:
             if len(lb.endpoints) > limit:
                 self.add("hns-too-many-backends", f"hns.loadBalancers[{lb.id}]", lb=lb.id, frontend=lb.frontend(),
@@ -191,7 +191,7 @@ class _Checker:
                                     "(\"invalid number of destinations\")")
 
     def _ports(self) -> None:
-        limits = catalog.limits()
+        limits = knowledge.limits()
         non_dsr = sum(1 for lb in self.state.load_balancers if not lb.dsr)
         if not non_dsr:
             return
@@ -282,7 +282,7 @@ class _Checker:
         for lb in self.state.load_balancers:
             if lb_key(lb) not in wanted and (lb.vips or self._node_port_unknown(lb)):
                 self.add("hns-orphan-loadbalancer", f"hns.loadBalancers[{lb.id}]", lb=lb.id, frontend=lb.frontend())
-        limits = catalog.limits()
+        limits = knowledge.limits()
         expected_count = len(self.expected)
         present = len(self.state.load_balancers)
         if expected_count >= int(limits["collapse_min_expected"]) and present < expected_count * float(
@@ -292,7 +292,7 @@ class _Checker:
     def _sync_note(self, service: Service) -> tuple[str, bool]:
         """What the dump says about kube-proxy having had the chance to program the Service: (note, young)
         where young means kube-proxy may simply not have synced it yet."""
-        grace = float(catalog.limits()["sync_grace_seconds"])
+        grace = float(knowledge.limits()["sync_grace_seconds"])
         notes = []
         young = False
         age = _age(service.created, self.now)
@@ -331,7 +331,7 @@ class _Checker:
         return not lb.vips and lb.external_port not in {p.node_port for s in self.view.services for p in s.ports}
 
     def _scale(self) -> None:
-        limits = catalog.limits()
+        limits = knowledge.limits()
         counts = self.state.counts()
         if counts["loadBalancers"] >= int(limits["scale_loadbalancers"]) or \
                 counts["remoteEndpoints"] >= int(limits["scale_remote_endpoints"]):
@@ -389,7 +389,7 @@ class _Checker:
         seen: set[str] = set()
         for event in self.state.events:
             text = " ".join(str(event.get("Message") or event.get("message") or "").split())
-            for pattern in catalog.event_patterns():
+            for pattern in knowledge.event_patterns():
                 if pattern.what in seen or not pattern.regex.search(text):
                     continue
                 seen.add(pattern.what)
@@ -405,7 +405,7 @@ def kube_proxy_matches(lines: list[str]) -> list[tuple[str, str]]:
     """(what, last matching line) per kind of kube-proxy HNS failure in the log lines."""
     last: dict[str, str] = {}
     for line in lines:
-        for pattern in catalog.kube_proxy_patterns():
+        for pattern in knowledge.kube_proxy_patterns():
             if pattern.regex.search(line):
                 last[pattern.what] = " ".join(line.split())[:400]
                 break

@@ -51,13 +51,14 @@ def state_line(node: str | None, state: HnsState) -> str:
 def render(report: HnsReport, out: IO[str], wide: bool = False, colour: bool = False,
            width: int | None = None, shell: str = "posix") -> None:
     """The node's state line, its findings (see output.findings_table) and a summary; with `width`, none wider."""
-    from kubectl_win.hns.catalog import checks
+    from kubectl_win.catalog import family
 
+    checks = family("hns")
     write = Writer(out, width).text if width else (lambda text: out.write(text + "\n"))
     write(state_line(report.node, report.state))
     out.write("\n")
     render_by_severity(report.findings, out, wide=wide, colour=colour, width=width, shell=shell,
-                       title=lambda check_id: checks()[check_id].title if check_id in checks() else "")
+                       title=lambda check_id: checks[check_id].title if check_id in checks else "")
     s = report.summary()
     from kubectl_win.output.words import severity_counts
 

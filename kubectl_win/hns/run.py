@@ -74,9 +74,9 @@ def _truncated_at(value: Any, path: str, depth: int = 0) -> tuple[str, str] | No
 
 
 def read_cluster(path: str) -> ClusterView:
-    from kubectl_win.doctor.read.dump import read_objects
+    from kubectl_win.doctor.read.dump import open_dump
 
-    return build_view(read_objects(path))
+    return build_view(open_dump(path).objects())
 
 
 def analyze_objects(doc: dict[str, Any], view: ClusterView | None, node: str | None = None,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from functools import cache
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -91,5 +92,20 @@ def _writer(out: IO[str]) -> Any:
 def render_yaml(payload: Any, out: IO[str]) -> None:
     import yaml
 
-    dumper = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
-    yaml.dump(payload, out, Dumper=dumper, sort_keys=False, default_flow_style=False, allow_unicode=True)
+    yaml.dump(payload, out, Dumper=_yaml_dumper(), sort_keys=False, default_flow_style=False, allow_unicode=True)
+
+
+@cache
+def _yaml_dumper() -> Any:
+    """The safe dumper, which also writes a text enum (a finding's Severity) as its text, as JSON does."""
+    import enum
+
+    import yaml
+
+    base = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+    class Dumper(base):  # type: ignore[misc, valid-type]
+        pass
+
+    Dumper.add_multi_representer(enum.StrEnum, lambda dumper, value: dumper.represent_str(str(value)))
+    return Dumper

@@ -1,8 +1,11 @@
-"""Doctor's checks: one module per area, each `run(snapshot) -> list[Finding]` (listed in doctor/registry.py)."""
+"""Doctor's checks: one module per area, each `run(snapshot) -> list[Finding]` (listed in checks/plan.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Any
+
+from kubectl_win.knowledge import load
 
 
 def name_list(names: Iterable[str], limit: int = 3) -> str:
@@ -11,3 +14,8 @@ def name_list(names: Iterable[str], limit: int = 3) -> str:
     if len(items) <= limit:
         return ", ".join(items)
     return f"{', '.join(items[:limit])} and {len(items) - limit} more"
+
+
+def knowledge(key: str) -> Any:
+    """A setting of knowledge/doctor_checks.yaml beside its checks (agents, service_ports_warn_at, ...)."""
+    return load("doctor_checks")[key]

@@ -6,8 +6,8 @@ import json
 from collections.abc import Iterator
 
 from kubectl_win import builds
+from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.records import EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import structure, symptoms
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from kubectl_win.doctor.catalog import finding, knowledge
+from kubectl_win.catalog import finding
+from kubectl_win.doctor.checks import knowledge
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import defaultdict
 
 from kubectl_win import builds
+from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes, scheduling
-from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.records import PodRecord, Snapshot
 from kubectl_win.findings import Finding, Fix, ObjectRef
 from kubectl_win.manifests import spec_path_of

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.quantity import format_bytes
 from kubectl_win.doctor.records import Container, Snapshot
 from kubectl_win.findings import Finding, ObjectRef

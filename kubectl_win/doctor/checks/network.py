@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from kubectl_win.doctor.catalog import finding, knowledge
+from kubectl_win.catalog import finding
+from kubectl_win.doctor.checks import knowledge
 from kubectl_win.doctor.checks.placement import suggested_taint
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures.agents import agent_kinds

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_win import builds
-from kubectl_win.doctor.catalog import finding
+from kubectl_win.catalog import finding
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding, ObjectRef
 

@@ -9,8 +9,8 @@ from collections import defaultdict
 from typing import Any
 
 from kubectl_win import builds, updates
+from kubectl_win.catalog import finding
 from kubectl_win.doctor import patchlevel
-from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.records import NodeRecord, PodRecord, Snapshot
 from kubectl_win.findings import Finding, Fix

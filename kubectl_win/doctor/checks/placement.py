@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections import Counter
 
 from kubectl_win import builds
+from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes, scheduling
-from kubectl_win.doctor.catalog import finding
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.records import NodeRecord, Snapshot, Taint, WorkloadRecord
 from kubectl_win.findings import Finding, Fix

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_win.doctor.catalog import catalog
+from kubectl_win.catalog import doctor_checks
 from kubectl_win.doctor.lint import lint_group, version_of
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
@@ -17,7 +17,7 @@ def cluster_version(snapshot: Snapshot) -> Version:
 def run(snapshot: Snapshot) -> list[Finding]:
     version = cluster_version(snapshot)
     out: list[Finding] = []
-    own = set(catalog())
+    own = set(doctor_checks())
     for group in snapshot.pod_groups:
         early = group.lint
         findings = list(early[1]) if early is not None and early[0] == version else \

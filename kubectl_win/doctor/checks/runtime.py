@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubectl_win.doctor.catalog import finding
+from kubectl_win.catalog import finding
 from kubectl_win.doctor.records import NodeRecord, Snapshot
 from kubectl_win.findings import Finding
 from kubectl_win.knowledge import load

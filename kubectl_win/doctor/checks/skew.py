@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from kubectl_win.doctor.catalog import finding
+from kubectl_win.catalog import finding
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
 from kubectl_win.knowledge import load

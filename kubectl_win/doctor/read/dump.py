@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.build import SnapshotBuilder
 from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SCHEMA_VERSION
-from kubectl_win.manifests import read_input_text
+from kubectl_win.manifests import Problem, decode_text, read_input_text, read_stream
 
 HEADER_KEY = "kubectlWin"
 NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (kubectl_win/doctor/read/share.py)
@@ -26,57 +26,88 @@ MAX_DUMP_BYTES = 1024 ** 3  # a saved dump of a 150,000-pod cluster is a few hun
 _ORDER = {kind: index for index, kind in enumerate(KIND_ORDER)}
 
 
-def read_objects(path: str) -> list[dict[str, Any]]:
-    """Every object of a dump or of `kubectl get ... -o json` output, in file order (also read by hns)."""
-    items: list[dict[str, Any]] = []
-    for index, doc in enumerate(_read_documents(path)):
+class Dump:
+    """A dump's documents, parsed once: fed to a SnapshotBuilder (doctor) and read as objects (hns compares
+    a node with them)."""
+
+    def __init__(self, documents: list[Any], origin: str) -> None:
+        self.documents = documents
+        self.origin = origin  # what error messages name: the path, or the bundle and its member
+
+    def objects(self) -> list[dict[str, Any]]:
+        """Every object, in file order; an item that is no object is an input error."""
+        items: list[dict[str, Any]] = []
+        for index, doc in enumerate(self.documents):
+            self._check_document(index, doc)
+            if "items" not in doc and "kind" in doc and HEADER_KEY not in doc:
+                items.append(doc)
+                continue
+            items.extend(_items_of(doc, self.origin))
+        return items
+
+    def feed(self, builder: SnapshotBuilder) -> None:
+        """Every object to the builder, in the order it needs (nodes first); bad items are passed over and
+        named in the snapshot's skipped list, so one does not cost the rest of the dump."""
+        items: list[dict[str, Any]] = []
+        header: dict[str, Any] | None = None
+        problems: list[str] = []
+        for index, doc in enumerate(self.documents):
+            self._check_document(index, doc)
+            if isinstance(doc.get(HEADER_KEY), dict):
+                header = doc[HEADER_KEY]
+            items.extend(_items_of(doc, self.origin, lambda _resource, problem: problems.append(problem)))
+        if problems and not items:
+            raise InputError(f"{self.origin}: {problems[0].removesuffix('; passed over')}, "
+                             "and no item is an object doctor reads")
+        for problem in problems:
+            builder.skip("dump", problem)
+        if header is not None and header.get("format") != DUMP_FORMAT:
+            raise InputError(f"{self.origin}: unsupported kubectl-win dump format {header.get('format')!r} "
+                             f"(expected {DUMP_FORMAT})")
+        items.sort(key=lambda obj: _ORDER.get(str(obj.get("kind")), len(_ORDER)))
+        for obj in items:
+            builder.add(obj)
+        if header is not None:
+            builder.apply_header(header)  # after the items: its counts include objects the dump left out
+        else:
+            kinds = {str(obj.get("kind")) for obj in items}
+            for kind, resource in RESOURCE_OF_KIND.items():
+                if kind in kinds:
+                    builder.mark_read(resource)
+                elif kind not in ("ReplicaSet", "ReplicationController", "EndpointSlice"):
+                    builder.skip(resource, "not in the dump")
+            builder.skip("version", "the dump does not record the API server version; skew checks skipped")
+
+    def _check_document(self, index: int, doc: Any) -> None:
         if not isinstance(doc, dict):
-            raise InputError(f"{path}: document {index + 1} is a {type(doc).__name__}, not a Kubernetes object or List")
-        if "items" not in doc and "kind" in doc and HEADER_KEY not in doc:
-            items.append(doc)
-            continue
-        items.extend(_items_of(doc, path))
-    return items
+            raise InputError(f"{self.origin}: document {index + 1} is a {type(doc).__name__}, "
+                             "not a Kubernetes object or List")
+
+
+def read_dump_stream(stream: IO[bytes], origin: str) -> Dump:
+    """A dump from a stream (a support bundle's member, say), read up to the dump size limit."""
+    raw = read_stream(stream, MAX_DUMP_BYTES)
+    if len(raw) > MAX_DUMP_BYTES:
+        raise InputError(f"cannot read dump {origin}: larger than {MAX_DUMP_BYTES >> 20} MiB")
+    text = decode_text(raw, origin)
+    if isinstance(text, Problem):
+        raise InputError(f"cannot read dump {text}")
+    return Dump(_parse_documents(text, origin), origin)
+
+
+def open_dump(path: str) -> Dump:
+    """The dump file a user named (--from-dump, hns --cluster-from-dump); `-` is stdin."""
+    return Dump(_parse_documents(read_input_text(path, "dump", MAX_DUMP_BYTES), path), path)
 
 
 def read_dump(path: str, builder: SnapshotBuilder) -> None:
-    """Feed every object of the dump to the builder, in the order it needs (nodes first)."""
-    documents = _read_documents(path)
-    items: list[dict[str, Any]] = []
-    header: dict[str, Any] | None = None
-    problems: list[str] = []
-    for index, doc in enumerate(documents):
-        if not isinstance(doc, dict):
-            raise InputError(f"{path}: document {index + 1} is a {type(doc).__name__}, not a Kubernetes object or List")
-        if isinstance(doc.get(HEADER_KEY), dict):
-            header = doc[HEADER_KEY]
-        items.extend(_items_of(doc, path, lambda _resource, problem: problems.append(problem)))
-    if problems and not items:
-        raise InputError(f"{path}: {problems[0].removesuffix('; passed over')}, and no item is an object doctor reads")
-    for problem in problems:
-        builder.skip("dump", problem)
-    if header is not None and header.get("format") != DUMP_FORMAT:
-        raise InputError(f"{path}: unsupported kubectl-win dump format {header.get('format')!r} "
-                         f"(expected {DUMP_FORMAT})")
-    items.sort(key=lambda obj: _ORDER.get(str(obj.get("kind")), len(_ORDER)))
-    for obj in items:
-        builder.add(obj)
-    if header is not None:
-        builder.apply_header(header)  # after the items: its counts include objects the dump left out
-    else:
-        kinds = {str(obj.get("kind")) for obj in items}
-        for kind, resource in RESOURCE_OF_KIND.items():
-            if kind in kinds:
-                builder.mark_read(resource)
-            elif kind not in ("ReplicaSet", "ReplicationController", "EndpointSlice"):
-                builder.skip(resource, "not in the dump")
-        builder.skip("version", "the dump does not record the API server version; skew checks skipped")
+    """Feed the dump file a user named to the builder."""
+    open_dump(path).feed(builder)
 
 
-def _read_documents(path: str) -> list[Any]:
+def _parse_documents(text: str, path: str) -> list[Any]:
     """The JSON documents of a dump (one after another, as `kubectl get -o json` runs append them), or
     its YAML documents (`kubectl get -o yaml`, as explain -f reads)."""
-    text = read_input_text(path, "dump", MAX_DUMP_BYTES)
     if text.lstrip()[:1] not in ("{", "[") and text.strip():
         return _read_yaml_documents(text, path)
     decoder = json.JSONDecoder()

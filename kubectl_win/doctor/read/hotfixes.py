@@ -1,18 +1,18 @@
 """A support bundle's patch facts (kubectl win collect): the revision each node runs (node/os.json: CurrentBuild
 and UBR, as the registry has them) and the updates installed on it (node/hotfixes.txt: Get-HotFix). doctor
 --from-bundle gives the patch-level verdicts from them as from the API: a node whose Node object lacks the
-revision takes the bundle's, and an update installed but not yet running is reported."""
+revision takes the bundle's (with_bundle_revisions), and checks/bundle.py reports an update installed but not
+yet running."""
 
 from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Callable
-from typing import Any
 
 from kubectl_win import updates
+from kubectl_win.doctor.read.bundle import BundleNode
 from kubectl_win.doctor.records import NodeRecord, Snapshot
-from kubectl_win.findings import Finding
+from kubectl_win.errors import InputError
 
 _KB = re.compile(r"\bKB(\d{6,8})\b", re.IGNORECASE)
 OS_FILE, HOTFIX_FILE = "node/os.json", "node/hotfixes.txt"
@@ -22,7 +22,6 @@ OS_FILE, HOTFIX_FILE = "node/os.json", "node/hotfixes.txt"
 class NodeFacts:
     running: tuple[int, int] | None  # (build, revision) from os.json
     installed: updates.Update | None  # the newest cumulative update of the node's build the hotfix list names
-    folder: str
 
 
 def installed_updates(text: str) -> list[updates.Update]:
@@ -32,56 +31,37 @@ def installed_updates(text: str) -> list[updates.Update]:
     return [u for u in found if u is not None]
 
 
-def node_facts(bundle: Any, folder: str) -> NodeFacts:
+def node_facts(node: BundleNode) -> NodeFacts:
     running = None
-    if f"{folder}/{OS_FILE}" in bundle.files:
+    if node.has(OS_FILE):
         try:
-            data = bundle.json(f"{folder}/{OS_FILE}")
-        except Exception:  # a damaged file: the other facts still count  # noqa: BLE001
-            data = None
-        if isinstance(data, dict):
-            try:
-                running = (int(str(data.get("CurrentBuild"))), int(str(data.get("UBR"))))
-            except ValueError:
-                running = None
+            data = node.bundle.json(node.path(OS_FILE))
+            running = (int(str(data.get("CurrentBuild"))), int(str(data.get("UBR")))) if isinstance(data, dict) \
+                else None
+        except (InputError, ValueError, TypeError):  # a damaged os.json: the hotfix list still counts
+            running = None
     installed = None
-    if f"{folder}/{HOTFIX_FILE}" in bundle.files:
-        rows = installed_updates(bundle.text(f"{folder}/{HOTFIX_FILE}"))
-        build = running[0] if running else None
-        rows = [u for u in rows if build is None or u.build == build]
+    if node.has(HOTFIX_FILE):
+        rows = installed_updates(node.text(node.path(HOTFIX_FILE)))
+        rows = [u for u in rows if running is None or u.build == running[0]]
         installed = max(rows, key=lambda u: u.revision, default=None)
-    return NodeFacts(running, installed, folder)
+    return NodeFacts(running, installed)
 
 
-def with_bundle_revisions(bundle: Any, snapshot: Snapshot,
-                          bundle_finding: Callable[..., Finding]) -> tuple[Snapshot, list[Finding]]:
-    """The snapshot with the bundle's revision on each Windows node whose kernelVersion lacks one, and the
-    bundle-update-installed-not-running findings (made by `bundle_finding`, the bundle checks' factory)."""
-    from kubectl_win.collect.bundle import node_entries
-
-    facts = {node: node_facts(bundle, str(entry.get("dir") or "")) for node, entry in node_entries(bundle)}
+def with_bundle_revisions(snapshot: Snapshot) -> Snapshot:
+    """The snapshot with the bundle's revision on each Windows node whose kernelVersion lacks one (the one
+    os.json says it runs, else the newest update its hotfix list names)."""
+    if snapshot.bundle is None:
+        return snapshot
+    facts = {node.name: node_facts(node) for node in snapshot.bundle.nodes if node.collected}
     nodes: list[NodeRecord] = []
-    findings: list[Finding] = []
     changed = False
-    for node in snapshot.nodes:
-        fact = facts.get(node.name)
-        if fact is None or not node.windows:
-            nodes.append(node)
-            continue
-        current = updates.parse_kernel(node.kernel_version)
-        revision = fact.running or ((fact.installed.build, fact.installed.revision) if fact.installed else None)
-        if current is None and revision is not None:
-            node = dataclasses.replace(node, kernel_version=f"10.0.{revision[0]}.{revision[1]}")
-            current, changed = revision, True
-        nodes.append(node)
-        running = fact.running or current
-        installed = fact.installed
-        if installed is not None and running is not None and installed.build == running[0] \
-                and installed.revision > running[1]:
-            findings.append(bundle_finding(
-                "bundle-update-installed-not-running", node.ref, "status.nodeInfo.kernelVersion",
-                f"{fact.folder}/{HOTFIX_FILE}", node=node.name, kb=installed.kb, version=installed.version,
-                month=installed.month, running=f"10.0.{running[0]}.{running[1]}"))
-    if changed:
-        snapshot = dataclasses.replace(snapshot, nodes=tuple(nodes))
-    return snapshot, findings
+    for record in snapshot.nodes:
+        fact = facts.get(record.name)
+        if fact is not None and record.windows and updates.parse_kernel(record.kernel_version) is None:
+            revision = fact.running or ((fact.installed.build, fact.installed.revision) if fact.installed else None)
+            if revision is not None:
+                record = dataclasses.replace(record, kernel_version=f"10.0.{revision[0]}.{revision[1]}")
+                changed = True
+        nodes.append(record)
+    return dataclasses.replace(snapshot, nodes=tuple(nodes)) if changed else snapshot

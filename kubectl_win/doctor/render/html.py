@@ -15,16 +15,17 @@ from datetime import UTC, datetime
 from typing import Any
 
 from kubectl_win import __version__, builds
-from kubectl_win.doctor import catalog
+from kubectl_win.catalog import doctor_checks
+from kubectl_win.doctor.checks import knowledge
 from kubectl_win.doctor.grouping import NodePool, node_pools
 from kubectl_win.doctor.records import NodeRecord
 from kubectl_win.doctor.render.report import DoctorReport
-from kubectl_win.findings import SEVERITY_RANK, Finding, Fix
+from kubectl_win.findings import SEVERITY_RANK, Finding, Fix, Severity
 from kubectl_win.output.fix_lines import fix_key
 from kubectl_win.output.html import page, plain, text
 from kubectl_win.versions import parse_version
 
-SEVERITIES = ("error", "warning", "info")
+SEVERITIES = tuple(reversed(Severity))  # worst first
 SEVERITY_WORDS = {"error": ("error", "errors"), "warning": ("warning", "warnings"), "info": ("info", "info")}
 MARKS = {"error": "✖", "warning": "▲", "info": "●"}
 
@@ -417,7 +418,7 @@ def _hns(report: DoctorReport) -> str:
         reason = next((s.reason for s in report.skipped if s.resource == "services"), "")
         return head + ('<p class="muted">Services were not read' + (f" ({text(reason)})" if reason else "")
                        + ", so the load-balancer cost is unknown.</p>\n</section>\n")
-    warn_at = int(catalog.knowledge("service_ports_warn_at"))
+    warn_at = int(knowledge("service_ports_warn_at"))
     per_node = report.service_ports
     total = per_node * len(windows)
     equation = (
@@ -480,7 +481,7 @@ def _bar_chart(bars: list[tuple[str, int]], limit: int, caption: str, max_rows: 
 EXAMPLES = 3
 
 def _area(finding: Finding) -> str:
-    info = catalog.catalog().get(finding.id)
+    info = doctor_checks().get(finding.id)
     return info.area if info else "pods"
 
 

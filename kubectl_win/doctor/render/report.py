@@ -146,9 +146,9 @@ def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colo
 
 def check_title(check_id: str) -> str:
     """The one-line description of a check: doctor's catalogue, or explain's rule for its field checks."""
-    from kubectl_win.doctor.catalog import catalog
+    from kubectl_win.catalog import doctor_checks
 
-    info = catalog().get(check_id)
+    info = doctor_checks().get(check_id)
     if info:
         return info.title
     from kubectl_win.explain.rules import all_rules

@@ -6,6 +6,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from kubectl_win.doctor.checks import (
+    bundle,
+    bundle_hns,
+    bundle_logs,
     events,
     gmsa,
     images,
@@ -44,6 +47,10 @@ CHECKS: tuple[Check, ...] = (
     Check("storage", storage.run),
     Check("gmsa", gmsa.run),
     Check("events", events.run),
+    # What a support bundle holds of its nodes (doctor --from-bundle; nothing for other sources).
+    Check("bundle", bundle.run),
+    Check("bundle-hns", bundle_hns.run),
+    Check("bundle-logs", bundle_logs.run),
 )
 
 
