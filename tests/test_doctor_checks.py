@@ -156,7 +156,7 @@ CASES = [
                       win=at_revision(node("win-0"), 4773)),
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:3"))),
          ("shop/Deployment/web runs registry.example.com/web:3 in container app, built on 10.0.20348.5139 "
-          "(KB5087545 of 2026-05), on node win-0 (10.0.20348.4773 (KB5075906, 2026-02))",
+          "(KB5087545 of 2026-05), on node win-0 (10.0.20348.4773, KB5075906 of 2026-02)",
           "Install KB5087545 or newer on win-0", "Or pin registry.example.com/web:3 to a tag built on "
           "10.0.20348.4773"),
          kw={"images": {"registry.example.com/web:3": {"digest": "sha256:1", "platforms": [

@@ -251,8 +251,8 @@ def test_an_image_newer_than_its_node_through_the_registry(plain_registry, clean
     assert found["severity"] == "warning", found
     assert found["object"] == {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "web"}
     assert found["path"] == "spec.template.spec.containers[0].image"
-    assert "built on 10.0.20348.3207 (KB5051979 of 2025-02), on node win22-old (10.0.20348.2700 (KB5042881, " \
-           "2024-09))" in found["message"]
+    assert "built on 10.0.20348.3207 (KB5051979 of 2025-02), on node win22-old (10.0.20348.2700, KB5042881 of " \
+           "2024-09)" in found["message"]
     assert "Install KB5051979 or newer on win22-old" in found["fix"]["note"]
 
     write_dump(dump, [*items, event])

@@ -47,6 +47,12 @@ def _describe(patch: patchlevel.NodePatch) -> str:
     return patch.version
 
 
+def _inline(patch: patchlevel.NodePatch) -> str:
+    """'10.0.20348.2700, KB5042881 of 2024-09', for use inside parentheses."""
+    kb, month = patch.kb_text(), patch.month()
+    return f"{patch.version}, {kb} of {month}" if kb and month else patch.version
+
+
 def _os_name(build: int) -> str:
     known = builds.build_of(build)
     return known.name if known else f"Windows build {build}"
@@ -205,7 +211,7 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
             severity=severity,
             fix=fix, object=owner.display(), image=image, container=case["container"].name,
             image_version=f"10.0.{build}.{revision}", image_update=image_update, s="s" if len(older) > 1 else "",
-            nodes=name_list(older), node_versions=", ".join(sorted({_describe(p) for p in older.values()})),
+            nodes=name_list(older), node_versions="; ".join(sorted({_inline(p) for p in older.values()})),
             why=why))
     for (owner, image, _), (pod, container, revision, problem) in image_problems.items():
         fixed = updates.by_kb(problem.fixed_by)
