@@ -72,12 +72,15 @@ def test_every_build_has_a_consistent_history_with_a_source_per_row() -> None:
             assert row.date[:7] >= row.month, row  # released in its month or just after it (out-of-band)
 
 
-@pytest.mark.parametrize("build,first", [(17763, "2024-06"), (20348, "2024-06"), (26100, "2024-11")])
-def test_the_last_24_months_are_covered_monthly(build: int, first: str) -> None:
-    months = {u.month for u in updates.history(build) if u.kind == "monthly"}
+@pytest.mark.parametrize("build,first,last", [(17763, "2024-06", "2026-05"), (20348, "2024-06", "2026-05"),
+                                              (26100, "2024-11", "2026-05"), (25398, "2023-11", "2025-10")])
+def test_the_last_24_months_are_covered_monthly(build: int, first: str, last: str) -> None:
+    """Every monthly update of the span the file's header gives, each with its KB."""
+    months = {u.month: u for u in updates.history(build) if u.kind == "monthly"}
     year, month = map(int, first.split("-"))
-    while (year, month) <= (2026, 5):
-        assert f"{year:04d}-{month:02d}" in months, (build, year, month)
+    while f"{year:04d}-{month:02d}" <= last:
+        row = months.get(f"{year:04d}-{month:02d}")
+        assert row is not None and row.kb, (build, year, month)
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
 
 
@@ -90,7 +93,8 @@ def test_rows_agree_with_microsofts_titles_and_cve_records() -> None:
                               ("KB5073723", "10.0.17763.8276", "2026-01-13"),
                               ("KB5073457", "10.0.20348.4648", "2026-01-13"),
                               ("KB5073379", "10.0.26100.32230", "2026-01-13"),
-                              ("KB5044288", "10.0.25398.1189", "2024-10-08")]:
+                              ("KB5044288", "10.0.25398.1189", "2024-10-08"),
+                              ("KB5035856", "10.0.25398.763", "2024-03-12")]:  # the KB's page, not 25398.762
         row = updates.by_kb(kb)
         assert row is not None and (row.version, row.date) == (version, date), kb
 
