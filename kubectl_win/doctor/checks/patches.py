@@ -16,7 +16,6 @@ from kubectl_win.doctor.records import NodeRecord, PodRecord, Snapshot
 from kubectl_win.findings import Finding, Fix
 
 KERNEL_PATH = "status.nodeInfo.kernelVersion"
-DEFAULT_MAX_BEHIND = 3
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
@@ -61,7 +60,6 @@ def _os_name(build: int) -> str:
 def _fixing(problem: updates.Problem) -> str:
     row = updates.by_kb(problem.fixed_by)
     return f"{problem.fixed_by} (10.0.{problem.build}.{row.revision}, {row.month})" if row else problem.fixed_by
-
 
 
 def _known_problems(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list[Finding]:
