@@ -7,13 +7,18 @@ a command:
    arguments and options: `Annotated[type, typer.Option(...)]`; `@shared(kube_options(), ...)` from
    `commands/flags.py` adds kubectl's flags), a `register(app, summary)` that calls
    `app.command(name, short_help=summary, ...)` (or `app.add_typer(...)` for a command with
-   subcommands), and a `run(args, env) -> int` that calls the service function;
+   subcommands), an options record (a dataclass whose fields are the parameters; the records in
+   `commands/flags.py` hold the shared groups), a pure `validate(options)`, a `complete(options, env)`
+   where something needs the kubeconfig, and a `run(options, env) -> int` that calls the service
+   function; the function's body is `return invoke(COMMAND, locals())`, where
+   `COMMAND = Command(Options, run, validate, complete)` (see `commands/base.py`);
 2. add the name, module and one-line summary to `COMMANDS`;
 3. run `python -m kubectl_win.completion.export` to refresh the command tree completion reads
    (tests/test_cli_app.py fails until the file and the application agree).
 
-New options of an existing command need only step 3. Completion of the option's value comes
-from its choices, or from `kubectl_win/completion/hints.py` (by parameter name or metavar).
+A new option of an existing command needs its field in the command's options record, and step 3.
+Completion of the option's value comes from its choices, or from `kubectl_win/completion/hints.py`
+(by parameter name or metavar).
 
 Help and completion import no command's heavy dependencies: a command module imports only typer
 and our light modules at the top, and does its work inside `run`. A TAB never imports typer at
@@ -30,7 +35,6 @@ from kubectl_win.errors import ExitStatus, KubectlWinError, UsageError
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
-    from types import SimpleNamespace
     from typing import Any
 
     import click
@@ -159,15 +163,15 @@ def _report_error(line: str, exit_code: int, debug: bool) -> int:
     return exit_code
 
 
-def parse_args(argv: Sequence[str]) -> tuple[Any, SimpleNamespace]:
-    """The command's `run` and the arguments it would get, without running it (for tests).
-    A usage error raises UsageError, with the message `main` would print."""
+def parse_args(argv: Sequence[str]) -> tuple[Any, Any]:
+    """The command (called as `command(options, env)`: validate, complete, run) and the options record it would
+    get, without running it (for tests). A usage error raises UsageError, with the message `main` would print."""
     import click
 
     from kubectl_win.commands.base import ProcessFlags
 
-    captured: list[tuple[Any, SimpleNamespace]] = []
-    ProcessFlags.capture = lambda run, args: captured.append((run, args))
+    captured: list[tuple[Any, Any]] = []
+    ProcessFlags.capture = lambda command, options: captured.append((command, options))
     try:
         click_app(command_word(argv)).main(list(argv), prog_name=PROG, standalone_mode=False)
     except click.UsageError as exc:

@@ -31,6 +31,7 @@ FLOORS: dict[str, int] = {
     "checks.bundle_logs": 4, "checks.patches": 4, "deep": 4,
     "fixes": 5,
     "render": 6, "render.report": 6, "render.html": 6, "render.progress": 6,
+    "render.formats": 6,
     "run": 7, "": 7,
 }
 # (importing floor, imported module) -> why the import runs back up.
@@ -162,6 +163,66 @@ def test_doctor_imports_run_down_the_pipeline() -> None:
                 back_up.append(f"{source} (floor {FLOORS[source]}) imports {imported} (floor {FLOORS[imported]})")
     assert back_up == []
     assert used == set(BACK_UP), "a listed exception no import needs any more: remove it"
+
+
+# The edge of the program: the entry points, the commands and the completion path may import the commands; a
+# service module (everything else) is called by them and never reaches back up.
+EDGE = ("kubectl_win.cli", "kubectl_win.__main__", "kubectl_win.commands", "kubectl_win.completion")
+
+
+def _at_the_edge(module: str) -> bool:
+    return any(module == edge or module.startswith(edge + ".") for edge in EDGE)
+
+
+def _services_importing_commands(graph: dict[str, set[str]]) -> list[str]:
+    commands = "kubectl_win.commands"
+    return sorted(f"{name} imports {target}" for name, targets in graph.items() if not _at_the_edge(name)
+                  for target in targets if target == commands or target.startswith(commands + "."))
+
+
+def _namespace_parameters(tree: ast.AST) -> list[str]:
+    """Functions taking the parsed flags as an untyped namespace: a positional `args: Any` (commands take their
+    options record instead)."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            for arg in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]:
+                annotation = arg.annotation
+                untyped = annotation is None or (isinstance(annotation, ast.Name) and annotation.id == "Any") or (
+                    isinstance(annotation, ast.Attribute) and annotation.attr == "Any") or (
+                    isinstance(annotation, ast.Constant) and annotation.value == "Any")
+                if arg.arg == "args" and untyped:
+                    found.append(f"{node.name}({arg.arg}) at line {node.lineno}")
+    return found
+
+
+def test_no_service_module_imports_the_commands() -> None:
+    assert _services_importing_commands(_graph()) == []
+
+
+def test_the_edge_check_finds_a_service_importing_a_command() -> None:
+    graph = {"kubectl_win.doctor.run": {"kubectl_win.commands.flags", "kubectl_win.findings"},
+             "kubectl_win.cli": {"kubectl_win.commands.base"},
+             "kubectl_win.commands.doctor": {"kubectl_win.commands.base"},
+             "kubectl_win.completion.export": {"kubectl_win.commands"}}
+    assert _services_importing_commands(graph) == ["kubectl_win.doctor.run imports kubectl_win.commands.flags"]
+
+
+def test_no_function_takes_the_flags_as_an_untyped_namespace() -> None:
+    found = []
+    for name, path in sorted(_modules().items()):
+        found += [f"{name}: {where}" for where in _namespace_parameters(ast.parse(path.read_text(encoding="utf-8")))]
+    assert found == []
+
+
+def test_the_namespace_check_finds_run_args_any() -> None:
+    source = ("from typing import Any\n"
+              "def run(args: Any, env: Env) -> int: ...\n"
+              "def _render(report, args: typing.Any) -> None: ...\n"
+              "def _guess(args): ...\n"
+              "def ok(options: DoctorFlags, env: Env, *args: Any) -> int: ...\n")
+    assert _namespace_parameters(ast.parse(source)) == ["run(args) at line 2", "_render(args) at line 3",
+                                                        "_guess(args) at line 4"]
 
 
 # -- one check catalogue -------------------------------------------------------------------------------------

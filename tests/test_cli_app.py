@@ -144,3 +144,33 @@ def test_a_run_builds_only_the_command_it_runs(argv, loaded):
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert result.returncode == 0, result.stderr
     assert set(result.stdout.split()) == loaded
+
+
+# The fewest words each command parses; a leaf of COMMANDS missing here fails the test below.
+MINIMAL_ARGS = {"completion": ["bash"], "logs": ["node-1"], "scaffold patch": ["-f", "x.yaml"],
+                "scaffold monitor": ["--image", "a:1"],
+                **{f"scaffold {kind}": ["web", "--image", "a:1"]
+                   for kind in ("deployment", "statefulset", "daemonset", "job", "cronjob")}}
+
+
+LEAVES = [path for path, command, _ in COMMANDS if path and not isinstance(command, click.Group)]
+
+
+@pytest.mark.parametrize("path", LEAVES, ids=" ".join)
+def test_every_command_gets_its_options_record_with_every_flag(path):
+    """Each command's parsed flags arrive as its options record (a flag without a field fails here, at parse time,
+    not when a user first runs the command), and a field's own default is its flag's."""
+    import dataclasses
+
+    from kubectl_win.cli import parse_args
+
+    command, options = parse_args([*path, *MINIMAL_ARGS.get(" ".join(path), [])])
+    assert dataclasses.is_dataclass(options) and isinstance(options, command.options)
+    fields = {f.name: f for f in dataclasses.fields(options)}
+    leaf = next(c for p, c, _ in COMMANDS if p == path)
+    flags = {p.name: p for p in leaf.params if p.expose_value}
+    assert set(flags) <= set(fields)
+    differ = {name: (fields[name].default, getattr(options, name)) for name in flags
+              if fields[name].default is not dataclasses.MISSING and fields[name].default != getattr(options, name)
+              and name not in ("name", "image", "filename", "node", "shell")}  # given by MINIMAL_ARGS
+    assert differ == {}

@@ -158,17 +158,18 @@ def test_bad_kubeconfig_is_a_one_line_usage_error(tmp_path, content, flags, mess
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
-def test_kubeflags_from_args_tolerates_missing_attributes() -> None:
-    import argparse
-
+def test_kubeflags_come_from_the_connection_flags_of_any_command() -> None:
     from kubectl_win.cli import parse_args
 
-    _, args = parse_args(["explain", "pods", "-n", "apps", "-A", "-l", "app=web", "--request-timeout", "5s"])
-    flags = KubeFlags.from_args(args)
-    assert (flags.namespace, flags.all_namespaces, flags.selector, flags.request_timeout) == ("apps", True,
-                                                                                              "app=web", 5.0)
-    bare = KubeFlags.from_args(argparse.Namespace(kubeconfig="/x"))
-    assert (bare.kubeconfig, bare.namespace, bare.all_namespaces, bare.request_timeout) == ("/x", None, False, 30.0)
+    _, options = parse_args(["explain", "pods", "-n", "apps", "-A", "-l", "app=web", "--request-timeout", "5s",
+                             "--context", "eu"])
+    flags = options.kube_flags()
+    assert (flags.namespace, flags.all_namespaces, flags.selector, flags.request_timeout, flags.context) == (
+        "apps", True, "app=web", 5.0, "eu")
+    _, options = parse_args(["logs", "node-1", "--kubeconfig", "/x"])  # no -A or -l: their defaults
+    bare = options.kube_flags()
+    assert (bare.kubeconfig, bare.namespace, bare.all_namespaces, bare.selector, bare.request_timeout) == (
+        "/x", None, False, None, 30.0)
 
 
 def test_resource_names_resolve_like_kubectl() -> None:

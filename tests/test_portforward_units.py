@@ -72,8 +72,10 @@ def test_listen_addresses():
     assert parse_listen_addresses(None) == ["127.0.0.1", "::1"]  # kubectl's default, localhost
     assert parse_listen_addresses(["localhost"]) == ["127.0.0.1", "::1"]
     assert parse_listen_addresses(["127.0.0.1,::1", "0.0.0.0"]) == ["127.0.0.1", "::1", "0.0.0.0"]
-    with pytest.raises(UsageError, match="invalid --address 'example.com'"):
+    with pytest.raises(UsageError, match="invalid listen address 'example.com'"):
         parse_listen_addresses(["example.com"])
+    with pytest.raises(UsageError, match="invalid --address 'example.com'"):
+        parse_listen_addresses(["example.com"], "--address")
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -218,11 +220,11 @@ def test_ip_canonical_forms_are_what_relays_get():
 def test_fuzzed_command_line_flags_never_reach_a_relay_unvalidated(host, port):
     """Through the real argument parser and option builder, as `kubectl win port-forward` runs them."""
     from kubectl_win.cli import parse_args
-    from kubectl_win.commands.port_forward import build_options
 
     try:
-        _, args = parse_args(["port-forward", "pod/web", port, "--remote-host", host])
-        options = build_options(args, namespace="default")
+        command, flags = parse_args(["port-forward", "pod/web", port, "--remote-host", host])
+        command.validate(flags)
+        options = flags.forward
     except (UsageError, SystemExit):
         return
     assert _ALLOWED_HOST.match(options.remote_host)

@@ -9,11 +9,11 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
 from kubectl_win.collect import script as collect_script
+from kubectl_win.commands.port_forward import PortForwardFlags
 from kubectl_win.commands.port_forward import show_script as port_forward_show
 from kubectl_win.completion.scripts import script as completion_script
 from kubectl_win.hns import script as hns_script
@@ -42,8 +42,8 @@ SENT = {
     "relay [fe80::1%12]:443": lambda: decoded(relays.PWSH.command("fe80::1%12", 443)),
     "relay web.shop.svc:80": lambda: decoded(relays.PWSH_FULL_PATH.command("web.shop.svc.cluster.local", 80)),
     **{f"mux relay {r.argv_template[0]}": (lambda r=r: decoded(r.mux_argv)) for r in RELAYS},
-    "port-forward --show-script": lambda: port_forward_show(SimpleNamespace(relay="powershell", mux="auto")),
-    "port-forward --show-script --mux off": lambda: port_forward_show(SimpleNamespace(
+    "port-forward --show-script": lambda: port_forward_show(PortForwardFlags(relay="powershell", mux="auto")),
+    "port-forward --show-script --mux off": lambda: port_forward_show(PortForwardFlags(
         relay="pwsh", mux="off", remote_host="::1", ports=["8080:80", "9443:443/tcp"])),
     "completion powershell": lambda: completion_script("powershell"),
     "completion powershell (Windows)": lambda: completion_script("powershell", windows=True),

@@ -83,8 +83,6 @@ def collect(flags: Any, options: CollectOptions, say: Callable[[str], None] | No
     """Collect from the chosen nodes into options.output; the pods are gone whatever happens."""
     from kubectl_win.kube import connect
 
-    if options.parallel < 1:
-        raise UsageError("--parallel must be 1 or more")
     bundles.check_target(options.output, options.force)
     say = say or (lambda _text: None)
     with connect(flags) as cluster:
@@ -104,10 +102,6 @@ def choose_nodes(cluster: Any, options: CollectOptions) -> tuple[list[dict[str, 
     from kubectl_win.nodelogs.fetch import windows_node
     from kubectl_win.wellknown import node_os
 
-    chosen = sum(bool(x) for x in (options.nodes, options.all_windows, options.selector))
-    if chosen != 1:
-        raise UsageError("name the nodes (kubectl win collect NODE...), or give --all-windows or -l SELECTOR "
-                         "(one of the three)")
     if options.nodes:
         seen: dict[str, dict[str, Any]] = {}
         for name in options.nodes:

@@ -1,5 +1,7 @@
-"""What every command shares: the typer application class, the process flags, and the call into a
-command's `run(args, env)`.
+"""What every command shares: the typer application class, the process flags, and the steps every command
+runs through (`Command`): the parsed flags become the command's typed options record, `validate` refuses bad
+combinations without any I/O, `complete` resolves what needs the kubeconfig (or the file system), and `run`
+does the work.
 
 `KubectlWinTyper` is `typer.Typer` with our defaults (plain click help, which prints fast, no
 typer completion installer, no pretty tracebacks) and command classes that add `--debug` and
@@ -9,8 +11,8 @@ typer completion installer, no pretty tracebacks) and command classes that add `
 from __future__ import annotations
 
 from collections.abc import Callable
-from types import SimpleNamespace
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Generic, TypeVar
 
 import click
 import typer
@@ -29,8 +31,8 @@ class ProcessFlags:
     debug = False
     no_color = False
     shell: str | None = None
-    # When set, `invoke` hands the parsed arguments here instead of running the command (tests).
-    capture: Callable[[Callable[..., int], SimpleNamespace], None] | None = None
+    # When set, `invoke` hands the command and its options here instead of running it (tests).
+    capture: Callable[[Command[Any, Any], Any], None] | None = None
 
     @classmethod
     def reset(cls) -> None:
@@ -158,20 +160,47 @@ def verbatim(text: str) -> str:
     return "\n\n".join(f"\b\n{paragraph}" for paragraph in text.strip("\n").split("\n\n"))
 
 
-def invoke(run: Callable[[Any, Env], int], params: dict[str, Any]) -> int:
-    """Call a command's `run(args, env)` with the parsed parameters as attributes of `args`.
+OptionsT = TypeVar("OptionsT")  # a command's options record, as built from its flags
+RunT = TypeVar("RunT")  # what `complete` makes of it, and `run` takes
+
+
+def _valid(options: Any) -> None:
+    return None
+
+
+def _as_is(options: Any, env: Env) -> Any:
+    return options
+
+
+@dataclass(frozen=True)
+class Command(Generic[OptionsT, RunT]):
+    """A command's steps, in the order they run: options, validate, complete, run (kubectl's pkg/cmd/<verb>
+    shape, with validate first so a bad flag combination is refused before the kubeconfig is read)."""
+
+    options: Callable[..., OptionsT]  # the options record, built from the flags by their parameter names
+    run: Callable[[RunT, Env], int]
+    validate: Callable[[OptionsT], None] = _valid  # pure: refuses a bad flag combination, reads nothing
+    complete: Callable[[OptionsT, Env], RunT] = _as_is  # resolves what needs the kubeconfig or the file system
+
+    def __call__(self, options: OptionsT, env: Env) -> int:
+        self.validate(options)
+        return int(self.run(self.complete(options, env), env) or 0)
+
+
+def invoke(command: Command[Any, Any], params: dict[str, Any]) -> int:
+    """Run `command` with the parsed parameters as its options record.
 
     `params` is the typer function's `locals()`: its own parameters plus the `shared` groups.
     """
     values = {name: value for name, value in params.items() if name != "shared"}
     values.update(params.get("shared") or {})
-    args = SimpleNamespace(**values)
+    options = command.options(**values)
     if ProcessFlags.capture is not None:
-        ProcessFlags.capture(run, args)
+        ProcessFlags.capture(command, options)
         return 0
     try:
         env = Env.from_process(debug=ProcessFlags.debug, no_color=ProcessFlags.no_color, shell=ProcessFlags.shell)
-        return int(run(args, env) or 0)
+        return command(options, env)
     except BrokenPipeError:
         # The reader (e.g. `| head`) went away: not an error for us. Handled here, before click's
         # main loop turns it into exit 1.

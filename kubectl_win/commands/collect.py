@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
-import click
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Seconds, kube_options, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Connection, PositiveInt, Seconds, kube_options, shared
 from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
 
 DESCRIPTION = (
     "Gather a support bundle from Windows nodes without RDP or SSH: per node a short-lived HostProcess pod "
@@ -32,17 +33,19 @@ exit status: 0 every node collected, 1 the bundle was written but some nodes fai
 """
 
 
-class PositiveInt(click.ParamType):
-    name = "count"
-
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
-        try:
-            number = int(value)
-        except (TypeError, ValueError):
-            self.fail(f"not a whole number: {value!r}", param, ctx)
-        if number < 1:
-            self.fail(f"must be 1 or more: {value!r}", param, ctx)
-        return number
+@dataclass(kw_only=True)
+class CollectFlags(Connection):
+    nodes: list[str] | None = None
+    output: str | None = None
+    all_windows: bool = False
+    force: bool = False
+    parallel: int = 4
+    log_size: int = 20
+    size_cap: int = 200
+    budget: float = 300.0
+    timeout: float = 180.0
+    image: str | None = None
+    show_script: bool = False
 
 
 @shared(kube_options(all_namespaces=False))
@@ -76,32 +79,38 @@ def collect(
         "--show-script", help="print the PowerShell that runs on each node, and exit (contacts no cluster)")] = False,
     **shared: Any,
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("collect", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(collect)
 
 
-def run(args: Any, env: Env) -> int:
-    from kubectl_win.collect import script
-    from kubectl_win.errors import UsageError
-
-    params = script.parameters(args.log_size << 20, args.size_cap << 20, args.budget)
-    if args.show_script:
-        env.stdout.write(script.show(params))
-        return 0
-    if not args.output:
+def validate(flags: CollectFlags) -> None:
+    if flags.show_script:
+        return
+    if not flags.output:
         raise UsageError("name the bundle to write: -o bundle.tar.gz")
+    if sum(bool(x) for x in (flags.nodes, flags.all_windows, flags.selector)) != 1:
+        raise UsageError("name the nodes (kubectl win collect NODE...), or give --all-windows or -l SELECTOR "
+                         "(one of the three)")
+
+
+def run(flags: CollectFlags, env: Env) -> int:
+    from kubectl_win.collect import script
+
+    if flags.show_script:
+        env.stdout.write(script.show(script.parameters(flags.log_size << 20, flags.size_cap << 20, flags.budget)))
+        return 0
     from kubectl_win.collect.live import CollectOptions
     from kubectl_win.collect.live import collect as collect_bundle
-    from kubectl_win.kube import KubeFlags
 
-    options = CollectOptions(output=args.output, nodes=list(args.nodes or ()), all_windows=args.all_windows,
-                             selector=args.selector, force=args.force, namespace=args.namespace or "kube-system",
-                             image=args.image, parallel=args.parallel, log_bytes=args.log_size << 20,
-                             cap_bytes=args.size_cap << 20, budget=args.budget, timeout=args.timeout)
-    result = collect_bundle(KubeFlags.from_args(args), options, _say(env) if env.stderr_isatty else None)
+    assert flags.output is not None  # validate refused a run without -o
+    options = CollectOptions(output=flags.output, nodes=list(flags.nodes or ()), all_windows=flags.all_windows,
+                             selector=flags.selector, force=flags.force, namespace=flags.namespace or "kube-system",
+                             image=flags.image, parallel=flags.parallel, log_bytes=flags.log_size << 20,
+                             cap_bytes=flags.size_cap << 20, budget=flags.budget, timeout=flags.timeout)
+    result = collect_bundle(flags.kube_flags(), options, _say(env) if env.stderr_isatty else None)
     render(result, env)
     if len(result.failed) == len(result.nodes):
         return 3
@@ -133,3 +142,6 @@ def render(result: Any, env: Env) -> None:
     import shlex
 
     env.stdout.write(line + f"; read it with kubectl win doctor --from-bundle {shlex.quote(result.path)}\n")
+
+
+COMMAND = Command(CollectFlags, run, validate)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass
+from typing import Annotated
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import Choice
 from kubectl_win.completion.scripts import SHELLS
 from kubectl_win.env import Env
@@ -28,19 +29,26 @@ EXAMPLES = """examples:
 """
 
 
+@dataclass(kw_only=True)
+class CompletionOptions:
+    shell: str
+
 
 def completion(
     shell: Annotated[str, typer.Argument(metavar="SHELL", click_type=Choice(SHELLS), help="|".join(SHELLS))],
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("completion", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(completion)
 
 
-def run(args: Any, env: Env) -> int:
+def run(options: CompletionOptions, env: Env) -> int:
     from kubectl_win.completion.scripts import script
 
-    env.stdout.write(script(args.shell, windows=env.is_windows))
+    env.stdout.write(script(options.shell, windows=env.is_windows))
     return 0
+
+
+COMMAND = Command(CompletionOptions, run)

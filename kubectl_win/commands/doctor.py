@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import (
     Choice,
+    Connection,
     Integer,
+    Policy,
+    Registries,
+    at_least_one,
     kube_options,
+    one_or_more,
     output_option,
     policy_options,
+    reads_a_file,
     registry_options,
     shared,
 )
 from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_win.doctor.render.report import DoctorReport
 
 DESCRIPTION = (
     "Inspect the cluster's Windows nodes and the workloads that run on or near them: node readiness and "
@@ -43,6 +56,39 @@ exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad i
 several clusters: the worst over the clusters read, 3 when none could be read, at least 1 when some could not
 """
 FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html", "openmetrics")
+
+
+@dataclass(kw_only=True)
+class DoctorFlags(Connection, Policy, Registries):
+    scope: str | None = None
+    from_dump: str | None = None
+    from_bundle: str | None = None
+    save_dump: str | None = None
+    no_redact: bool = False
+    deep: bool = False
+    check_images: bool = False
+    max_nodes: int = 10
+    max_updates_behind: int = 3
+    hns_namespace: str = "kube-system"
+    hns_image: str | None = None
+    report: str | None = None
+    force: bool = False
+    progress: str = "auto"
+    all_contexts: bool = False
+    parallel: int = 4
+    output: str = "table"
+
+    def reads_files(self) -> bool:
+        return bool(self.from_dump or self.from_bundle)
+
+
+@dataclass(kw_only=True)
+class DoctorRun:
+    """The flags, completed: the clusters to read and, for one, the namespace to look in."""
+
+    flags: DoctorFlags
+    contexts: list[str] = field(default_factory=list)  # [] or one: a single cluster; more: a fleet run
+    namespace: str | None = None  # None: every namespace
 
 
 @shared(output_option(FORMATS, "table"), policy_options(), registry_options(),
@@ -103,224 +149,199 @@ def doctor(
         rich_help_panel="Cluster connection")] = 4,
     **shared: Any,
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("doctor", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(doctor)
 
 
-def run(args: Any, env: Env) -> int:
+# Flags that do not go together: (for one cluster, for several contexts or for both, the clash, the message), in
+# the order they are checked. One table for single-cluster and fleet runs, so each message is written once.
+ONE, SEVERAL, BOTH = "one", "several", "both"
+_ONE_CLUSTER = "reads one cluster; it cannot be used with several contexts (give one --context)"
+CLASHES: tuple[tuple[str, Callable[[DoctorFlags], bool], str], ...] = (
+    (BOTH, lambda f: f.all_contexts and bool(f.context),
+     "--all-contexts reads every context; it cannot be combined with --context"),
+    (BOTH, lambda f: f.all_contexts and f.reads_files(),
+     "--all-contexts reads clusters; it cannot be combined with --from-dump or --from-bundle"),
+    (ONE, lambda f: bool(f.from_bundle and f.from_dump),
+     "--from-bundle reads a bundle; it cannot be combined with --from-dump"),
+    (ONE, lambda f: bool(f.from_bundle and f.save_dump),
+     "--from-bundle reads a bundle; it cannot be combined with --save-dump"),
+    (ONE, lambda f: bool(f.from_bundle and f.deep), "--from-bundle reads a bundle; it cannot be combined with --deep"),
+    (ONE, lambda f: bool(f.from_bundle) and f.connection_given(), reads_a_file("--from-bundle")),
+    (ONE, lambda f: bool(f.from_dump) and f.connection_given(), reads_a_file("--from-dump")),
+    (ONE, lambda f: bool(f.deep and f.from_dump),
+     "--deep looks inside live nodes; it cannot be combined with --from-dump "
+     "(use kubectl win hns --from-file for a node's HNS dump)"),
+    (ONE, lambda f: f.max_nodes < 1, one_or_more("--max-nodes")),
+    (BOTH, lambda f: f.max_updates_behind < 0, "--max-updates-behind must be 0 or more"),
+    (SEVERAL, lambda f: f.reads_files(),
+     "--from-dump and --from-bundle read a file; they cannot be combined with --context"),
+    (SEVERAL, lambda f: bool(f.save_dump), f"--save-dump {_ONE_CLUSTER}"),
+    (SEVERAL, lambda f: f.deep, f"--deep {_ONE_CLUSTER}"),
+    (SEVERAL, lambda f: f.check_images, f"--check-images {_ONE_CLUSTER}"),
+    (SEVERAL, lambda f: bool(f.cluster), f"--cluster {_ONE_CLUSTER}"),
+    (SEVERAL, lambda f: bool(f.user), f"--user {_ONE_CLUSTER}"),
+    (BOTH, lambda f: f.no_redact and not f.save_dump, "--no-redact only applies to --save-dump PATH"),
+    (ONE, lambda f: f.force and not (f.report or f.save_dump),
+     "--force only applies to --report PATH and --save-dump PATH"),
+    (SEVERAL, lambda f: f.force and not f.report, "--force only applies to --report PATH"),
+)
+
+
+def check_clashes(flags: DoctorFlags, several: bool | None) -> None:
+    """Refuse the first clash of the table that applies: `several` says whether several contexts are read (None:
+    not known yet, --all-contexts reads the kubeconfig first; only the rows for both are checked)."""
+    for applies, clashes, message in CLASHES:
+        if (applies == BOTH or (several is not None and applies == (SEVERAL if several else ONE))) and clashes(flags):
+            raise UsageError(message)
+
+
+def validate(flags: DoctorFlags) -> None:
+    """What the flags alone decide: --parallel and the clashes (with --all-contexts, the clashes of one or of several
+    clusters wait for complete, which counts the kubeconfig's contexts)."""
+    at_least_one(("--parallel", flags.parallel))
+    check_clashes(flags, None if flags.all_contexts else len(set(flags.context or ())) > 1)
+
+
+def complete(flags: DoctorFlags, env: Env) -> DoctorRun:
+    """The contexts to read (--all-contexts: the kubeconfig's); the output files and registry flags refused before
+    anything is read; for `doctor workloads` without -n or -A, the context's namespace."""
+    import dataclasses
+
+    from kubectl_win.sharefile import check_target
+
+    contexts = list(dict.fromkeys(flags.context or ()))
+    if flags.all_contexts:
+        from kubectl_win.kube.config import context_names
+
+        contexts = context_names(flags.kube_flags())
+        if not contexts:
+            raise UsageError("--all-contexts: the kubeconfig has no contexts")
+        flags = dataclasses.replace(flags, context=contexts[:1] if len(contexts) == 1 else flags.context)
+        check_clashes(flags, len(contexts) > 1)
+    inputs = [("--config", flags.config)]
+    if len(contexts) > 1:
+        if flags.report:
+            check_target(flags.report, "--report", force=flags.force, inputs=inputs)
+        from kubectl_win.fleet.contexts import check_contexts
+
+        check_contexts(flags.kubeconfig, contexts, "--context")
+        return DoctorRun(flags=flags, contexts=contexts)
+    inputs = [("--from-dump", flags.from_dump), ("--from-bundle", flags.from_bundle), *inputs]
+    if flags.save_dump:
+        check_target(flags.save_dump, "--save-dump", force=flags.force, inputs=inputs)
+    if flags.report:
+        check_target(flags.report, "--report", force=flags.force, inputs=[*inputs, ("--save-dump", flags.save_dump)])
+    if flags.check_images and not flags.from_bundle:
+        flags.check_registries()
+    namespace = None if flags.all_namespaces else flags.namespace
+    if flags.scope == "workloads" and not flags.all_namespaces and not flags.namespace and not flags.reads_files():
+        from kubectl_win.kube.config import context_namespace
+
+        namespace = context_namespace(flags.kube_flags())
+    return DoctorRun(flags=flags, contexts=contexts, namespace=namespace)
+
+
+def run(plan: DoctorRun, env: Env) -> int:
     import time
 
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
-    from kubectl_win.errors import UsageError
     from kubectl_win.findings import exit_code
 
+    flags = plan.flags
+    if len(plan.contexts) > 1:
+        from kubectl_win.fleet.doctor import FleetRequest, run_fleet
+
+        return run_fleet(FleetRequest(
+            contexts=plan.contexts, kube_flags=flags.kube_flags(), scope=flags.scope or "cluster", output=flags.output,
+            report=flags.report, force=flags.force, fail_on=flags.fail_on, config=flags.config,
+            parallel=flags.parallel, progress=flags.progress, max_updates_behind=flags.max_updates_behind), env)
     seconds = 0.0
-    scope = args.scope or "cluster"
-    if args.max_updates_behind < 0:
-        raise UsageError("--max-updates-behind must be 0 or more")
-    contexts = _contexts(args)
-    if len(contexts) > 1:
-        from kubectl_win.commands.doctor_fleet import run_fleet
-
-        return run_fleet(args, env, contexts)
-    args.context = contexts[0] if contexts else None
-    if args.from_bundle:
-        _check_bundle_flags(args)
-    if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
-        raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
-    if args.deep and args.from_dump:
-        raise UsageError("--deep looks inside live nodes; it cannot be combined with --from-dump "
-                         "(use kubectl win hns --from-file for a node's HNS dump)")
-    if args.max_nodes < 1:
-        raise UsageError("--max-nodes must be 1 or more")
-    _check_output_paths(args)
-    namespace = None if args.all_namespaces else args.namespace
-    if scope == "workloads" and not args.all_namespaces and not args.namespace and not args.from_dump \
-            and not args.from_bundle:
-        namespace = _context_namespace(args)
-    progress = _progress(args, env)
-    options = DoctorOptions(scope=scope, from_dump=args.from_dump, from_bundle=args.from_bundle,
-                            save_dump=args.save_dump, force=args.force,
-                            redact=not args.no_redact,
-                            kube_flags=None if args.from_dump or args.from_bundle else _kube_flags(args),
-                            namespace=namespace,
-                            config=args.config, progress=progress, deep=_deep_options(args) if args.deep else None,
-                            max_updates_behind=args.max_updates_behind)
-    session = None
-    if args.check_images and not args.from_bundle:
-        from kubectl_win.commands.registry_session import registry_session
-
-        session = registry_session(args, env)
-        options.images, _ = session.__enter__()
-    if args.from_bundle:  # not timed: a bundle's metrics describe the bundle
-        report = run_doctor(options)
-    else:
-        try:
-            if progress is not None:
-                progress.start()
+    scope = flags.scope or "cluster"
+    with ExitStack() as stack:
+        options = DoctorOptions(scope=scope, from_dump=flags.from_dump, from_bundle=flags.from_bundle,
+                                save_dump=flags.save_dump, force=flags.force, redact=not flags.no_redact,
+                                kube_flags=None if flags.reads_files() else flags.kube_flags(),
+                                namespace=plan.namespace, config=flags.config, progress=_progress(flags, env),
+                                deep=_deep_options(flags) if flags.deep else None,
+                                max_updates_behind=flags.max_updates_behind)
+        if flags.from_bundle:  # not timed: a bundle's metrics describe the bundle
+            report = run_doctor(options)
+        else:
+            if flags.check_images:
+                options.images = stack.enter_context(flags.registry_session(env)).resolver
+            if options.progress is not None:
+                options.progress.start()
+                stack.callback(options.progress.stop)
             started = time.monotonic()
             report = run_doctor(options)
             seconds = time.monotonic() - started
-        finally:
-            if progress is not None:
-                progress.stop()
-            if session is not None:
-                session.__exit__(None, None, None)
-    if namespace and (args.from_dump or args.from_bundle):
-        allowed = (namespace,) if scope == "workloads" else (None, namespace)
+    if plan.namespace and flags.reads_files():
+        allowed = (plan.namespace,) if scope == "workloads" else (None, plan.namespace)
         report.findings = [f for f in report.findings if f.object.namespace in allowed]
-    if args.report:
-        _write_report(report, args, env.shell)
-    if args.output == "openmetrics":
-        _render_openmetrics(report, args, seconds, env)
-    elif not (args.report and args.output == "html"):
-        _render(report, args.output, env, _source(args))
-    return exit_code(report.findings, args.fail_on)
+    if flags.report:
+        _write_report(report, flags, env.shell)
+    if not (flags.report and flags.output == "html"):
+        _render(report, flags, env, seconds)
+    return exit_code(report.findings, flags.fail_on)
 
 
-def _contexts(args: Any) -> list[str]:
-    """The contexts asked for, each once in the order given: --context (repeated), or every one with
-    --all-contexts; [] for the kubeconfig's current context."""
-    from kubectl_win.errors import UsageError
+def _render(report: DoctorReport, flags: DoctorFlags, env: Env, seconds: float) -> None:
+    from kubectl_win.doctor.render.formats import RENDERERS, Page
 
-    given = list(dict.fromkeys(args.context or ()))
-    if args.parallel < 1:
-        raise UsageError("--parallel must be 1 or more")
-    if not args.all_contexts:
-        return given
-    if given:
-        raise UsageError("--all-contexts reads every context; it cannot be combined with --context")
-    if args.from_dump or args.from_bundle:
-        raise UsageError("--all-contexts reads clusters; it cannot be combined with --from-dump or --from-bundle")
-    from kubectl_win.kube.config import context_names
+    width = None
+    if env.stdout_isatty and flags.output in ("table", "wide"):
+        from kubectl_win.output.fold import terminal_width
 
-    names = context_names(_kube_flags(args))
-    if not names:
-        raise UsageError("--all-contexts: the kubeconfig has no contexts")
-    return names
+        width = terminal_width()
+    label = _label(flags) if flags.output == "openmetrics" else ""
+    RENDERERS[flags.output](report, Page(env.stdout, env.shell, env.color, width, _source(flags), label, seconds))
 
 
-def _render_openmetrics(report, args: Any, seconds: float, env: Env) -> None:  # type: ignore[no-untyped-def]
-    """One cluster as metrics (kubectl_win/fleet/metrics.py), labelled with its context (a dump: its file name)."""
+def _label(flags: DoctorFlags) -> str:
+    """One cluster's `cluster` label in -o openmetrics: its context (a dump or bundle: its file name)."""
     import os
 
     from kubectl_win.fleet.contexts import context_label
-    from kubectl_win.fleet.metrics import render_openmetrics
-    from kubectl_win.fleet.scan import ClusterScan
 
-    source = args.from_dump or args.from_bundle
-    name = os.path.basename(os.path.normpath(source)) if source else context_label(_kube_flags(args))
-    render_openmetrics([ClusterScan(name, None, report, seconds=seconds)], env.stdout)
+    source = flags.from_dump or flags.from_bundle
+    return os.path.basename(os.path.normpath(source)) if source else context_label(flags.kube_flags())
 
 
-def _check_bundle_flags(args: Any) -> None:
-    from kubectl_win.errors import UsageError
-
-    for flag, value in (("--from-dump", args.from_dump), ("--save-dump", args.save_dump), ("--deep", args.deep)):
-        if value:
-            raise UsageError(f"--from-bundle reads a bundle; it cannot be combined with {flag}")
-    if any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
-        raise UsageError("--from-bundle reads a file; it cannot be combined with "
-                         "--kubeconfig/--context/--cluster/--user")
-
-
-def _check_output_paths(args: Any) -> None:
-    """--save-dump and --report, refused before the cluster is read (see kubectl_win/sharefile.py)."""
-    from kubectl_win.errors import UsageError
-    from kubectl_win.sharefile import check_target
-
-    if args.no_redact and not args.save_dump:
-        raise UsageError("--no-redact only applies to --save-dump PATH")
-    if args.force and not (args.report or args.save_dump):
-        raise UsageError("--force only applies to --report PATH and --save-dump PATH")
-    inputs = [("--from-dump", args.from_dump), ("--from-bundle", args.from_bundle), ("--config", args.config)]
-    if args.save_dump:
-        check_target(args.save_dump, "--save-dump", force=args.force, inputs=inputs)
-    if args.report:
-        check_target(args.report, "--report", force=args.force,
-                     inputs=[*inputs, ("--save-dump", args.save_dump)])
-
-
-def _write_report(report, args: Any, shell: str) -> None:  # type: ignore[no-untyped-def]
+def _write_report(report: DoctorReport, flags: DoctorFlags, shell: str) -> None:
     from kubectl_win.doctor.render.html import render_html
     from kubectl_win.sharefile import write_shared
 
-    write_shared(args.report, render_html(report, _source(args), shell=shell), force=args.force, what="report")
+    assert flags.report is not None
+    write_shared(flags.report, render_html(report, _source(flags), shell=shell), force=flags.force, what="report")
 
 
-def _source(args: Any) -> str:
+def _source(flags: DoctorFlags) -> str:
     import os
 
-    if args.from_dump:
-        return f"dump {os.path.basename(args.from_dump)}"
-    if args.from_bundle:
-        return f"bundle {os.path.basename(os.path.normpath(args.from_bundle))}"
-    return f"context {args.context}" if args.context else "live cluster"
+    if flags.from_dump:
+        return f"dump {os.path.basename(flags.from_dump)}"
+    if flags.from_bundle:
+        return f"bundle {os.path.basename(os.path.normpath(flags.from_bundle))}"
+    return f"context {flags.context[0]}" if flags.context else "live cluster"
 
 
-def _deep_options(args: Any):  # type: ignore[no-untyped-def]
+def _deep_options(flags: DoctorFlags):  # type: ignore[no-untyped-def]
     from kubectl_win.doctor.deep import DeepOptions
 
-    return DeepOptions(max_nodes=args.max_nodes, namespace=args.hns_namespace, image=args.hns_image)
+    return DeepOptions(max_nodes=flags.max_nodes, namespace=flags.hns_namespace, image=flags.hns_image)
 
 
-def _kube_flags(args: Any):  # type: ignore[no-untyped-def]
-    from kubectl_win.kube import KubeFlags
-
-    return KubeFlags.from_args(args)
-
-
-def _context_namespace(args: Any) -> str:
-    from kubectl_win.kube import connect
-
-    with connect(_kube_flags(args)) as cluster:
-        return cluster.namespace or "default"
-
-
-def _progress(args: Any, env: Env):  # type: ignore[no-untyped-def]
+def _progress(flags: DoctorFlags, env: Env):  # type: ignore[no-untyped-def]
     """A Progress line for live scans when --progress allows it (dumps are read too fast to need one)."""
     from kubectl_win.doctor.render.progress import Progress, wanted
 
-    if args.from_dump or args.from_bundle or not wanted(args.progress, env.stderr_isatty):
+    if flags.reads_files() or not wanted(flags.progress, env.stderr_isatty):
         return None
     return Progress(env.stderr)
 
 
-def _render(report, output: str, env: Env, source: str = "") -> None:  # type: ignore[no-untyped-def]
-    from kubectl_win import catalog
-    from kubectl_win.doctor.render.report import render_findings, render_nodes
-
-    out = env.stdout
-    if output in ("json", "yaml"):
-        from kubectl_win.output.structured import render_json, render_yaml
-
-        if output == "json":
-            render_json(report.to_dict(env.shell, lazy=True), out)
-        else:
-            render_yaml(report.to_dict(env.shell), out)
-    elif output == "junit":
-        from kubectl_win.output.junit import render_junit
-
-        render_junit(report.findings, sorted(catalog.doctor_checks()), out, suite="kubectl-win doctor", shell=env.shell)
-    elif output == "sarif":
-        from kubectl_win.output.sarif import render_sarif
-
-        render_sarif(report.findings, catalog.sarif_rules(report.findings, env.shell), out, shell=env.shell)
-    elif output == "html":
-        from kubectl_win.doctor.render.html import render_html
-
-        out.write(render_html(report, source, shell=env.shell))
-    else:
-        wide = output == "wide"
-        width = None
-        if env.stdout_isatty:
-            from kubectl_win.output.fold import terminal_width
-
-            width = terminal_width()
-        if report.scope == "nodes":
-            render_nodes(report, out, wide, width)
-            out.write("\n")
-        render_findings(report, out, wide, env.color, width, env.shell)
+COMMAND = Command(DoctorFlags, run, validate, complete)

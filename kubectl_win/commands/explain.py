@@ -6,16 +6,31 @@ TYPE/NAME or TYPE [-l SELECTOR] [-n NS | -A] (live objects through the shared ac
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import kube_options, output_option, policy_options, registry_options, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import (
+    Connection,
+    Policy,
+    Registries,
+    kube_options,
+    output_option,
+    policy_options,
+    registry_options,
+    shared,
+)
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
-from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, OLDEST_KNOWN, Version, format_version, parse_version
+
+if TYPE_CHECKING:
+    from kubectl_win.images.compat import Platform
 
 DESCRIPTION = """\
 Explain pod fields that are rejected, ignored or unsupported on Windows nodes.
@@ -40,18 +55,68 @@ examples:
 OUTPUTS = ("table", "wide", "json", "yaml", "sarif")
 
 
-@record
-class ExplainCommand:
-    """The options a run needs, resolved from the flags (kubectl's Complete step)."""
+@dataclass(kw_only=True)
+class ExplainFlags(Connection, Policy, Registries):
+    """The flags; `version`, `mode` and `builds` are read from them once, when validate first asks (and refused
+    there when they make no sense)."""
 
-    mode: str  # field | list | files | live
-    args: list[str] = field(factory=list)
-    files: list[str] = field(factory=list)
-    output: str = "table"
-    k8s_version: Version = NEWEST_KNOWN
+    target: list[str] | None = None
+    filename: list[str] | None = None
+    list: bool = False
+    example: bool = False
+    k8s_version: str = format_version(NEWEST_KNOWN)
     assume_windows: bool = False
-    fail_on: str = "error"
-    config: str | None = None
+    check_images: bool = False
+    build: Sequence[str] | None = None
+    output: str = "table"
+
+    @cached_property
+    def version(self) -> Version:
+        try:
+            version = parse_version(self.k8s_version)
+        except ValueError as exc:
+            raise UsageError(f"--k8s-version: {exc}") from None
+        if not OLDEST_KNOWN <= version <= (NEWEST_KNOWN[0], NEWEST_KNOWN[1] + 1):
+            raise UsageError(
+                f"--k8s-version {self.k8s_version} is outside what kubectl-win knows "
+                f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})"
+            )
+        return version
+
+    @cached_property
+    def mode(self) -> str:
+        """field | list | files | live, from the arguments given."""
+        targets, files = self.target or (), self.filename or ()
+        if self.example:
+            if targets or files or self.list:
+                raise UsageError("--example checks the bundled manifests; give no FIELD, -f or --list with it")
+            return "files"
+        if self.list:
+            return "list"
+        if files:
+            if targets:
+                raise UsageError("give either -f PATH or a field/object, not both")
+            return "files"
+        if not targets:
+            raise UsageError(
+                "nothing to explain: give a FIELD, -f PATH, TYPE/NAME or --list (see 'kubectl win explain --help')"
+            )
+        if len(targets) > 2:
+            raise UsageError("too many arguments: expected FIELD, TYPE/NAME or TYPE [NAME]")
+        return "live" if _looks_like_resource(targets[0]) or len(targets) == 2 else "field"
+
+    @cached_property
+    def builds(self) -> tuple[Platform, ...]:
+        from kubectl_win.images.compat import parse_host
+
+        try:
+            return tuple(parse_host(b) for b in self.build or ())
+        except ValueError as exc:
+            raise UsageError(f"--build: {exc}") from None
+
+    @property
+    def files(self) -> list[str]:
+        return [bundled_examples()] if self.example else [*(self.filename or ())]
 
 
 @shared(output_option(OUTPUTS, "table"), policy_options(), registry_options(), kube_options())
@@ -81,52 +146,24 @@ def explain(
     ] = None,
     **shared: Any,
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("explain", help=verbatim(DESCRIPTION), short_help=summary, epilog=verbatim(EXAMPLES))(explain)
 
 
-def complete(args: Any) -> ExplainCommand:
-    """Decide the mode and validate the flags; pure (no I/O)."""
-    try:
-        version = parse_version(args.k8s_version)
-    except ValueError as exc:
-        raise UsageError(f"--k8s-version: {exc}") from None
-    if not OLDEST_KNOWN <= version <= (NEWEST_KNOWN[0], NEWEST_KNOWN[1] + 1):
-        raise UsageError(
-            f"--k8s-version {args.k8s_version} is outside what kubectl-win knows "
-            f"({format_version(OLDEST_KNOWN)} to {format_version(NEWEST_KNOWN)})"
-        )
-    targets = list(args.target or ())
-    files = list(args.filename or ())
-    if args.example:
-        if targets or files or args.list:
-            raise UsageError("--example checks the bundled manifests; give no FIELD, -f or --list with it")
-        mode = "files"
-        files = [bundled_examples()]
-    elif args.list:
-        mode = "list"
-    elif files:
-        mode = "files"
-        if targets:
-            raise UsageError("give either -f PATH or a field/object, not both")
-    elif not targets:
-        raise UsageError(
-            "nothing to explain: give a FIELD, -f PATH, TYPE/NAME or --list (see 'kubectl win explain --help')"
-        )
-    elif len(targets) > 2:
-        raise UsageError("too many arguments: expected FIELD, TYPE/NAME or TYPE [NAME]")
-    elif _looks_like_resource(targets[0]) or len(targets) == 2:
-        mode = "live"
-    else:
-        mode = "field"
-    if mode in ("field", "list") and args.output in ("sarif",):
-        raise UsageError(f"-o {args.output} is for findings; use -o table, json or yaml here")
-    return ExplainCommand(
-        mode, targets, files, args.output, version, args.assume_windows, args.fail_on, args.config
-    )
+def validate(flags: ExplainFlags) -> None:
+    flags.version  # noqa: B018 - reading it checks --k8s-version
+    if flags.mode in ("field", "list") and flags.output in ("sarif",):
+        raise UsageError(f"-o {flags.output} is for findings; use -o table, json or yaml here")
+    if (flags.check_images or flags.build) and flags.mode != "files":
+        raise UsageError("--check-images and --build go with -f PATH")
+    if flags.build and not flags.check_images:
+        raise UsageError("--build goes with --check-images")
+    if flags.check_images:
+        flags.builds  # noqa: B018 - reading them checks --build
+        flags.check_registries()
 
 
 def bundled_examples() -> str:
@@ -149,89 +186,70 @@ def _looks_like_resource(word: str) -> bool:
     return True
 
 
-def run(args: Any, env: Env) -> int:
-    command = complete(args)
-    if (args.check_images or args.build) and command.mode != "files":
-        raise UsageError("--check-images and --build go with -f PATH")
-    if args.build and not args.check_images:
-        raise UsageError("--build goes with --check-images")
-    if command.mode == "field":
-        return _run_field(command, env)
-    if command.mode == "list":
-        return _run_list(command, env)
+def run(flags: ExplainFlags, env: Env) -> int:
+    if flags.mode == "field":
+        return _run_field(flags, env)
+    if flags.mode == "list":
+        return _run_list(flags, env)
+    from kubectl_win.explain.render import render_report
     from kubectl_win.explain.run import ExplainOptions, explain_files
+    from kubectl_win.findings import exit_code
     from kubectl_win.policy import load_policy
 
-    options = ExplainOptions(command.k8s_version, command.assume_windows, load_policy(command.config))
-    if command.mode == "files" and args.check_images:
-        return _run_files_with_images(command, args, options, env)
-    if command.mode == "files":
-        report = explain_files(command.files, options, env.stdin)
-    else:
-        report = _explain_live(command, args, options)
-    from kubectl_win.explain.render import render_report
-
-    render_report(report, command.output, env, live=command.mode == "live")
-    if report.unreadable:
-        return 2
-    from kubectl_win.findings import exit_code
-
-    return exit_code(report.findings, command.fail_on)
-
-
-def _run_files_with_images(command: ExplainCommand, args: Any, options: Any, env: Env) -> int:
-    from kubectl_win.commands.registry_session import registry_session
-    from kubectl_win.explain.render import render_report
-    from kubectl_win.explain.run import explain_files
-    from kubectl_win.findings import exit_code
-    from kubectl_win.images.compat import parse_host
-
-    try:
-        options.builds = tuple(parse_host(b) for b in args.build or ())
-    except ValueError as exc:
-        raise UsageError(f"--build: {exc}") from None
-    with registry_session(args, env) as (resolver, finish):
-        options.images = resolver
-        report = explain_files(command.files, options, env.stdin)
-        finish()
-    render_report(report, command.output, env, live=False)
-    return 2 if report.unreadable else exit_code(report.findings, command.fail_on)
+    options = ExplainOptions(flags.version, flags.assume_windows, load_policy(flags.config))
+    with ExitStack() as stack:
+        if flags.mode == "files" and flags.check_images:
+            options.builds = flags.builds
+            session = stack.enter_context(flags.registry_session(env))
+            options.images = session.resolver
+            report = explain_files(flags.files, options, env.stdin)
+            session.finish()
+        elif flags.mode == "files":
+            report = explain_files(flags.files, options, env.stdin)
+        else:
+            report = _explain_live(flags, options)
+    render_report(report, flags.output, env, live=flags.mode == "live")
+    return 2 if report.unreadable else exit_code(report.findings, flags.fail_on)
 
 
-def _explain_live(command: ExplainCommand, args: Any, options: Any) -> Any:
+def _explain_live(flags: ExplainFlags, options: Any) -> Any:
     from kubectl_win.explain.live import fetch_objects, parse_live_target
     from kubectl_win.explain.run import explain_objects
-    from kubectl_win.kube import KubeFlags, connect
+    from kubectl_win.kube import connect
 
-    info, name = parse_live_target(command.args, args.all_namespaces, args.selector)
-    cluster = connect(KubeFlags.from_args(args))
+    info, name = parse_live_target(flags.target or [], flags.all_namespaces, flags.selector)
+    cluster = connect(flags.kube_flags())
     objects = fetch_objects(
-        cluster, info, name, namespace=args.namespace, all_namespaces=args.all_namespaces, selector=args.selector
+        cluster, info, name, namespace=flags.namespace, all_namespaces=flags.all_namespaces, selector=flags.selector
     )
     return explain_objects(objects, options)
 
 
-def _run_field(command: ExplainCommand, env: Env) -> int:
+def _run_field(flags: ExplainFlags, env: Env) -> int:
     from kubectl_win.explain.fields import field_payload, find_fields
     from kubectl_win.explain.render import render_fields
 
-    matches = find_fields(command.args[0], command.k8s_version)
-    if command.output in ("json", "yaml"):
+    assert flags.target
+    matches = find_fields(flags.target[0], flags.version)
+    if flags.output in ("json", "yaml"):
         from kubectl_win.findings import SCHEMA_VERSION
         from kubectl_win.output.structured import render_json, render_yaml
 
         payload = {
             "schemaVersion": SCHEMA_VERSION,
-            "fields": [field_payload(match, command.k8s_version) for match in matches],
+            "fields": [field_payload(match, flags.version) for match in matches],
         }
-        (render_json if command.output == "json" else render_yaml)(payload, env.stdout)
+        (render_json if flags.output == "json" else render_yaml)(payload, env.stdout)
         return 0
-    render_fields(matches, command.k8s_version, env)
+    render_fields(matches, flags.version, env)
     return 0
 
 
-def _run_list(command: ExplainCommand, env: Env) -> int:
+def _run_list(flags: ExplainFlags, env: Env) -> int:
     from kubectl_win.explain.render import render_rule_list
 
-    render_rule_list(command.output, command.k8s_version, env)
+    render_rule_list(flags.output, flags.version, env)
     return 0
+
+
+COMMAND = Command(ExplainFlags, run, validate)

@@ -3,16 +3,30 @@
 A group is a list of `inspect.Parameter`s; `@shared(...)` appends groups to a command function's
 signature, which is what typer reads, so a flag defined here looks and completes the same in every
 command that takes it. The function receives them in its `**shared` keyword arguments.
+
+Each group has its record (`Connection`, `Policy`, `Registries`): a command's options record inherits
+the records of the groups it takes, so the parsed flags arrive typed, and the checks of a group's
+values (`check_registries`, `at_least_one`) are written once, here.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from typing import Annotated, Any, TypeVar
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any, TypeVar
 
 import click
 import typer
+
+from kubectl_win.errors import UsageError
+
+if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
+    from kubectl_win.env import Env
+    from kubectl_win.kube.config import KubeFlags
+    from kubectl_win.registry.session import Session
 
 SEVERITIES = ("error", "warning", "info")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -47,6 +61,39 @@ class Seconds(click.ParamType):
         if seconds == 0 and not self.allow_zero:
             self.fail(f"must be greater than 0: {value!r}", param, ctx)
         return seconds
+
+
+class PositiveInt(click.ParamType):
+    """A whole number of 1 or more."""
+
+    name = "count"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> int:
+        try:
+            number = int(value)
+        except (TypeError, ValueError):
+            self.fail(f"not a whole number: {value!r}", param, ctx)
+        if number < 1:
+            self.fail(f"must be 1 or more: {value!r}", param, ctx)
+        return number
+
+
+def reads_a_file(flag: str) -> str:
+    """The message refusing a connection flag beside `flag`, which reads a file instead of a cluster."""
+    return f"{flag} reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user"
+
+
+def one_or_more(flag: str) -> str:
+    """The message for a count below 1 that was parsed as a plain integer (our own checks' words, not click's
+    "FLAG: ..." of PositiveInt)."""
+    return f"{flag} must be 1 or more"
+
+
+def at_least_one(*counts: tuple[str, int]) -> None:
+    """Refuse the first (flag, value) below 1."""
+    for flag, value in counts:
+        if value < 1:
+            raise UsageError(one_or_more(flag))
 
 
 def param(name: str, annotation: Any, default: Any = inspect.Parameter.empty) -> inspect.Parameter:
@@ -131,6 +178,41 @@ def policy_options() -> list[inspect.Parameter]:
     ]
 
 
+@dataclass(kw_only=True)
+class Connection:
+    """kube_options() as parsed (a command without -A or -l keeps their defaults)."""
+
+    kubeconfig: str | None = None
+    context: list[str] | None = None
+    cluster: str | None = None
+    user: str | None = None
+    namespace: str | None = None
+    all_namespaces: bool = False
+    selector: str | None = None
+    request_timeout: float = 30.0
+
+    def connection_given(self) -> bool:
+        """Whether a flag chose a kubeconfig, context, cluster or user (which a command reading a file refuses)."""
+        return bool(self.kubeconfig or self.context or self.cluster or self.user)
+
+    def kube_flags(self, context: str | None = None) -> KubeFlags:
+        """The flags the access layer reads; `context` in place of the first --context."""
+        from kubectl_win.kube.config import KubeFlags
+
+        return KubeFlags(kubeconfig=self.kubeconfig, context=context or (self.context[0] if self.context else None),
+                         cluster=self.cluster, user=self.user, namespace=self.namespace,
+                         all_namespaces=self.all_namespaces, selector=self.selector,
+                         request_timeout=self.request_timeout or 30.0)
+
+
+@dataclass(kw_only=True)
+class Policy:
+    """policy_options() as parsed."""
+
+    fail_on: str = "error"
+    config: str | None = None
+
+
 class Integer(click.ParamType):
     """An integer, failing with argparse's words."""
 
@@ -166,3 +248,45 @@ def registry_options() -> list[inspect.Parameter]:
             help="concurrent requests per registry (default 8)")], 8),
     ]
     return help_panel(group, "Registries")
+
+
+@dataclass(kw_only=True)
+class Registries:
+    """registry_options() as parsed."""
+
+    registry_ca: list[str] | None = None
+    insecure_registry: list[str] | None = None
+    registry_mirror: list[str] | None = None
+    registry_timeout: float = 60.0
+    concurrency: int = 8
+
+    def check_registries(self) -> None:
+        """The registry flags, refused before anything is read (a command calls this when it reads registries)."""
+        import os
+        import ssl
+
+        from kubectl_win.registry.client import parse_mirrors
+
+        at_least_one(("--concurrency", self.concurrency))
+        try:
+            parse_mirrors(self.registry_mirror or ())
+        except ValueError as exc:
+            raise UsageError(f"--registry-mirror {exc}") from None
+        for path in self.registry_ca or ():
+            if not os.path.isfile(path):
+                raise UsageError(f"--registry-ca {path}: no such file")
+            try:
+                ssl.create_default_context().load_verify_locations(cafile=path)
+            except (OSError, ssl.SSLError) as exc:
+                raise UsageError(f"cannot load --registry-ca {path}: {getattr(exc, 'strerror', None) or exc}") from None
+
+    def registry_session(self, env: Env) -> AbstractContextManager[Session]:
+        """The registry session these flags ask for (checked by check_registries first), with progress on a
+        terminal."""
+        from kubectl_win.registry.client import RegistryOptions, parse_mirrors
+        from kubectl_win.registry.session import registry_session
+
+        options = RegistryOptions(ca_files=tuple(self.registry_ca or ()), insecure=tuple(self.insecure_registry or ()),
+                                  mirrors=parse_mirrors(self.registry_mirror or ()), per_registry=self.concurrency,
+                                  budget=self.registry_timeout)
+        return registry_session(options, env.stderr if env.stderr_isatty else None)

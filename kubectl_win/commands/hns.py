@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Annotated, Any
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Seconds, kube_options, output_option, policy_options, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Connection, Policy, Seconds, kube_options, output_option, policy_options, shared
 from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
 
 DESCRIPTION = (
     "Read the Host Networking Service state of a Windows node (networks, endpoints, load balancers, HNS "
@@ -27,6 +29,17 @@ EXAMPLES = """examples:
 exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable
 """
 FORMATS = ("table", "wide", "json", "yaml")
+
+
+@dataclass(kw_only=True)
+class HnsOptions(Connection, Policy):
+    node: str | None = None
+    from_file: str | None = None
+    cluster_from_dump: str | None = None
+    image: str | None = None
+    timeout: float = 180.0
+    show_script: bool = False
+    output: str = "table"
 
 
 @shared(output_option(FORMATS, "table"), policy_options(), kube_options(selector=False, all_namespaces=False))
@@ -52,43 +65,49 @@ def hns(
     ] = False,
     **shared: Any,
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("hns", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(hns)
 
 
-def run(args: Any, env: Env) -> int:
-    from kubectl_win.errors import UsageError
+def validate(options: HnsOptions) -> None:
+    if options.show_script:
+        return
+    if options.from_file:
+        if options.image:
+            raise UsageError("--image starts a pod; it cannot be combined with --from-file")
+        return
+    if not options.node:
+        raise UsageError("name a Windows node (kubectl win hns NODE), or give --from-file PATH")
+    if options.cluster_from_dump:
+        raise UsageError("--cluster-from-dump goes with --from-file; a live run reads the cluster itself")
+
+
+def run(options: HnsOptions, env: Env) -> int:
     from kubectl_win.findings import exit_code
 
-    if args.show_script:
+    if options.show_script:
         from kubectl_win.hns import script
 
         env.stdout.write(script.show())
         return 0
-    if args.from_file:
-        if args.image:
-            raise UsageError("--image starts a pod; it cannot be combined with --from-file")
+    if options.from_file:
         from kubectl_win.hns.run import analyze_files
 
-        report = analyze_files(args.from_file, args.cluster_from_dump, args.node, args.config)
+        report = analyze_files(options.from_file, options.cluster_from_dump, options.node, options.config)
     else:
-        if not args.node:
-            raise UsageError("name a Windows node (kubectl win hns NODE), or give --from-file PATH")
-        if args.cluster_from_dump:
-            raise UsageError("--cluster-from-dump goes with --from-file; a live run reads the cluster itself")
         from kubectl_win.hns.live import inspect_node
-        from kubectl_win.kube import KubeFlags
         from kubectl_win.kube.hostprocess import PodOptions
 
-        options = PodOptions(node=args.node, namespace=args.namespace or "kube-system", image=args.image,
-                             timeout=args.timeout)
-        report = inspect_node(KubeFlags.from_args(args), options, args.config,
+        assert options.node is not None  # validate refused a live run without one
+        pod = PodOptions(node=options.node, namespace=options.namespace or "kube-system", image=options.image,
+                         timeout=options.timeout)
+        report = inspect_node(options.kube_flags(), pod, options.config,
                               progress=env.stderr if env.stderr_isatty else None)
-    render(report, args.output, env)
-    return exit_code(report.findings, args.fail_on)
+    render(report, options.output, env)
+    return exit_code(report.findings, options.fail_on)
 
 
 def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-def]
@@ -105,3 +124,6 @@ def render(report, output: str, env: Env) -> None:  # type: ignore[no-untyped-de
 
         width = terminal_width()
     render_table(report, env.stdout, wide=output == "wide", colour=env.color, width=width, shell=env.shell)
+
+
+COMMAND = Command(HnsOptions, run, validate)

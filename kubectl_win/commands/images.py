@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import kube_options, output_option, registry_options, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import (
+    Connection,
+    Registries,
+    kube_options,
+    output_option,
+    reads_a_file,
+    registry_options,
+    shared,
+)
 from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_win.images.compat import Platform
+    from kubectl_win.registry.session import Session
 
 DESCRIPTION = (
     "Read each image's manifest list from its registry and say, for each Windows build, whether it runs "
@@ -35,6 +49,27 @@ exit status: 0 every image can run, 1 some image has no variant for a build it m
 3 cluster unreachable
 """
 FORMATS = ("table", "wide", "json", "yaml")
+
+
+@dataclass(kw_only=True)
+class ImagesFlags(Connection, Registries):
+    image: list[str] | None = None
+    build: list[str] | None = None
+    pull_secrets: bool = False
+    target_build: str | None = None
+    filename: list[str] | None = None
+    from_dump: str | None = None
+    arch: str = "amd64"
+    output: str = "table"
+
+
+@dataclass(kw_only=True)
+class ImagesRun:
+    """The flags with the builds read."""
+
+    flags: ImagesFlags
+    builds: list[Platform] = field(default_factory=list)  # --build
+    target: Platform | None = None  # --target-build
 
 
 @shared(output_option(FORMATS, "table"), registry_options(), kube_options())
@@ -66,82 +101,88 @@ def images(
     ] = "amd64",
     **shared: Any,
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("images", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(images)
 
 
-def run(args: Any, env: Env) -> int:
-    from kubectl_win.commands.registry_session import registry_session
-    from kubectl_win.errors import UsageError
-    from kubectl_win.images.compat import parse_host
-    from kubectl_win.images.run import exit_status
-
-    try:
-        builds = [parse_host(b) for b in args.build or ()]
-        target = parse_host(args.target_build) if args.target_build else None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if args.image and (args.filename or args.from_dump):
+def validate(flags: ImagesFlags) -> None:
+    if flags.image and (flags.filename or flags.from_dump):
         raise UsageError("give images on the command line, or -f/--from-dump, not both")
-    if args.filename and args.from_dump:
+    if flags.filename and flags.from_dump:
         raise UsageError("-f reads manifests and --from-dump a dump; give one of them")
-    if args.from_dump and any(getattr(args, f) for f in ("kubeconfig", "context", "cluster", "user")):
-        raise UsageError("--from-dump reads a file; it cannot be combined with --kubeconfig/--context/--cluster/--user")
-    if args.image:
+    if flags.from_dump and flags.connection_given():
+        raise UsageError(reads_a_file("--from-dump"))
+    if flags.image:
         from kubectl_win.registry.reference import BadReference, parse_reference
 
-        for given in args.image:
+        for given in flags.image:
             try:
                 parse_reference(given)
             except BadReference as exc:
                 raise UsageError(str(exc)) from None
-    if args.pull_secrets and (args.image or args.filename or args.from_dump):
+    if flags.pull_secrets and (flags.image or flags.filename or flags.from_dump):
         raise UsageError("--pull-secrets reads Secrets from the live cluster: not with IMAGE, -f or --from-dump")
-    session = registry_session(args, env)
-    with session as (resolver, finish):
-        if args.image:
-            if target is not None:
-                builds.append(target)
-            if not builds:
-                raise UsageError("name the node builds to check with --build (e.g. --build ltsc2022 --build ltsc2025)")
+    flags.check_registries()
+    if flags.image and not flags.build and not flags.target_build:
+        raise UsageError("name the node builds to check with --build (e.g. --build ltsc2022 --build ltsc2025)")
+    if flags.filename and not flags.build and not flags.target_build:
+        raise UsageError("-f checks manifests without a cluster: name the node builds with --build "
+                         "or --target-build")
+
+
+def complete(flags: ImagesFlags, env: Env) -> ImagesRun:
+    from kubectl_win.images.compat import parse_host
+
+    try:
+        builds = [parse_host(b) for b in flags.build or ()]
+        target = parse_host(flags.target_build) if flags.target_build else None
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    return ImagesRun(flags=flags, builds=builds, target=target)
+
+
+def run(plan: ImagesRun, env: Env) -> int:
+    from kubectl_win.images.run import exit_status
+
+    flags = plan.flags
+    with flags.registry_session(env) as session:
+        if flags.image:
             from kubectl_win.images.run import check_images
 
-            report: Any = check_images(args.image, builds, resolver, args.arch)
+            builds = plan.builds + ([plan.target] if plan.target is not None else [])
+            report: Any = check_images(flags.image, builds, session.resolver, flags.arch)
         else:
-            report = _workload_report(args, builds, target, resolver, session)
-        finish()
-    _render(report, args.output, env)
+            report = _workload_report(plan, session)
+        session.finish()
+    _render(report, flags.output, env)
     return exit_status(report.verdicts())
 
 
-def _workload_report(args: Any, builds: list, target: Any, resolver: Any, session: Any):  # type: ignore[no-untyped-def]
+def _workload_report(plan: ImagesRun, session: Session):  # type: ignore[no-untyped-def]
     from kubectl_win.images.run import check_workloads, windows_workloads
 
-    if args.filename and not builds and target is None:
-        from kubectl_win.errors import UsageError
-
-        raise UsageError("-f checks manifests without a cluster: name the node builds with --build "
-                         "or --target-build")
-    snapshot, labels, secrets = _snapshot(args)
-    if args.pull_secrets and secrets:
-        session.credentials.add_auths(_pull_secret_auths(args, secrets))
+    flags = plan.flags
+    resolver = session.resolver
+    snapshot, labels, secrets = _snapshot(flags)
+    if flags.pull_secrets and secrets:
+        session.credentials.add_auths(_pull_secret_auths(flags, secrets))
     if snapshot.images:  # a dump with resolved platforms: those are used, the registry only for the rest
         from kubectl_win.images.run import recorded_resolver
 
         resolver = recorded_resolver(snapshot.images, resolver)
-    workloads = windows_workloads(snapshot, builds)
-    namespace = None if args.all_namespaces else args.namespace
+    workloads = windows_workloads(snapshot, plan.builds)
+    namespace = None if flags.all_namespaces else flags.namespace
     if namespace:
         workloads = [w for w in workloads if w.namespace == namespace]
-    if args.selector:
-        workloads = _select(workloads, labels, args.selector)
-    return check_workloads(workloads, resolver, target)
+    if flags.selector:
+        workloads = _select(workloads, labels, flags.selector)
+    return check_workloads(workloads, resolver, plan.target)
 
 
-def _snapshot(args: Any):  # type: ignore[no-untyped-def]
+def _snapshot(flags: ImagesFlags):  # type: ignore[no-untyped-def]
     """The snapshot to check (manifests, a dump or the live cluster) and each workload's labels, for -l."""
     from kubectl_win.doctor.build import SnapshotBuilder
     from kubectl_win.manifests import pod_templates
@@ -160,12 +201,12 @@ def _snapshot(args: Any):  # type: ignore[no-untyped-def]
             str(k): str(v) for k, v in found.items()}
 
     builder = SnapshotBuilder(sink=keep)
-    if args.filename:
+    if flags.filename:
         from kubectl_win.errors import InputError
         from kubectl_win.manifests import Problem, read_objects
 
         problems = []
-        for item in read_objects(args.filename):
+        for item in read_objects(flags.filename):
             if isinstance(item, Problem):
                 problems.append(str(item))
                 continue
@@ -175,30 +216,29 @@ def _snapshot(args: Any):  # type: ignore[no-untyped-def]
         if problems and not (snapshot.workloads or snapshot.linux_workloads):
             raise InputError(problems[0])
         return snapshot, labels, secrets
-    if args.from_dump:
+    if flags.from_dump:
         from kubectl_win.doctor.read.dump import read_dump
 
-        read_dump(args.from_dump, builder)
+        read_dump(flags.from_dump, builder)
     else:
         from kubectl_win.doctor.run import DoctorOptions, _read_live
-        from kubectl_win.kube import KubeFlags
 
-        namespace = None if args.all_namespaces else args.namespace
-        _read_live(DoctorOptions(kube_flags=KubeFlags.from_args(args), namespace=namespace), builder)
+        namespace = None if flags.all_namespaces else flags.namespace
+        _read_live(DoctorOptions(kube_flags=flags.kube_flags(), namespace=namespace), builder)
     return builder.build(), labels, secrets
 
 
-def _pull_secret_auths(args: Any, secrets: set[tuple[str, str]]) -> dict[str, Any]:
+def _pull_secret_auths(flags: ImagesFlags, secrets: set[tuple[str, str]]) -> dict[str, Any]:
     """The `auths` of the workloads' pull secrets (kubernetes.io/dockerconfigjson or dockercfg); a Secret that
     cannot be read is passed over (its images are then read with the other credentials)."""
     import base64
     import json
 
-    from kubectl_win.kube import ApiError, KubeFlags, connect
+    from kubectl_win.kube import ApiError, connect
     from kubectl_win.registry.credentials import auths_from_pull_secret
 
     out: dict[str, Any] = {}
-    with connect(KubeFlags.from_args(args)) as cluster:
+    with connect(flags.kube_flags()) as cluster:
         for namespace, name in sorted(secrets):
             try:
                 secret = cluster.get_object("secrets", name, namespace or None)
@@ -220,7 +260,6 @@ def _pull_secret_auths(args: Any, secrets: set[tuple[str, str]]) -> dict[str, An
 
 def _select(workloads: list, labels: dict, selector: str) -> list:  # type: ignore[type-arg]
     """-l: the workloads whose own labels match (as kubectl get -l reads a controller's labels)."""
-    from kubectl_win.errors import UsageError
     from kubectl_win.images.selector import matches, parse_selector
 
     try:
@@ -246,3 +285,6 @@ def _render(report: Any, output: str, env: Env) -> None:
         width = terminal_width()
     render = render_images if isinstance(report, ImagesReport) else render_workloads
     render(report, env.stdout, wide=output == "wide", colour=env.color, width=width)
+
+
+COMMAND = Command(ImagesFlags, run, validate, complete)

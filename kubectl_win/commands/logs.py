@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import kube_options, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Connection, kube_options, shared
 from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
+
+if TYPE_CHECKING:
+    from datetime import datetime
 
 DESCRIPTION = (
     "Read a Windows node's component logs through the API server's node proxy (the kubelet's node log "
@@ -44,6 +49,26 @@ class NonNegative(click.ParamType):
         return number
 
 
+@dataclass(kw_only=True)
+class LogsFlags(Connection):
+    node: str
+    services: list[str] = field(default_factory=list)
+    since: str | None = None
+    until: str | None = None
+    tail: int | None = None
+    pattern: str | None = None
+    distribution: str | None = None
+    verbose: bool = False
+
+
+@dataclass(kw_only=True)
+class LogsRun(LogsFlags):
+    """The flags with --since and --until read as times."""
+
+    since_time: datetime | None = None
+    until_time: datetime | None = None
+
+
 @shared(kube_options(selector=False, all_namespaces=False))
 def logs(
     node: Annotated[str, typer.Argument(metavar="NODE", help="the Windows node", show_default=False)],
@@ -66,59 +91,71 @@ def logs(
     ] = False,
     **shared: Any,
 ) -> int:
-    return invoke(run, {**locals(), "services": list(services or ())})
+    return invoke(COMMAND, {**locals(), "services": list(services or ())})
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("logs", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(logs)
 
 
-def run(args: Any, env: Env) -> int:
+def validate(flags: LogsFlags) -> None:
     import re
 
-    from kubectl_win.errors import UsageError
-    from kubectl_win.kube import KubeFlags, connect
-    from kubectl_win.nodelogs.fetch import (
-        Filters,
-        LogOptions,
-        check_services,
-        pick_distribution,
-        read_logs,
-        windows_node,
-    )
+    from kubectl_win.nodelogs.fetch import check_services
+
+    if flags.pattern:
+        try:
+            re.compile(flags.pattern)
+        except re.error as exc:
+            raise UsageError(f"--pattern {flags.pattern!r} is not a valid regular expression: {exc}") from None
+    check_services(flags.services)
+
+
+def complete(flags: LogsFlags, env: Env) -> LogsRun:
+    """--since and --until as times (a duration counts back from now)."""
+    import dataclasses
+
+    from kubectl_win.nodelogs.fetch import rfc3339
     from kubectl_win.nodelogs.filtering import parse_time
 
-    try:
-        since = parse_time(args.since, "--since") if args.since else None
-        until = parse_time(args.until, "--until") if args.until else None
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
-    if args.pattern:
+    times = []
+    for flag, text in (("--since", flags.since), ("--until", flags.until)):
         try:
-            re.compile(args.pattern)
-        except re.error as exc:
-            raise UsageError(f"--pattern {args.pattern!r} is not a valid regular expression: {exc}") from None
-    check_services(args.services)
-    flags = ", ".join(Filters(since, until, args.pattern, args.tail).flags)
+            times.append(parse_time(text) if text else None)
+        except ValueError as exc:
+            raise UsageError(f"{flag} {exc}") from None
+    since, until = times
+    if since is not None and until is not None and since > until:
+        raise UsageError(f"--since ({rfc3339(since)}) is after --until ({rfc3339(until)})")
+    return LogsRun(**{f.name: getattr(flags, f.name) for f in dataclasses.fields(flags)},
+                   since_time=since, until_time=until)
+
+
+def run(options: LogsRun, env: Env) -> int:
+    from kubectl_win.kube import connect
+    from kubectl_win.nodelogs.fetch import Filters, LogOptions, pick_distribution, read_logs, windows_node
+
+    since, until = options.since_time, options.until_time
+    flags = ", ".join(Filters(since, until, options.pattern, options.tail).flags)
     notes: list[str] = []
     said: set[str] = set()
     read = 0
-    with connect(KubeFlags.from_args(args)) as cluster:
-        if not args.services:
-            node = windows_node(cluster, args.node)
-            _render_locations(args.node, pick_distribution(node, args.distribution), env)
+    with connect(options.kube_flags()) as cluster:
+        if not options.services:
+            node = windows_node(cluster, options.node)
+            _render_locations(options.node, pick_distribution(node, options.distribution), env)
             return 0
-        options = LogOptions(args.node, list(args.services), since=since, tail=args.tail, pattern=args.pattern,
-                             distribution=args.distribution, until=until)
-        _, results = read_logs(cluster, options)
+        log_options = LogOptions(options.node, list(options.services), since=since, tail=options.tail,
+                                 pattern=options.pattern, distribution=options.distribution, until=until)
+        _, results = read_logs(cluster, log_options)
         for result in results:  # one at a time: each log is streamed to stdout as it is read
             if result.lines is None:
                 notes.append(result.note)
                 continue
             read += 1
-            if args.verbose and result.filtered_here:
+            if options.verbose and result.filtered_here:
                 _say_once(env, said, f"note: {result.service}: {flags} applied here: {result.filtered_here}")
-            if len(args.services) > 1:
+            if len(options.services) > 1:
                 env.stdout.write(f"==> {result.service}: {result.where} <==\n")
             for line in result.lines:
                 env.stdout.write(line + "\n")
@@ -149,3 +186,6 @@ def _render_locations(node: str, dist, env: Env) -> None:  # type: ignore[no-unt
             reach = {"file": "log API (file)", "pod": "pods/log", "query": "log API (query)"}.get(place.kind, "no")
             rows.append([component, reach, place.describe(log_dir)])
     render_table(["service", "readable", "where"], rows, env.stdout)
+
+
+COMMAND = Command(LogsFlags, run, validate, complete)

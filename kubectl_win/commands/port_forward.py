@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import signal
 import threading
-from typing import Annotated, Any
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Choice, Seconds, kube_options, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Choice, Connection, Seconds, kube_options, shared
 from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
+
+if TYPE_CHECKING:
+    from kubectl_win.portforward.forwarder import ForwardOptions
 
 DESCRIPTION = """\
 Forward one or more local ports to a pod, like kubectl port-forward, but through pods/exec: a
@@ -34,6 +40,32 @@ examples:
 
 
 RELAYS = ("native", "powershell", "pwsh", "python3", "socat", "nc", "bash")
+
+
+@dataclass(kw_only=True)
+class PortForwardFlags(Connection):
+    """The flags; `script` (--show-script) and `forward` are built from them once, when validate first asks."""
+
+    target: str | None = None
+    ports: list[str] | None = None
+    container: str | None = None
+    address: list[str] | None = None
+    remote_host: str = "127.0.0.1"
+    relay: str | None = None
+    pod_running_timeout: float = 60.0
+    ping_interval: float = 5.0
+    mux: str = "auto"
+    read_timeout: float = 60.0
+    show_script: bool = False
+
+    @cached_property
+    def script(self) -> str:
+        return show_script(self)
+
+    @cached_property
+    def forward(self) -> ForwardOptions:
+        """What the forwarder needs; the namespace is -n's ("" until complete reads the context's)."""
+        return forward_options(self)
 
 
 @shared(kube_options(selector=False, all_namespaces=False))
@@ -74,7 +106,7 @@ def port_forward(
                               "exit (contacts no cluster)")] = False,
     **shared: Any,
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
@@ -82,9 +114,8 @@ def register(app: KubectlWinTyper, summary: str) -> None:
         port_forward)
 
 
-def show_script(args: Any) -> str:
+def show_script(args: PortForwardFlags) -> str:
     """The probe, then the relay: the multiplexing one (fixed) or, with --mux=off, the one per connection."""
-    from kubectl_win.errors import UsageError
     from kubectl_win.portforward.ports import validate_remote_host
     from kubectl_win.portforward.relays import powershell
     from kubectl_win.portforward.relays.powershell_mux import MUX_SCRIPT
@@ -100,7 +131,7 @@ def show_script(args: Any) -> str:
         parts.append(f"# The relay: one exec carries every connection (fixed; targets arrive in OPEN frames):\n"
                      f"{travel}{MUX_SCRIPT.rstrip()}\n")
     else:
-        host = validate_remote_host(args.remote_host)
+        host = validate_remote_host(args.remote_host, "--remote-host")
         remotes = sorted({pair.rsplit(":", 1)[-1].split("/")[0] for pair in args.ports or ()})
         numbers = [int(r) for r in remotes if r.isdigit() and 1 <= int(r) <= 65535]
         if not numbers:
@@ -111,50 +142,60 @@ def show_script(args: Any) -> str:
     return "\n".join(parts)
 
 
-def build_options(args: Any, namespace: str):  # noqa: ANN201 - ForwardOptions
-    from kubectl_win.errors import UsageError
+def forward_options(flags: PortForwardFlags) -> ForwardOptions:
     from kubectl_win.portforward.forwarder import ForwardOptions
     from kubectl_win.portforward.ports import parse_listen_addresses, parse_port_pair, validate_remote_host
     from kubectl_win.portforward.targets import parse_target, validate_container
 
-    pairs = [parse_port_pair(p) for p in args.ports]
-    mux = getattr(args, "mux", "auto")
-    if mux == "off" and any(pair.protocol == "udp" for pair in pairs):
+    assert flags.target is not None and flags.ports is not None  # validate refused a run without them
+    pairs = [parse_port_pair(p) for p in flags.ports]
+    if flags.mux == "off" and any(pair.protocol == "udp" for pair in pairs):
         raise UsageError("UDP ports need the multiplexing relay: drop --mux=off")
     return ForwardOptions(
-        target=parse_target(args.target),
-        namespace=namespace,
+        target=parse_target(flags.target),
+        namespace=flags.namespace or "",
         pairs=pairs,
-        mux=mux,
-        addresses=parse_listen_addresses(args.address),
-        remote_host=validate_remote_host(args.remote_host),
-        container=validate_container(args.container),
-        relay=args.relay,
-        pod_running_timeout=args.pod_running_timeout,
-        ping_interval=args.ping_interval,
-        read_timeout=args.read_timeout,
+        mux=flags.mux,
+        addresses=parse_listen_addresses(flags.address, "--address"),
+        remote_host=validate_remote_host(flags.remote_host, "--remote-host"),
+        container=validate_container(flags.container),
+        relay=flags.relay,
+        pod_running_timeout=flags.pod_running_timeout,
+        ping_interval=flags.ping_interval,
+        read_timeout=flags.read_timeout,
     )
 
 
-def run(args: Any, env: Env) -> int:
-    from kubectl_win.errors import UsageError
-
-    if args.show_script:
-        env.stdout.write(show_script(args))
-        return 0
-    if not args.target:
+def validate(flags: PortForwardFlags) -> None:
+    """Everything the user typed, refused before the cluster is touched."""
+    if flags.show_script:
+        flags.script  # noqa: B018 - building it checks --relay, --mux=off's ports and --remote-host
+        return
+    if not flags.target:
         raise UsageError("missing argument TYPE/NAME (kubectl win port-forward TYPE/NAME [LOCAL:]REMOTE...)")
-    if not args.ports:
+    if not flags.ports:
         raise UsageError("missing argument [LOCAL:]REMOTE (kubectl win port-forward TYPE/NAME [LOCAL:]REMOTE...)")
-    # Validate everything the user typed before touching the cluster.
-    build_options(args, namespace="default")
+    flags.forward  # noqa: B018 - building it checks the ports, addresses, host, container and target
 
-    from kubectl_win.kube import KubeFlags, connect
+
+def complete(flags: PortForwardFlags, env: Env) -> PortForwardFlags:
+    """Without -n, the namespace of the kubeconfig's context."""
+    if flags.show_script or flags.forward.namespace:
+        return flags
+    from kubectl_win.kube.config import load
+
+    flags.forward.namespace = load(flags.kube_flags()).namespace
+    return flags
+
+
+def run(flags: PortForwardFlags, env: Env) -> int:
+    if flags.show_script:
+        env.stdout.write(flags.script)
+        return 0
+    from kubectl_win.kube import connect
     from kubectl_win.portforward.forwarder import Forwarder
 
-    cluster = connect(KubeFlags.from_args(args))
-    options = build_options(args, namespace=args.namespace or cluster.namespace)
-    forwarder = Forwarder(cluster, options, env.stdout, env.stderr)
+    forwarder = Forwarder(connect(flags.kube_flags()), flags.forward, env.stdout, env.stderr)
     forwarder.start()
     if threading.current_thread() is threading.main_thread():
         signal.signal(signal.SIGTERM, lambda *_: forwarder.stop())
@@ -162,3 +203,6 @@ def run(args: Any, env: Env) -> int:
 
     with console_events_interrupt(forwarder.stop):  # Windows: Ctrl-Break, console closed
         return forwarder.wait()
+
+
+COMMAND = Command(PortForwardFlags, run, validate, complete)

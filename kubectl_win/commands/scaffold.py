@@ -7,12 +7,24 @@ import inspect
 import json
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any
+from dataclasses import dataclass
+from functools import cached_property
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Choice, Integer, kube_options, output_option, param, registry_options, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import (
+    Choice,
+    Connection,
+    Integer,
+    Registries,
+    kube_options,
+    output_option,
+    param,
+    registry_options,
+    shared,
+)
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
 from kubectl_win.scaffold import options as valid
@@ -59,6 +71,93 @@ _KIND_HELP = {
     "job": "a Windows Job",
     "cronjob": "a Windows CronJob",
 }
+
+
+@dataclass(kw_only=True)
+class PlacementFlags(Connection):
+    """The placement flags; `placement` is read from them once, when validate first asks (as are the records
+    the subcommands build below)."""
+
+    windows_build: str | None = None
+    taint: list[str] | None = None
+    from_cluster: bool = False
+
+    @cached_property
+    def placement(self) -> PlacementOptions:
+        return placement_options(self)
+
+
+@dataclass(kw_only=True)
+class WriteFlags:
+    output: str = "yaml"
+    out: str | None = None
+    force: bool = False
+
+    def check_write(self) -> None:
+        if self.out is None and self.force:
+            raise UsageError("--force only applies with --out DIR")
+
+
+@dataclass(kw_only=True)
+class WorkloadFlags(PlacementFlags, Registries, WriteFlags):
+    kind: str  # deployment, statefulset, ...: the subcommand
+    name: str
+    image: str
+    port: list[int] | None = None
+    replicas: int = 1
+    schedule: str = "0 * * * *"
+    cpu: str = DEFAULT_CPU
+    memory: str = DEFAULT_MEMORY
+    runtime_class: str | None = None
+    gmsa: str | None = None
+    run_as_user_name: str | None = None
+    service: str | None = None
+    hostprocess: bool = False
+    check_image: bool = False
+
+    @cached_property
+    def workload(self) -> WorkloadOptions:
+        return workload_options(self)
+
+
+@dataclass(kw_only=True)
+class RuntimeClassFlags(PlacementFlags, WriteFlags):
+    name: str | None = None
+    handler: str = "runhcs-wcow-process"
+
+    @cached_property
+    def runtime_class_name(self) -> str:
+        from kubectl_win.scaffold.generate import default_runtime_class_name
+
+        return valid.dns1123_subdomain(self.name or default_runtime_class_name(self.placement), "name")
+
+    @cached_property
+    def handler_name(self) -> str:
+        return valid.dns1123_label(self.handler, "handler")
+
+
+@dataclass(kw_only=True)
+class NodeTaintFlags(PlacementFlags):
+    output: str = "text"
+
+
+@dataclass(kw_only=True)
+class PatchFlags(PlacementFlags):
+    filename: list[str]
+    in_place: bool = False
+    dry_run: bool = False
+
+
+@dataclass(kw_only=True)
+class MonitorFlags(WriteFlags):
+    image: str
+    namespace: str = "kubectl-win"
+    interval: str = "5m"
+    service_monitor: bool = False
+
+    @cached_property
+    def monitor(self) -> MonitorOptions:
+        return monitor_options(self)
 
 
 def _workload_options(kind: str) -> list[inspect.Parameter]:
@@ -132,7 +231,7 @@ def _workload_command(kind: str) -> Callable[..., int]:
     """deployment, statefulset, ... take mostly the same options: one function per kind, made here."""
 
     def command(**values: Any) -> int:
-        return invoke(run, {"scaffold_kind": kind, **values})
+        return invoke(WORKLOAD, {"kind": kind, **values})
 
     command.__name__ = command.__qualname__ = kind
     return shared(_workload_options(kind), _placement_options(), registry_options(), _write_options())(command)
@@ -147,12 +246,12 @@ def runtimeclass(
         "runhcs-wcow-process"),
     **shared: Any,
 ) -> int:
-    return invoke(run, {"scaffold_kind": "runtimeclass", **locals()})
+    return invoke(RUNTIME_CLASS, locals())
 
 
 @shared(_placement_options(), output_option(("text", "json"), "text"))
 def node_taint(**shared: Any) -> int:
-    return invoke(run, {"scaffold_kind": "node-taint", **locals()})
+    return invoke(NODE_TAINT, locals())
 
 
 @shared(_placement_options())
@@ -164,9 +263,7 @@ def patch(
     dry_run: Annotated[bool, typer.Option("--dry-run", help="show a unified diff, change nothing")] = False,
     **shared: Any,
 ) -> int:
-    if in_place and dry_run:
-        raise UsageError("--dry-run is not allowed with --in-place (see 'kubectl win scaffold patch --help')")
-    return invoke(run, {"scaffold_kind": "patch", **locals()})
+    return invoke(PATCH, locals())
 
 
 @shared(_write_options())
@@ -181,7 +278,7 @@ def monitor(
         "--service-monitor", help="also write a prometheus-operator ServiceMonitor")] = False,
     **shared: Any,
 ) -> int:
-    return invoke(run, {"scaffold_kind": "monitor", **locals()})
+    return invoke(MONITOR, locals())
 
 
 _KIND_EXAMPLES = {
@@ -225,143 +322,150 @@ def _require_kind(ctx: typer.Context) -> None:
                          "node-taint, patch or monitor (see 'kubectl win scaffold --help')")
 
 
-def run(args: Any, env: Env) -> int:
-    kind = args.scaffold_kind
-    if kind in WORKLOAD_KINDS:
-        return _run_workload(args, env)
-    if kind == "runtimeclass":
-        return _run_runtime_class(args, env)
-    if kind == "node-taint":
-        return _run_node_taint(args, env)
-    if kind == "monitor":
-        return _run_monitor(args, env)
-    return _run_patch(args, env)
-
-
-def workload_options(args: Any) -> WorkloadOptions:
+def workload_options(flags: WorkloadFlags) -> WorkloadOptions:
     """Validated options from the flags (every bad value is a UsageError, exit 2)."""
-    kind = args.scaffold_kind
-    hostprocess = bool(args.hostprocess)
-    ports = tuple(valid.port(p) for p in args.port or ())
+    kind = flags.kind
+    hostprocess = flags.hostprocess
+    ports = tuple(valid.port(p) for p in flags.port or ())
     if len(set(ports)) != len(ports):
         raise UsageError("each --port may be given once")
-    service = getattr(args, "service", None)
-    if service and not ports:
+    if flags.service and not ports:
         raise UsageError("--service needs at least one --port")
-    if args.out is None and args.force:
-        raise UsageError("--force only applies with --out DIR")
-    run_as = args.run_as_user_name
+    flags.check_write()
+    run_as = flags.run_as_user_name
     if hostprocess and run_as is None:
         run_as = valid.HOSTPROCESS_USERS[0]
     return WorkloadOptions(
         kind=kind,
-        name=valid.workload_name(args.name, kind, service=bool(service)),
-        image=valid.image_reference(args.image),
-        namespace=valid.dns1123_label(args.namespace, "namespace") if args.namespace else None,
+        name=valid.workload_name(flags.name, kind, service=bool(flags.service)),
+        image=valid.image_reference(flags.image),
+        namespace=valid.dns1123_label(flags.namespace, "namespace") if flags.namespace else None,
         ports=ports,
-        replicas=valid.replicas(getattr(args, "replicas", 1)),
-        cpu=valid.quantity(args.cpu, "cpu"),
-        memory=valid.quantity(args.memory, "memory"),
-        placement=placement_options(args),
-        runtime_class=valid.dns1123_subdomain(args.runtime_class, "runtime class") if args.runtime_class else None,
-        gmsa=valid.dns1123_subdomain(args.gmsa, "gMSA credential spec name") if args.gmsa else None,
+        replicas=valid.replicas(flags.replicas),
+        cpu=valid.quantity(flags.cpu, "cpu"),
+        memory=valid.quantity(flags.memory, "memory"),
+        placement=flags.placement,
+        runtime_class=valid.dns1123_subdomain(flags.runtime_class, "runtime class") if flags.runtime_class else None,
+        gmsa=valid.dns1123_subdomain(flags.gmsa, "gMSA credential spec name") if flags.gmsa else None,
         run_as_user_name=valid.run_as_user_name(run_as, hostprocess) if run_as is not None else None,
-        service=service,
+        service=flags.service,
         hostprocess=hostprocess,
-        schedule=valid.cron_schedule(getattr(args, "schedule", "0 * * * *")),
+        schedule=valid.cron_schedule(flags.schedule),
     )
 
 
-def placement_options(args: Any) -> PlacementOptions:
+def placement_options(flags: PlacementFlags) -> PlacementOptions:
     return PlacementOptions(
-        build=valid.build_name(args.windows_build) if args.windows_build else None,
-        taints=tuple(dict.fromkeys(valid.taint(t) for t in args.taint or ())),
-        from_cluster=bool(args.from_cluster),
+        build=valid.build_name(flags.windows_build) if flags.windows_build else None,
+        taints=tuple(dict.fromkeys(valid.taint(t) for t in flags.taint or ())),
+        from_cluster=flags.from_cluster,
     )
 
 
-def _nodes(args: Any, placement: PlacementOptions) -> list[dict[str, Any]] | None:
-    if not placement.from_cluster:
-        return None
+def monitor_options(flags: MonitorFlags) -> MonitorOptions:
+    """Validated `scaffold monitor` flags (every bad value is a UsageError, exit 2)."""
+    from kubectl_win.scaffold.monitor import MonitorOptions, interval
+
+    flags.check_write()
+    return MonitorOptions(image=valid.image_reference(flags.image),
+                          namespace=valid.dns1123_label(flags.namespace, "namespace"),
+                          interval=interval(flags.interval, "--interval"), service_monitor=flags.service_monitor)
+
+
+Flags = TypeVar("Flags", bound=PlacementFlags)
+
+
+@dataclass(frozen=True)
+class Placed(Generic[Flags]):
+    """A subcommand's flags with the cluster's nodes (--from-cluster; None without it)."""
+
+    flags: Flags
+    nodes: list[dict[str, Any]] | None
+
+
+def _with_nodes(flags: Flags, env: Env) -> Placed[Flags]:
+    if not flags.placement.from_cluster:
+        return Placed(flags, None)
     from kubectl_win.scaffold.placement import fetch_nodes
 
-    return fetch_nodes(args)
+    return Placed(flags, fetch_nodes(flags.kube_flags()))
 
 
-def _run_workload(args: Any, env: Env) -> int:
+def _validate_workload(flags: WorkloadFlags) -> None:
+    flags.workload  # noqa: B018 - building it checks every value
+    if flags.check_image:
+        if flags.hostprocess:
+            raise UsageError("--check-image matches an image to a node build; HostProcess images run on any build")
+        flags.check_registries()
+
+
+def _run_workload(placed: Placed[WorkloadFlags], env: Env) -> int:
     from kubectl_win.scaffold.generate import scaffold_workload
 
-    opts = workload_options(args)
-    nodes = _nodes(args, opts.placement)
-    picked = _check_image(args, opts, nodes, env) if args.check_image else None
+    flags = placed.flags
+    opts = flags.workload
+    picked = _check_image(flags, opts, placed.nodes, env) if flags.check_image else None
     if picked is not None:
         import dataclasses
 
         opts = dataclasses.replace(opts, image=picked[0])
-    result = scaffold_workload(opts, nodes)
+    result = scaffold_workload(opts, placed.nodes)
     if picked is not None:
         (result.warnings if picked[2] else result.notes).insert(0, picked[1])
     _report(result.warnings, result.notes, env)
-    return _emit(result.objects, args, env)
+    return _emit(result.objects, flags, env)
 
 
-def _check_image(args: Any, opts: Any, nodes: Any, env: Env) -> tuple[str, str, bool]:
-    from kubectl_win.commands.registry_session import registry_session
+def _check_image(flags: WorkloadFlags, opts: WorkloadOptions, nodes: Any, env: Env) -> tuple[str, str, bool]:
     from kubectl_win.images.compat import parse_host_version
     from kubectl_win.images.tagpick import pick_tag
     from kubectl_win.scaffold.placement import windows_placement
 
-    if opts.hostprocess:
-        raise UsageError("--check-image matches an image to a node build; HostProcess images run on any build")
     build = opts.placement.build or windows_placement(opts.placement, nodes).build
     if build is None:
         raise UsageError("--check-image needs the node build: pass --windows-build (or --from-cluster with one build)")
-    session = registry_session(args, env)
-    session.__enter__()
-    try:
+    with flags.registry_session(env) as session:
         return pick_tag(session.client, opts.image, parse_host_version(build.version))
-    finally:
-        session.__exit__(None, None, None)
 
 
-def _run_runtime_class(args: Any, env: Env) -> int:
-    from kubectl_win.scaffold.generate import default_runtime_class_name, scaffold_runtime_class
+def _validate_runtime_class(flags: RuntimeClassFlags) -> None:
+    flags.check_write()
+    flags.runtime_class_name  # noqa: B018 - reading it checks --name (or the build it is named after)
+    flags.handler_name  # noqa: B018
 
-    if args.out is None and args.force:
-        raise UsageError("--force only applies with --out DIR")
-    placement = placement_options(args)
-    name = valid.dns1123_subdomain(args.name or default_runtime_class_name(placement), "name")
-    handler = valid.dns1123_label(args.handler, "handler")
-    result = scaffold_runtime_class(name, handler, placement, _nodes(args, placement))
+
+def _run_runtime_class(placed: Placed[RuntimeClassFlags], env: Env) -> int:
+    from kubectl_win.scaffold.generate import scaffold_runtime_class
+
+    flags = placed.flags
+    result = scaffold_runtime_class(flags.runtime_class_name, flags.handler_name, flags.placement, placed.nodes)
     _report(result.warnings, result.notes, env)
-    return _emit(result.objects, args, env)
+    return _emit(result.objects, flags, env)
 
 
-def monitor_options(args: Any) -> MonitorOptions:
-    """Validated `scaffold monitor` flags (every bad value is a UsageError, exit 2)."""
-    from kubectl_win.scaffold.monitor import MonitorOptions, interval
-
-    if args.out is None and args.force:
-        raise UsageError("--force only applies with --out DIR")
-    return MonitorOptions(image=valid.image_reference(args.image),
-                          namespace=valid.dns1123_label(args.namespace, "namespace"),
-                          interval=interval(args.interval), service_monitor=bool(args.service_monitor))
+def _validate_monitor(flags: MonitorFlags) -> None:
+    flags.monitor  # noqa: B018 - building it checks every value
 
 
-def _run_monitor(args: Any, env: Env) -> int:
+def _run_monitor(flags: MonitorFlags, env: Env) -> int:
     from kubectl_win.scaffold.monitor import monitor_objects
 
     # Numbered files: `kubectl apply -f DIR` reads them in name order, so the Namespace comes first.
-    return _emit(monitor_objects(monitor_options(args)), args, env, numbered=True)
+    return _emit(monitor_objects(flags.monitor), flags, env, numbered=True)
 
 
-def _run_node_taint(args: Any, env: Env) -> int:
+def _validate_placement(flags: PlacementFlags) -> None:
+    flags.placement  # noqa: B018 - building it checks --windows-build and --taint
+
+
+def _run_node_taint(placed: Placed[NodeTaintFlags], env: Env) -> int:
     from kubectl_win.scaffold.node_taint import plan_node_taints
 
-    placement = placement_options(args)
-    plan = plan_node_taints(placement, _nodes(args, placement))
+    flags = placed.flags
+    placement = flags.placement
+    plan = plan_node_taints(placement, placed.nodes)
     _report(plan.warnings, [], env)
-    if args.output == "json":
+    if flags.output == "json":
         env.stdout.write(json.dumps(plan.to_dict(), indent=2) + "\n")
         return 0
     out = env.stdout
@@ -380,23 +484,30 @@ def _run_node_taint(args: Any, env: Env) -> int:
     return 0
 
 
-def _run_patch(args: Any, env: Env) -> int:
+def _validate_patch(flags: PatchFlags) -> None:
+    if flags.in_place and flags.dry_run:
+        raise UsageError("--dry-run is not allowed with --in-place (see 'kubectl win scaffold patch --help')")
+    flags.placement  # noqa: B018 - building it checks --windows-build and --taint
+    if flags.in_place and "-" in flags.filename:
+        raise UsageError("--in-place cannot rewrite standard input")
+
+
+def _run_patch(placed: Placed[PatchFlags], env: Env) -> int:
     from kubectl_win.scaffold.patch import patch_sources
     from kubectl_win.scaffold.placement import windows_placement
     from kubectl_win.scaffold.writer import write_atomic
 
-    placement_opts = placement_options(args)
-    if args.in_place and "-" in args.filename:
-        raise UsageError("--in-place cannot rewrite standard input")
-    placement = windows_placement(placement_opts, _nodes(args, placement_opts))
+    flags = placed.flags
+    placement_opts = flags.placement
+    placement = windows_placement(placement_opts, placed.nodes)
     _report(list(placement.warnings), [], env)
     explicit = bool(placement_opts.taints or placement_opts.from_cluster)
-    patches = patch_sources(args.filename, placement, explicit, env.stdin)
+    patches = patch_sources(flags.filename, placement, explicit, env.stdin)
     for patch in patches:
         _report(patch.warnings, [], env)
-    if args.dry_run:
+    if flags.dry_run:
         env.stdout.writelines(p.diff() for p in patches if p.changed)
-    elif args.in_place:
+    elif flags.in_place:
         for patch in patches:
             if patch.changed:
                 # Through a symlink to its target: replacing the link itself would cut it.
@@ -420,7 +531,7 @@ def _report(warnings: list[str], notes: list[str], env: Env) -> None:
         env.stderr.write(f"note: {note}\n")
 
 
-def _emit(objects: list[dict[str, Any]], args: Any, env: Env, numbered: bool = False) -> int:
+def _emit(objects: list[dict[str, Any]], args: WriteFlags, env: Env, numbered: bool = False) -> int:
     from kubectl_win.scaffold.render import file_name, file_text, to_text
 
     if args.out is None:
@@ -428,9 +539,16 @@ def _emit(objects: list[dict[str, Any]], args: Any, env: Env, numbered: bool = F
         return 0
     from kubectl_win.scaffold.writer import ensure_folder, write_files
 
-    ensure_folder(args.out)
+    ensure_folder(args.out, "--out")
     files = [(os.path.join(args.out, (f"{index:02d}-" if numbered else "") + file_name(obj, args.output)),
               file_text(obj, args.output)) for index, obj in enumerate(objects, 1)]
     for path in write_files(files, force=args.force):
         env.stdout.write(f"wrote {path}\n")
     return 0
+
+
+WORKLOAD = Command(WorkloadFlags, _run_workload, _validate_workload, _with_nodes)
+RUNTIME_CLASS = Command(RuntimeClassFlags, _run_runtime_class, _validate_runtime_class, _with_nodes)
+NODE_TAINT = Command(NodeTaintFlags, _run_node_taint, _validate_placement, _with_nodes)
+PATCH = Command(PatchFlags, _run_patch, _validate_patch, _with_nodes)
+MONITOR = Command(MonitorFlags, _run_monitor, _validate_monitor)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
-from kubectl_win.commands.flags import Integer, Seconds, help_panel, param, shared
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.flags import Integer, Seconds, at_least_one, help_panel, param, shared
 from kubectl_win.env import Env
+from kubectl_win.errors import UsageError
 
 if TYPE_CHECKING:
     from kubectl_win.fleet.serve_options import ServeOptions
@@ -52,6 +54,24 @@ def _connection() -> list[inspect.Parameter]:
     return help_panel(group, "Cluster connection")
 
 
+@dataclass(kw_only=True)
+class ServeFlags:
+    listen: str = "127.0.0.1:9108"
+    interval: str = "5m"
+    config: str | None = None
+    kubeconfig: str | None = None
+    context: list[str] | None = None
+    all_contexts: bool = False
+    parallel: int = 4
+    request_timeout: float = 30.0
+
+
+@dataclass(frozen=True)
+class ServeRun:
+    options: ServeOptions
+    clusters: dict[str, str | None]  # each cluster's `cluster` label -> the context to read it with
+
+
 @shared(_connection())
 def serve(
     listen: Annotated[str, typer.Option(
@@ -67,20 +87,17 @@ def serve(
     ] = None,
     **shared: Any,
 ) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
     app.command("serve", help=DESCRIPTION, short_help=summary, epilog=verbatim(EXAMPLES))(serve)
 
 
-def run(args: Any, env: Env) -> int:
+def run(serving: ServeRun, env: Env) -> int:
     import threading
 
     from kubectl_win.fleet.serve import serve as serve_forever
-
-    options = options_from(args)
-    clusters = resolve_clusters(options, bool(args.all_contexts))
 
     def log(line: str) -> None:
         env.stderr.write(line + "\n")
@@ -88,26 +105,28 @@ def run(args: Any, env: Env) -> int:
 
     stop = threading.Event()
     with _stop_on_signals(stop):
-        abandoned = serve_forever(options, clusters, log, stop)
+        abandoned = serve_forever(serving.options, serving.clusters, log, stop)
     log("serve: stopped")
     if abandoned:
         _exit_now()
     return 0
 
 
-def options_from(args: Any) -> ServeOptions:
-    """The parsed flags, validated (pure): a ServeOptions."""
-    from kubectl_win.errors import UsageError
+def validate(flags: ServeFlags) -> None:
+    if flags.all_contexts and flags.context:
+        raise UsageError("--all-contexts scans every context; it cannot be combined with --context")
+    at_least_one(("--parallel", flags.parallel))
+
+
+def complete(flags: ServeFlags, env: Env) -> ServeRun:
+    """--listen and --interval read, and the clusters to scan found in the kubeconfig."""
     from kubectl_win.fleet.serve_options import ServeOptions, parse_interval, parse_listen
 
-    if args.all_contexts and args.context:
-        raise UsageError("--all-contexts scans every context; it cannot be combined with --context")
-    if args.parallel < 1:
-        raise UsageError("--parallel must be 1 or more")
-    host, port = parse_listen(args.listen)
-    contexts = tuple(dict.fromkeys(args.context)) if args.context else (None,)
-    return ServeOptions(host, port, parse_interval(args.interval), contexts, args.parallel, args.kubeconfig,
-                        args.request_timeout, args.config)
+    host, port = parse_listen(flags.listen, "--listen")
+    contexts = tuple(dict.fromkeys(flags.context)) if flags.context else (None,)
+    options = ServeOptions(host, port, parse_interval(flags.interval, "--interval"), contexts, flags.parallel,
+                           flags.kubeconfig, flags.request_timeout, flags.config)
+    return ServeRun(options, resolve_clusters(options, flags.all_contexts))
 
 
 def resolve_clusters(options: ServeOptions, all_contexts: bool) -> dict[str, str | None]:
@@ -117,11 +136,11 @@ def resolve_clusters(options: ServeOptions, all_contexts: bool) -> dict[str, str
     from kubectl_win.kube import KubeFlags
 
     if all_contexts:
-        return {name: name for name in every_context(options.kubeconfig)}
+        return {name: name for name in every_context(options.kubeconfig, "--all-contexts")}
     if options.contexts == (None,):
         label = context_label(KubeFlags(kubeconfig=options.kubeconfig))
         return {label: None}
-    check_contexts(options.kubeconfig, options.contexts)
+    check_contexts(options.kubeconfig, options.contexts, "--context")
     return {name: name for name in options.contexts}
 
 
@@ -159,3 +178,6 @@ def _exit_now() -> None:
         except (OSError, ValueError):
             pass
     os._exit(0)
+
+
+COMMAND = Command(ServeFlags, run, validate, complete)

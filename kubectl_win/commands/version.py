@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
-from kubectl_win.commands.base import KubectlWinTyper, invoke, verbatim
+from kubectl_win.commands.base import Command, KubectlWinTyper, invoke, verbatim
 from kubectl_win.commands.flags import output_option, shared
 from kubectl_win.env import Env
 
@@ -14,9 +15,14 @@ EXAMPLES = """examples:
 """
 
 
+@dataclass(kw_only=True)
+class VersionOptions:
+    output: str = "text"
+
+
 @shared(output_option(("text", "json", "yaml"), "text"))
 def version(**shared: Any) -> int:
-    return invoke(run, locals())
+    return invoke(COMMAND, locals())
 
 
 def register(app: KubectlWinTyper, summary: str) -> None:
@@ -24,8 +30,11 @@ def register(app: KubectlWinTyper, summary: str) -> None:
                 epilog=verbatim(EXAMPLES))(version)
 
 
-def run(args: Any, env: Env) -> int:
+def run(options: VersionOptions, env: Env) -> int:
     from kubectl_win.about import render_version, version_info
 
-    render_version(version_info(), args.output, env.stdout)
+    render_version(version_info(), options.output, env.stdout)
     return 0
+
+
+COMMAND = Command(VersionOptions, run)

@@ -19,14 +19,15 @@ def context_label(flags: KubeFlags) -> str:
     return flags.context or load(flags).context or IN_CLUSTER
 
 
-def all_contexts(kubeconfig: str | None) -> list[str]:
-    """Every context of the merged kubeconfig, in its order (--all-contexts)."""
-    return _contexts(kubeconfig, "--all-contexts")
+def all_contexts(kubeconfig: str | None, what: str = "reading every context") -> list[str]:
+    """Every context of the merged kubeconfig, in its order; `what` (the flag that asks) names the request in
+    errors."""
+    return _contexts(kubeconfig, what)
 
 
-def check_contexts(kubeconfig: str | None, names: Iterable[str]) -> None:
-    """Refuse a --context the kubeconfig does not define, before anything is served."""
-    known = _contexts(kubeconfig, "--context")
+def check_contexts(kubeconfig: str | None, names: Iterable[str], what: str = "choosing a context") -> None:
+    """Refuse a context the kubeconfig does not define, before anything is served."""
+    known = _contexts(kubeconfig, what)
     for name in names:
         if name not in known:
             from kubectl_win.kube.errors import KubeconfigError
@@ -34,7 +35,7 @@ def check_contexts(kubeconfig: str | None, names: Iterable[str]) -> None:
             raise KubeconfigError(f'context "{name}" not found in the kubeconfig (available: {", ".join(known)})')
 
 
-def _contexts(kubeconfig: str | None, flag: str) -> list[str]:
+def _contexts(kubeconfig: str | None, what: str) -> list[str]:
     from kubectl_win.errors import UsageError
     from kubectl_win.kube import KubeFlags
     from kubectl_win.kube.config import context_names, kubeconfig_paths
@@ -42,8 +43,8 @@ def _contexts(kubeconfig: str | None, flag: str) -> list[str]:
     flags = KubeFlags(kubeconfig=kubeconfig)
     paths = kubeconfig_paths(flags)
     if not paths:
-        raise UsageError(f"{flag} needs a kubeconfig (use --kubeconfig or set KUBECONFIG)")
+        raise UsageError(f"{what} needs a kubeconfig (use --kubeconfig or set KUBECONFIG)")
     names = context_names(flags)
     if not names:
-        raise UsageError(f"{flag}: no context in {', '.join(str(p) for p in paths)}")
+        raise UsageError(f"{what}: no context in {', '.join(str(p) for p in paths)}")
     return names

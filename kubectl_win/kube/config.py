@@ -32,23 +32,6 @@ class KubeFlags:
     selector: str | None = None
     request_timeout: float = 30.0
 
-    @classmethod
-    def from_args(cls, args: Any) -> KubeFlags:
-        """From parsed flags; commands that define only some of the flags are fine."""
-        timeout = getattr(args, "request_timeout", None)
-        context = getattr(args, "context", None)
-        if isinstance(context, list | tuple):  # --context is a repeatable option; one value here
-            context = context[0] if context else None
-        return cls(
-            kubeconfig=getattr(args, "kubeconfig", None),
-            context=context,
-            cluster=getattr(args, "cluster", None),
-            user=getattr(args, "user", None),
-            namespace=getattr(args, "namespace", None),
-            all_namespaces=bool(getattr(args, "all_namespaces", False)),
-            selector=getattr(args, "selector", None),
-            request_timeout=float(timeout) if timeout else 30.0,
-        )
 
 
 @dataclass
@@ -204,6 +187,11 @@ def _empty(merged: Any, flags: KubeFlags) -> bool:
     """Nothing to connect with and nothing asked for: clientcmd's empty config, which falls to in-cluster."""
     return not (flags.kubeconfig or flags.context or flags.cluster or merged.value.get("current-context")
                 or merged.value["clusters"] or merged.value["contexts"])
+
+
+def context_namespace(flags: KubeFlags) -> str:
+    """The namespace the context names (doctor workloads without -n), "default" when it names none."""
+    return load(flags).namespace or "default"
 
 
 def context_names(flags: KubeFlags) -> list[str]:

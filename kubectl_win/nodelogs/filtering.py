@@ -73,9 +73,9 @@ def filter_stream(lines: Iterable[str], since: datetime | None = None, until: da
         yield from last
 
 
-def parse_time(text: str, flag: str = "--since", now: datetime | None = None) -> datetime:
+def parse_time(text: str, now: datetime | None = None) -> datetime:
     """`90s`, `15m`, `1h`, `2d`, `1h30m` before now, or an RFC 3339 time (--since and --until alike, as
-    journalctl and oc adm node-logs take them); ValueError naming `flag` otherwise."""
+    journalctl and oc adm node-logs take them); ValueError otherwise."""
     now = now or datetime.now(UTC)
     parts = re.fullmatch(r"(?:(\d+)d)?(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?", text.strip())
     if parts and any(parts.groups()):
@@ -84,5 +84,5 @@ def parse_time(text: str, flag: str = "--since", now: datetime | None = None) ->
     try:
         stamp = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
     except ValueError:
-        raise ValueError(f"{flag} {text!r}: expected a duration (30m, 1h, 2d) or an RFC 3339 time") from None
+        raise ValueError(f"{text!r}: expected a duration (30m, 1h, 2d) or an RFC 3339 time") from None
     return stamp if stamp.tzinfo else stamp.replace(tzinfo=UTC)

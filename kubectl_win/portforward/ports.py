@@ -74,8 +74,8 @@ def validate_port(value: str | int, what: str = "port") -> int:
     return number
 
 
-def validate_remote_host(text: str) -> str:
-    """Return a canonical IP address or DNS name for use on a relay command line."""
+def validate_remote_host(text: str, what: str = "remote host") -> str:
+    """Return a canonical IP address or DNS name for use on a relay command line; `what` names it in errors."""
     candidate = text[1:-1] if text.startswith("[") and text.endswith("]") else text
     try:
         address = ipaddress.ip_address(candidate)
@@ -85,19 +85,19 @@ def validate_remote_host(text: str) -> str:
         # ipaddress accepts any text as an IPv6 scope id ("fe80::1%$(id)"); allow interface names only.
         scope = getattr(address, "scope_id", None)
         if scope is not None and not _SCOPE_ID.match(scope):
-            raise UsageError(f"invalid --remote-host {text!r}: the zone must be an interface name or number")
+            raise UsageError(f"invalid {what} {text!r}: the zone must be an interface name or number")
         return str(address)
     name = candidate.rstrip(".") if candidate.endswith(".") and len(candidate) > 1 else candidate
     labels = name.split(".")
     if (0 < len(name) <= 253 and name.isascii() and all(_HOST_LABEL.match(label) for label in labels)
             and not labels[-1].isdigit()):
         return name.lower()
-    raise UsageError(f"invalid --remote-host {text!r}: expected an IP address or a DNS name")
+    raise UsageError(f"invalid {what} {text!r}: expected an IP address or a DNS name")
 
 
-def parse_listen_addresses(values: list[str] | None) -> list[str]:
-    """--address values (repeatable, comma-separated; default localhost, as kubectl's); `localhost`
-    means 127.0.0.1 and ::1, of which at least one must bind."""
+def parse_listen_addresses(values: list[str] | None, what: str = "listen address") -> list[str]:
+    """Addresses to listen on (repeatable, comma-separated; default localhost, as kubectl's); `localhost`
+    means 127.0.0.1 and ::1, of which at least one must bind. `what` names them in errors."""
     addresses: list[str] = []
     for value in values or ["localhost"]:
         for item in value.split(","):
@@ -108,7 +108,7 @@ def parse_listen_addresses(values: list[str] | None) -> list[str]:
                 try:
                     expanded = [str(ipaddress.ip_address(item.strip("[]")))]
                 except ValueError:
-                    raise UsageError(f"invalid --address {item!r}: expected an IP address or localhost") from None
+                    raise UsageError(f"invalid {what} {item!r}: expected an IP address or localhost") from None
             addresses.extend(a for a in expanded if a not in addresses)
     return addresses
 

@@ -32,9 +32,12 @@ import threading
 import time
 from collections.abc import Generator
 from dataclasses import dataclass, field
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from kubectl_win.portforward.wire import ByteChannel, WireError, format_address, open_channel, os_reason
+
+if TYPE_CHECKING:
+    from kubectl_win.kube.client import WebsocketArgs
 
 PROTOCOL_V5 = "v5.channel.k8s.io"
 PROTOCOL_V4 = "v4.channel.k8s.io"
@@ -123,7 +126,7 @@ def exec_query(command: list[str], container: str, stdin: bool = True) -> list[t
     return query
 
 
-def target_from_args(args: Any) -> WebsocketTarget:
+def target_from_args(args: WebsocketArgs) -> WebsocketTarget:
     """A WebsocketTarget from the access layer's WebsocketArgs (kube.client.Cluster.websocket_args)."""
     sslopt = getattr(args, "sslopt", None) or {}
     return WebsocketTarget(args.url, dict(args.headers), getattr(args, "ssl_context", None),

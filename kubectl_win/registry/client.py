@@ -64,7 +64,7 @@ def parse_mirrors(values: Iterable[str]) -> dict[str, tuple[str, ...]]:
     for value in values:
         registry, sep, mirror = value.partition("=")
         if not sep or not registry.strip() or not mirror.strip():
-            raise ValueError(f"--registry-mirror wants REGISTRY=MIRROR (e.g. docker.io=mirror.example:5000), "
+            raise ValueError(f"wants REGISTRY=MIRROR (e.g. docker.io=mirror.example:5000), "
                              f"not {value!r}")
         out.setdefault(normalise_host(registry), []).append(normalise_host(mirror))
     return {k: tuple(v) for k, v in out.items()}

@@ -50,7 +50,7 @@ class Transport:
             try:
                 self._context.load_verify_locations(cafile=path)
             except (OSError, ssl.SSLError) as exc:
-                raise WireError(f"cannot load --registry-ca {path}: {getattr(exc, 'strerror', None) or exc}") from None
+                raise WireError(f"cannot load the CA bundle {path}: {getattr(exc, 'strerror', None) or exc}") from None
         self._insecure = {h.strip().lower() for h in insecure_hosts if h.strip()}
         from kubectl_win.proxies import ProxyEnvironment
 

@@ -38,11 +38,11 @@ class MonitorOptions:
     service_monitor: bool = False
 
 
-def interval(value: str) -> str:
-    """`serve --interval`, checked by the parser serve itself uses (5m, 90s, 1h30m; more than zero)."""
+def interval(value: str, what: str = "interval") -> str:
+    """serve's interval, checked by the parser serve itself uses (5m, 90s, 1h30m; more than zero)."""
     from kubectl_win.fleet.serve_options import parse_interval
 
-    parse_interval(value)
+    parse_interval(value, what)
     return value.strip()
 
 

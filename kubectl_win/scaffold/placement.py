@@ -5,12 +5,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_win.builds import Build, build_for_version
 from kubectl_win.knowledge import load
 from kubectl_win.scaffold.options import PlacementOptions, Taint
 from kubectl_win.wellknown import BUILD_LABEL, LEGACY_OS_LABEL, OS_LABEL, windows_taint_keys
+
+if TYPE_CHECKING:
+    from kubectl_win.kube.config import KubeFlags
 
 
 @dataclass(frozen=True)
@@ -111,11 +114,11 @@ def windows_taints(node: dict[str, Any]) -> list[Taint]:
     return [t for t in node_taints(node) if t.key in keys and t.effect in ("NoSchedule", "NoExecute")]
 
 
-def fetch_nodes(args: Any) -> list[dict[str, Any]]:
+def fetch_nodes(flags: KubeFlags) -> list[dict[str, Any]]:
     """The cluster's nodes through the shared access layer (imported only when --from-cluster is used)."""
-    from kubectl_win.kube import KubeFlags, connect
+    from kubectl_win.kube import connect
 
-    return list(connect(KubeFlags.from_args(args)).list("nodes"))
+    return list(connect(flags).list("nodes"))
 
 
 def _labels(node: dict[str, Any]) -> dict[str, str]:

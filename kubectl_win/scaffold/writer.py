@@ -63,9 +63,10 @@ def write_atomic(path: str, text: str, replace: bool) -> None:
     _sync_folder(folder)
 
 
-def ensure_folder(folder: str) -> None:
+def ensure_folder(folder: str, what: str = "output folder") -> None:
+    """Make `folder` (named `what` in errors) unless it exists."""
     if os.path.exists(folder) and not os.path.isdir(folder):
-        raise UsageError(f"--out {folder}: not a directory")
+        raise UsageError(f"{what} {folder}: not a directory")
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
