@@ -287,6 +287,26 @@ def test_microsofts_base_images_raise_the_newest_known(plain_registry, clean_env
     patch = checked.json["nodes"][0]["patch"]
     assert (patch["updatesBehind"], patch["updatesBehindAtLeast"]) == (1, True), patch
     assert patch["newestKnown"] == {"revision": 5400, "source": "registry", "kb": None}
+    assert not [s for s in checked.json["skipped"] if s["resource"].startswith("base image")]
+
+
+def test_a_base_image_the_registry_cannot_give_is_said_in_skipped(tmp_path: Path) -> None:
+    from kubectl_win.doctor.run import DoctorOptions, _with_base_images, take_snapshot
+    from kubectl_win.images.run import Resolved
+
+    dump = write_dump(tmp_path / "d.json", [node("win22", "10.0.20348.5139"), node("win19", "10.0.17763.8755")])
+    snapshot = take_snapshot(DoctorOptions(from_dump=str(dump)))
+    asked: list[str] = []
+
+    def unreachable(images: list[str]) -> dict[str, Resolved]:
+        asked.extend(images)
+        return {image: Resolved(image, error="cannot resolve mcr.microsoft.com") for image in images}
+
+    checked = _with_base_images(snapshot, unreachable)
+    assert asked == ["mcr.microsoft.com/windows/nanoserver:ltsc2019", "mcr.microsoft.com/windows/nanoserver:ltsc2022"]
+    assert [(s.resource, s.reason) for s in checked.skipped[-2:]] == [
+        ("base image mcr.microsoft.com/windows/nanoserver:ltsc2019", "cannot resolve mcr.microsoft.com"),
+        ("base image mcr.microsoft.com/windows/nanoserver:ltsc2022", "cannot resolve mcr.microsoft.com")]
 
 
 # -- the support bundle ----------------------------------------------------------------------------------------

@@ -116,17 +116,22 @@ def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:
             builder.images[image] = resolved.to_record()
 
 
-def _base_images(snapshot: Snapshot, resolve: Any) -> dict[str, Any]:
-    """What the registry says about Microsoft's base images of the Windows nodes' builds (their os.version is
-    the newest revision Microsoft ships); an image the registry cannot be read for is left out."""
+def _with_base_images(snapshot: Snapshot, resolve: Any) -> Snapshot:
+    """The snapshot with what the registry says about Microsoft's base images of the Windows nodes' builds (their
+    os.version is the newest revision Microsoft ships); one it cannot read is said in skipped, and "behind" then
+    counts from the update history alone."""
     from kubectl_win import updates
     from kubectl_win.doctor.patchlevel import node_revision
+    from kubectl_win.doctor.records import Skipped
 
     present = {parsed[0] for node in snapshot.windows_nodes if (parsed := node_revision(node))}
     wanted = [image for build, image in sorted(updates.base_images().items()) if build in present]
     if not wanted:
-        return {}
-    return {image: resolved.to_record() for image, resolved in resolve(wanted).items()}
+        return snapshot
+    records = {image: resolved.to_record() for image, resolved in resolve(wanted).items()}
+    unread = tuple(Skipped(f"base image {image}", str(record["error"])) for image, record in records.items()
+                   if record.get("error"))
+    return replace(snapshot, base_images=records, skipped=snapshot.skipped + unread)
 
 
 def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:
@@ -146,7 +151,7 @@ def run_doctor(options: DoctorOptions) -> DoctorReport:
         if options.max_updates_behind != snapshot.max_updates_behind:
             snapshot = replace(snapshot, max_updates_behind=options.max_updates_behind)
         if options.images is not None:
-            snapshot = replace(snapshot, base_images=_base_images(snapshot, options.images))
+            snapshot = _with_base_images(snapshot, options.images)
         findings = run_checks(snapshot, options.scope)
     deep = _run_deep(options, snapshot) if options.deep is not None and options.scope != "workloads" else None
     if deep is not None:
