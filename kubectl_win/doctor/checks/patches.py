@@ -98,6 +98,7 @@ def _behind(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
         out.append(finding(
             "windows-updates-behind", node.ref, KERNEL_PATH, ignores=node.ignores, fix=platform_fix(node, kb),
             node=node.name, running=_describe(patch), behind=f"{'at least ' if patch.at_least else ''}{patch.behind}",
+            s="" if patch.behind == 1 else "s",
             limit=limit, os=_os_name(patch.build), newest=target + seen))
     return out
 
