@@ -163,6 +163,18 @@ CASES = [
              {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.5139", "digest": "sha256:2"}]}}},
          quiet_kw={"images": {"registry.example.com/web:3": {"digest": "sha256:1", "platforms": [
              {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.5139", "digest": "sha256:2"}]}}}),
+    Case("windows-image-revision-incompatible",
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2019"), node_name="win-2019"),
+                      *TWO_BUILDS),
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2019"), node_name="win-2019"),
+                      *TWO_BUILDS),
+         ("shop/Deployment/web runs registry.example.com/web:2019 in container app, built on 10.0.17763.973, on node "
+          "win-2019 (10.0.17763.8755, KB5087538 of 2026-05): host and image lie on opposite sides of KB4532691 "
+          "(10.0.17763.1039)", "Rebuild registry.example.com/web:2019 on a base image of KB4532691 or newer"),
+         kw={"images": {"registry.example.com/web:2019": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.973", "digest": "sha256:2"}]}}},
+         quiet_kw={"images": {"registry.example.com/web:2019": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.1039", "digest": "sha256:2"}]}}}),
     Case("windows-image-known-problem",
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:19"), node_name="win-2019"), *TWO_BUILDS),
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:19"), node_name="win-2019"), *TWO_BUILDS),

@@ -152,6 +152,7 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
 
     cases: dict[tuple[Any, str, str], dict[str, Any]] = {}
     image_problems: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, updates.Problem]] = {}
+    older_images: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, dict[str, Any], dict[str, Any]]] = {}
     for pod in snapshot.pods:
         node = snapshot.node(pod.node)
         if node is None or not node.windows or pod.host_process or _hyperv(pod, snapshot):
@@ -170,6 +171,10 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
             for problem in updates.problems_of(parsed[0], parsed[1], "image"):
                 image_problems.setdefault((pod.owner_ref, container.image, problem.id),
                                           (pod, container, parsed[1], problem))
+            if parsed[1] < patch.revision and (barrier := updates.barrier_between(patch.build, patch.revision,
+                                                                                  parsed[1])):
+                older_images.setdefault((pod.owner_ref, container.image, container.path),
+                                        (pod, container, parsed[1], barrier, {}))[4][node.name] = patch
             if parsed[1] <= patch.revision:
                 continue
             case = cases.setdefault((pod.owner_ref, container.image, container.path), {
@@ -212,6 +217,16 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
             image_version=f"10.0.{build}.{revision}", image_update=image_update, s="s" if len(older) > 1 else "",
             nodes=name_list(older), node_versions="; ".join(sorted({_inline(p) for p in older.values()})),
             why=why))
+    for (owner, image, path), (pod, container, revision, barrier, hosts) in older_images.items():
+        build = next(iter(hosts.values())).build
+        out.append(finding(
+            "windows-image-revision-incompatible", owner, _owner_path(owner, path) + ".image", ignores=pod.ignores,
+            fix=Fix(note=f"Rebuild {image} on a base image of {barrier['kb']} or newer (10.0.{build}."
+                         f"{barrier['revision']} or later) and roll the workload out."),
+            object=owner.display(), image=image, container=container.name, image_version=f"10.0.{build}.{revision}",
+            s="s" if len(hosts) > 1 else "", nodes=name_list(hosts),
+            node_versions="; ".join(sorted({_inline(p) for p in hosts.values()})), kb=barrier["kb"],
+            barrier=f"10.0.{build}.{barrier['revision']}"))
     for (owner, image, _), (pod, container, revision, problem) in image_problems.items():
         fixed = updates.by_kb(problem.fixed_by)
         out.append(finding(
