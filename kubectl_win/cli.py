@@ -154,12 +154,13 @@ def _report_error(line: str, exit_code: int, debug: bool) -> int:
     """Print an error (with --debug, after its traceback), redacted, and return its exit code: the
     exit code is the same with and without --debug, and no credential is ever printed."""
     from kubectl_win.redact import redact
+    from kubectl_win.terminal import terminal_safe
 
     if debug:
         import traceback
 
         sys.stderr.write(redact(traceback.format_exc()))
-    print(redact(line), file=sys.stderr)
+    print(terminal_safe(redact(line)), file=sys.stderr)  # names from a kubeconfig can hold escape sequences
     return exit_code
 
 

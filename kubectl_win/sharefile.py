@@ -1,9 +1,10 @@
 """Files written for sharing (a doctor dump, an HTML report, a support bundle): checked before any work
 starts, then written private and whole.
 
-- `check_target` runs before the scan: a directory, a missing folder, an existing file without --force,
-  or the same file as an input (compared by real path, so `--from-dump big.json --save-dump ./big.json`
-  and a symlink to the input are caught) each end in one line and exit 2, before a cluster is read.
+- `check_target` runs before the scan: a directory, a missing folder, a folder that cannot be written in,
+  an existing file without --force, or the same file as an input (compared by real path, so
+  `--from-dump big.json --save-dump ./big.json` and a symlink to the input are caught) each end in one
+  line and exit 2, before a cluster is read.
 - `SharedFile` writes to a `mkstemp` name in the target's folder (unpredictable, created exclusively,
   so no symlink planted there is followed), mode 0600 (the content describes a cluster), flushed to
   disk, then moved into place: `os.replace` with --force, `os.link` otherwise (fails if the target
@@ -47,6 +48,19 @@ def check_target(path: str, flag: str, *, force: bool = False, inputs: Iterable[
         raise UsageError(f"{flag} {path}: folder {folder} does not exist")
     if os.path.lexists(path) and not force:
         raise UsageError(f"{path} already exists (use --force to overwrite)")
+    check_writable(folder, f"{flag} {path}")
+
+
+def check_writable(folder: str, what: str) -> None:
+    """Refuse a folder no file can be written in, by writing one (a temporary file, removed at once): the
+    permission bits do not tell (root, ACLs, a read-only mount, a quota)."""
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".kubectl-win-probe.", dir=folder)
+    except OSError as exc:
+        raise UsageError(f"{what}: cannot write in {folder}: {exc.strerror or exc}") from None
+    os.close(fd)
+    with contextlib.suppress(OSError):
+        os.unlink(probe)
 
 
 class SharedFile:

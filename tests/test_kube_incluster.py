@@ -106,16 +106,32 @@ def test_an_explicit_kubeconfig_that_does_not_exist_is_an_error_even_in_a_pod(po
         connect(KubeFlags(kubeconfig=str(tmp_path / "missing")))
 
 
-@pytest.mark.parametrize("missing", ["KUBERNETES_SERVICE_PORT", "KUBERNETES_SERVICE_HOST", "token"])
-def test_not_in_a_cluster_without_host_port_and_token(pod, monkeypatch, missing) -> None:
-    if missing == "token":
-        (pod / "token").unlink()
+@pytest.mark.parametrize("missing", ["KUBERNETES_SERVICE_PORT", "KUBERNETES_SERVICE_HOST", "service account"])
+def test_not_in_a_cluster_without_host_port_and_service_account(pod, monkeypatch, missing) -> None:
+    if missing == "service account":  # automountServiceAccountToken: false
+        import shutil
+
+        shutil.rmtree(pod)
     else:
         monkeypatch.setenv(missing, "")
     with pytest.raises(NoKubeconfig, match="no kubeconfig found"):
         connect(KubeFlags())
     result = run_cli("doctor", "nodes")
     assert result.exit_code == 3 and result.stderr.count("\n") == 1 and "Traceback" not in result.stderr
+
+
+def test_a_deleted_token_file_in_a_pod_is_named_not_taken_for_no_cluster(pod) -> None:
+    (pod / "token").unlink()
+    result = run_cli("doctor", "nodes")
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1, result.stderr
+    assert "cannot read the service account token" in result.stderr and "not running inside" not in result.stderr
+
+
+def test_a_token_with_a_line_break_is_a_one_line_error(pod) -> None:
+    _rotate(pod, "broken", "first-half\nsecond-half\n")
+    result = run_cli("doctor", "nodes")
+    assert result.exit_code == 3 and result.stderr.count("\n") == 1, result.stderr
+    assert "line break" in result.stderr and "internal error" not in result.stderr
 
 
 def test_an_empty_token_file_is_a_one_line_error(pod) -> None:
@@ -165,3 +181,20 @@ def test_an_expired_token_is_read_again_at_once_after_a_401(apiserver, pod) -> N
 def test_ipv6_service_hosts_are_bracketed() -> None:
     assert join_host_port("fd00::1", "443") == "[fd00::1]:443"
     assert join_host_port("10.96.0.1", "443") == "10.96.0.1:443"
+
+
+@pytest.mark.parametrize("gap", ["missing", "empty"])
+def test_a_token_file_briefly_missing_or_empty_keeps_the_last_token_for_the_next_scan(pod, monkeypatch, caplog,
+                                                                                      gap) -> None:
+    monkeypatch.setenv("KUBECTL_WIN_TEST_INCLUSTER_TOKEN_PERIOD", "0")  # re-read on every request
+    first = connect(KubeFlags())
+    assert first.server_version()["major"] == "1"
+    if gap == "missing":
+        (pod / "..data").unlink()  # the kubelet's swap caught half-way: `token` dangles
+    else:
+        _rotate(pod, "gap", "")
+    again = connect(KubeFlags())  # the next scan, as serve starts it
+    assert again.config.source == "in-cluster config"
+    assert again.server_version()["major"] == "1"
+    assert again.config.authorization() == first.config.authorization()
+    assert any("the last good token is kept" in r.getMessage() for r in caplog.records), caplog.records

@@ -73,7 +73,7 @@ def installed(real_cluster: RealCluster, sample_refused: list,
     scaffold = run_cli("scaffold", "monitor", "--image", IMAGE, "--out", str(out))
     assert scaffold.exit_code == 0, scaffold.stderr
     applied = _kubectl(kubectl, admin, "apply", "-f", str(out))
-    assert applied.stdout.count(" created") == 6, applied.stdout
+    assert applied.stdout.count(" created") == 7, applied.stdout  # the NetworkPolicy too
     token = _kubectl(kubectl, admin, "create", "token", "kubectl-win", "-n", NAMESPACE).stdout.strip()
     (work / "monitor-user").mkdir()
     # The control: another account in the namespace, without a binding, has what every identity has.

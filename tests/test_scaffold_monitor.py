@@ -54,11 +54,11 @@ def test_golden_output() -> None:
 def test_the_objects_and_their_namespace() -> None:
     objects = _scaffold("-n", "observability")
     assert [o["kind"] for o in objects] == ["Namespace", "ServiceAccount", "ClusterRole", "ClusterRoleBinding",
-                                            "Deployment", "Service"]
+                                            "Deployment", "Service", "NetworkPolicy"]
     kinds = _by_kind(objects)
     assert kinds["Namespace"]["metadata"]["name"] == "observability"
     assert kinds["Namespace"]["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
-    for kind in ("ServiceAccount", "Deployment", "Service"):
+    for kind in ("ServiceAccount", "Deployment", "Service", "NetworkPolicy"):
         assert kinds[kind]["metadata"]["namespace"] == "observability"
     binding = kinds["ClusterRoleBinding"]
     assert binding["subjects"] == [{"kind": "ServiceAccount", "name": "kubectl-win", "namespace": "observability"}]
@@ -143,7 +143,7 @@ def test_json_is_one_list() -> None:
     result = run_cli("scaffold", "monitor", "--image", IMAGE, "-o", "json")
     assert result.exit_code == 0
     data = result.json
-    assert data["kind"] == "List" and len(data["items"]) == 6
+    assert data["kind"] == "List" and len(data["items"]) == 7
 
 
 def test_out_writes_one_file_per_object_and_never_overwrites_without_force(tmp_path) -> None:
@@ -154,7 +154,8 @@ def test_out_writes_one_file_per_object_and_never_overwrites_without_force(tmp_p
     assert sorted(p.name for p in out.iterdir()) == [
         "01-kubectl-win-namespace.yaml", "02-kubectl-win-serviceaccount.yaml",
         "03-kubectl-win-monitor-clusterrole.yaml", "04-kubectl-win-monitor-clusterrolebinding.yaml",
-        "05-kubectl-win-deployment.yaml", "06-kubectl-win-service.yaml", "07-kubectl-win-servicemonitor.yaml"]
+        "05-kubectl-win-deployment.yaml", "06-kubectl-win-service.yaml", "07-kubectl-win-networkpolicy.yaml",
+        "08-kubectl-win-servicemonitor.yaml"]
     assert first.stdout.splitlines()[0] == f"wrote {out / '01-kubectl-win-namespace.yaml'}"
     deployment = out / "05-kubectl-win-deployment.yaml"
     deployment.write_text("# mine\n")
@@ -236,3 +237,21 @@ def test_scaffold_monitor_runs_offline_without_importing_the_kubernetes_client()
             "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', 'aiohttp'}))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.stdout.split("\n")[0] == "0 []", result.stdout + result.stderr
+
+
+def test_a_network_policy_admits_scrapes_only_from_the_namespaces_given() -> None:
+    default = _by_kind(_scaffold())["NetworkPolicy"]["spec"]
+    assert default["podSelector"]["matchLabels"] == _by_kind(_scaffold())["Deployment"]["spec"]["selector"][
+        "matchLabels"]
+    assert default["policyTypes"] == ["Ingress"]
+    [rule] = default["ingress"]
+    assert rule["ports"] == [{"port": "metrics", "protocol": "TCP"}]
+    assert rule["from"][0]["namespaceSelector"]["matchExpressions"] == [
+        {"key": "kubernetes.io/metadata.name", "operator": "In", "values": ["monitoring"]}]
+    given = _by_kind(_scaffold("--allow-from-namespace", "prometheus", "--allow-from-namespace", "grafana-agent"))
+    assert given["NetworkPolicy"]["spec"]["ingress"][0]["from"][0]["namespaceSelector"]["matchExpressions"][0][
+        "values"] == ["prometheus", "grafana-agent"]
+    pod = given["Deployment"]["spec"]["template"]["spec"]
+    assert pod["automountServiceAccountToken"] is True and pod["containers"][0]["imagePullPolicy"] == "IfNotPresent"
+    bad = run_cli("scaffold", "monitor", "--image", IMAGE, "--allow-from-namespace", "Not_A_Name")
+    assert bad.exit_code == 2 and bad.stderr.count("\n") == 1 and "--allow-from-namespace" in bad.stderr

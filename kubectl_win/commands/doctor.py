@@ -16,6 +16,7 @@ from kubectl_win.commands.flags import (
     Integer,
     Policy,
     Registries,
+    Seconds,
     at_least_one,
     kube_options,
     one_or_more,
@@ -76,6 +77,7 @@ class DoctorFlags(Connection, Policy, Registries):
     progress: str = "auto"
     all_contexts: bool = False
     parallel: int = 4
+    scan_timeout: float | None = None
     output: str = "table"
 
     def reads_files(self) -> bool:
@@ -147,6 +149,11 @@ def doctor(
         "--parallel", metavar="N", click_type=Integer(),
         help="with several contexts, read N clusters at a time (default 4)",
         rich_help_panel="Cluster connection")] = 4,
+    scan_timeout: Annotated[float | None, typer.Option(
+        "--scan-timeout", metavar="SECONDS", click_type=Seconds(),
+        help="with several contexts, give up on a cluster whose whole read (credential plugin included) takes "
+             "longer; the others go on (default 4x --request-timeout)",
+        rich_help_panel="Cluster connection")] = None,
     **shared: Any,
 ) -> int:
     return invoke(COMMAND, locals())
@@ -258,7 +265,9 @@ def run(plan: DoctorRun, env: Env) -> int:
         return run_fleet(FleetRequest(
             contexts=plan.contexts, kube_flags=flags.kube_flags(), scope=flags.scope or "cluster", output=flags.output,
             report=flags.report, force=flags.force, fail_on=flags.fail_on, config=flags.config,
-            parallel=flags.parallel, progress=flags.progress, max_updates_behind=flags.max_updates_behind), env)
+            parallel=flags.parallel, progress=flags.progress,
+            scan_timeout=flags.scan_timeout or 4 * flags.request_timeout,
+            max_updates_behind=flags.max_updates_behind), env)
     seconds = 0.0
     scope = flags.scope or "cluster"
     with ExitStack() as stack:

@@ -96,6 +96,10 @@ class WriteFlags:
     def check_write(self) -> None:
         if self.out is None and self.force:
             raise UsageError("--force only applies with --out DIR")
+        if self.out is not None:  # before anything is read or built: the folder must take files
+            from kubectl_win.scaffold.writer import check_folder
+
+            check_folder(self.out, "--out")
 
 
 @dataclass(kw_only=True)
@@ -154,6 +158,7 @@ class MonitorFlags(WriteFlags):
     namespace: str = "kubectl-win"
     interval: str = "5m"
     service_monitor: bool = False
+    allow_from_namespace: list[str] | None = None
 
     @cached_property
     def monitor(self) -> MonitorOptions:
@@ -276,6 +281,10 @@ def monitor(
         "--interval", metavar="DURATION", help="time between two scans, e.g. 5m, 90s, 1h (default 5m)")] = "5m",
     service_monitor: Annotated[bool, typer.Option(
         "--service-monitor", help="also write a prometheus-operator ServiceMonitor")] = False,
+    allow_from_namespace: Annotated[list[str] | None, typer.Option(
+        "--allow-from-namespace", metavar="NS",
+        help="a namespace whose pods may scrape the metrics (repeatable; default monitoring): the "
+             "NetworkPolicy admits no one else")] = None,
     **shared: Any,
 ) -> int:
     return invoke(MONITOR, locals())
@@ -364,12 +373,14 @@ def placement_options(flags: PlacementFlags) -> PlacementOptions:
 
 def monitor_options(flags: MonitorFlags) -> MonitorOptions:
     """Validated `scaffold monitor` flags (every bad value is a UsageError, exit 2)."""
-    from kubectl_win.scaffold.monitor import MonitorOptions, interval
+    from kubectl_win.scaffold.monitor import DEFAULT_SCRAPERS, MonitorOptions, interval
 
     flags.check_write()
     return MonitorOptions(image=valid.image_reference(flags.image),
                           namespace=valid.dns1123_label(flags.namespace, "namespace"),
-                          interval=interval(flags.interval, "--interval"), service_monitor=flags.service_monitor)
+                          interval=interval(flags.interval, "--interval"), service_monitor=flags.service_monitor,
+                          allow_from=tuple(valid.dns1123_label(ns, "--allow-from-namespace")
+                                           for ns in dict.fromkeys(flags.allow_from_namespace or DEFAULT_SCRAPERS)))
 
 
 Flags = TypeVar("Flags", bound=PlacementFlags)

@@ -50,6 +50,10 @@ def _connection() -> list[inspect.Parameter]:
         param("request_timeout", Annotated[float, typer.Option(
             "--request-timeout", metavar="SECONDS", click_type=Seconds(),
             help="timeout for each API request (default 30)")], 30.0),
+        param("scan_timeout", Annotated[float | None, typer.Option(
+            "--scan-timeout", metavar="SECONDS", click_type=Seconds(),
+            help="give up on a cluster whose whole scan (credential plugin included) takes longer: it counts as "
+                 "failed and the others are published (default 4x --request-timeout)")], None),
     ]
     return help_panel(group, "Cluster connection")
 
@@ -64,6 +68,7 @@ class ServeFlags:
     all_contexts: bool = False
     parallel: int = 4
     request_timeout: float = 30.0
+    scan_timeout: float | None = None
 
 
 @dataclass(frozen=True)
@@ -125,7 +130,8 @@ def complete(flags: ServeFlags, env: Env) -> ServeRun:
     host, port = parse_listen(flags.listen, "--listen")
     contexts = tuple(dict.fromkeys(flags.context)) if flags.context else (None,)
     options = ServeOptions(host, port, parse_interval(flags.interval, "--interval"), contexts, flags.parallel,
-                           flags.kubeconfig, flags.request_timeout, flags.config)
+                           flags.kubeconfig, flags.request_timeout, flags.config,
+                           flags.scan_timeout or 4 * flags.request_timeout)
     return ServeRun(options, resolve_clusters(options, flags.all_contexts))
 
 

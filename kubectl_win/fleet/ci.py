@@ -58,10 +58,8 @@ class SarifRenderer:
 
 
 def junit_suite(scan: ClusterScan, shell: str) -> str:
-    from xml.sax.saxutils import escape, quoteattr
-
     from kubectl_win import catalog
-    from kubectl_win.output.junit import render_testsuite
+    from kubectl_win.output.junit import escape, quoteattr, render_testsuite
 
     name = f"{SUITE} {scan.context}"
     if scan.report is None:

@@ -30,6 +30,7 @@ class FleetRequest:
     config: str | None = None
     parallel: int = 4
     progress: str = "auto"  # auto|always|never
+    scan_timeout: float | None = None  # seconds one cluster's read may take in all
     max_updates_behind: int = 3  # doctor --max-updates-behind
 
 
@@ -71,8 +72,8 @@ def run_fleet(request: FleetRequest, env: Env) -> int:
     if progress is not None:
         progress.start()
     try:
-        summaries = render_fleet(scan_clusters(request.contexts, options_for, request.parallel), renderers,
-                                 request.fail_on, env.shell, on_arrive=arrived, on_done=done)
+        scans = scan_clusters(request.contexts, options_for, request.parallel, request.scan_timeout)
+        summaries = render_fleet(scans, renderers, request.fail_on, env.shell, on_arrive=arrived, on_done=done)
     finally:
         if progress is not None:
             progress.stop()

@@ -8,6 +8,7 @@ Every sample carries the `cluster` label (the context name); see docs/serve.md f
 from __future__ import annotations
 
 import datetime as dt
+import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
@@ -85,10 +86,15 @@ def exposition(figures: Mapping[str, ClusterFigures], accept: str, accept_encodi
                today: dt.date | None = None) -> tuple[bytes, dict[str, str]]:
     """The body and headers of a scrape: OpenMetrics when `accept` asks for it, else the Prometheus text format
     (0.0.4 unless a newer version is asked for), as prometheus_client negotiates; gzip when accepted."""
-    from prometheus_client.exposition import choose_encoder, gzip_accepted
+    from prometheus_client.exposition import gzip_accepted
 
-    encoder, content_type = choose_encoder(accept)
-    body = encoder(FiguresCollector(figures.values(), today or dt.datetime.now(dt.UTC).date()))
+    encoder, content_type = negotiate(accept)
+    collector = FiguresCollector(figures.values(), today or dt.datetime.now(dt.UTC).date())
+    try:
+        body = encoder(collector)
+    except Exception:  # noqa: BLE001 - a version the encoder cannot write: the default format instead
+        encoder, content_type = negotiate("")
+        body = encoder(collector)
     headers = {"Content-Type": content_type}
     if gzip_accepted(accept_encoding):
         import gzip
@@ -96,6 +102,27 @@ def exposition(figures: Mapping[str, ClusterFigures], accept: str, accept_encodi
         body = gzip.compress(body)
         headers["Content-Encoding"] = "gzip"
     return body, headers
+
+
+# What a Content-Type this server sends may look like: fixed words and versions, never bytes of the request.
+_SAFE_CONTENT_TYPE = re.compile(r"^(?:text/plain|application/openmetrics-text); version=(?:0\.0\.4|1\.0\.0)"
+                                r"; charset=utf-8(?:; escaping=[a-z-]+)?$")
+
+
+def negotiate(accept: str) -> tuple[Any, str]:
+    """prometheus_client's format negotiation, made safe: a malformed Accept header gets the default format
+    rather than an exception, and a version it would copy from the request into the Content-Type (or one it
+    does not know) gets the format's standard version."""
+    from prometheus_client.exposition import choose_encoder
+
+    try:
+        encoder, content_type = choose_encoder(accept)
+    except Exception:  # noqa: BLE001 - `version=abc` raises inside the library
+        return choose_encoder("")
+    if _SAFE_CONTENT_TYPE.match(content_type):
+        return encoder, content_type
+    mime = content_type.split(";", 1)[0].strip()
+    return choose_encoder(mime if mime == "application/openmetrics-text" else "")
 
 
 class OpenMetricsRenderer:

@@ -53,13 +53,29 @@ class ClusterScan:
         return self.report is not None
 
 
-def scan_one(context: str, options: DoctorOptions, index: int = 0) -> ClusterScan:
-    """doctor on one context; a KubectlWinError (unreachable, 401, 403 on nodes) becomes the scan's error."""
+GRACE = 2.0  # seconds past a scan's deadline before the fleet stops waiting for its thread
+
+# Scans given up at their deadline whose threads have not ended yet, by context: the next round reports such
+# a cluster as still stuck instead of starting a second thread on it (at most one stuck thread per cluster).
+_abandoned: dict[str, threading.Thread] = {}
+
+
+def scan_one(context: str, options: DoctorOptions, index: int = 0, timeout: float | None = None) -> ClusterScan:
+    """doctor on one context; a KubectlWinError (unreachable, 401, 403 on nodes, past `timeout` seconds)
+    becomes the scan's error."""
+    from dataclasses import replace
+
     from kubectl_win.doctor.run import run_doctor
     from kubectl_win.errors import KubectlWinError
 
     started = time.monotonic()
     server = _server_of(options)
+    if timeout is not None:
+        from kubectl_win.kube import KubeFlags
+        from kubectl_win.kube.deadline import Deadline
+
+        options = replace(options, kube_flags=replace(options.kube_flags or KubeFlags(),
+                                                      deadline=Deadline.after(timeout)))
     try:
         report = run_doctor(options)
     except KubectlWinError as exc:
@@ -71,44 +87,71 @@ def scan_one(context: str, options: DoctorOptions, index: int = 0) -> ClusterSca
     return ClusterScan(context, server, report, seconds=time.monotonic() - started, index=index)
 
 
-def scan_clusters(contexts: Sequence[str], options_for: Callable[[str], DoctorOptions], parallel: int = 4
-                  ) -> Iterator[ClusterScan]:
+def scan_clusters(contexts: Sequence[str], options_for: Callable[[str], DoctorOptions], parallel: int = 4,
+                  timeout: float | None = None) -> Iterator[ClusterScan]:
     """Scans as they finish (each carries its `index` in `contexts`), at most `parallel` under way at once:
     fewer while the process is busy with the ones it has (see pace.py). Each scan runs in a daemon thread, so
-    Ctrl-C ends the run at once instead of waiting for the clusters in flight."""
+    Ctrl-C ends the run at once instead of waiting for the clusters in flight.
+
+    `timeout`: each scan's deadline in seconds (--scan-timeout). The scan itself stops at it (requests and
+    credential plugins are bounded by it); whatever it still waits on past GRACE more, the cluster is
+    reported as failed and the others go on."""
     from kubectl_win.fleet.pace import WINDOW, Pace
 
     pace = Pace(parallel)
     upcoming = iter(enumerate(contexts))
-    finished: queue.Queue[tuple[ClusterScan | None, BaseException | None]] = queue.Queue()
-    running = 0
+    finished: queue.Queue[tuple[int, ClusterScan | None, BaseException | None]] = queue.Queue()
+    running: dict[int, tuple[str, threading.Thread, float]] = {}  # index -> context, thread, started
     left = len(contexts)
 
     def scan(context: str, options: DoctorOptions, index: int) -> None:
         try:
-            finished.put((scan_one(context, options, index), None))
+            finished.put((index, scan_one(context, options, index, timeout), None))
         except BaseException as exc:  # a bug, not a cluster's trouble: raised in the caller
-            finished.put((None, exc))
+            finished.put((index, None, exc))
 
     while left:
-        while running < pace.allowed():
+        while len(running) < pace.allowed():
             item = next(upcoming, None)
             if item is None:
                 break
             index, context = item
-            threading.Thread(target=scan, args=(context, options_for(context), index), daemon=True,
-                             name=f"doctor-cluster-{index}").start()
-            running += 1
+            stuck = _abandoned.get(context)
+            if stuck is not None and stuck.is_alive():
+                left -= 1
+                yield ClusterScan(context, None, None, f"the previous scan of this cluster is still stuck past its "
+                                  f"--scan-timeout of {timeout:g}s; not scanned again until it ends", 3, 0.0, index)
+                continue
+            _abandoned.pop(context, None)
+            thread = threading.Thread(target=scan, args=(context, options_for(context), index), daemon=True,
+                                      name=f"doctor-cluster-{index}")
+            running[index] = (context, thread, time.monotonic())
+            thread.start()
         try:
-            result, error = finished.get(timeout=WINDOW)
+            index, result, error = finished.get(timeout=WINDOW)
         except queue.Empty:
+            for late in _overdue(running, timeout):
+                context, thread, started = running.pop(late)
+                _abandoned[context] = thread
+                left -= 1
+                yield ClusterScan(context, None, None, f"the scan did not finish within {timeout:g}s "
+                                  "(--scan-timeout)", 3, time.monotonic() - started, late)
             continue
-        running -= 1
+        if index not in running:  # a scan given up at its deadline that ended after all: already reported
+            continue
+        del running[index]
         left -= 1
         if error is not None:
             raise error
         assert result is not None
         yield result
+
+
+def _overdue(running: dict[int, tuple[str, threading.Thread, float]], timeout: float | None) -> list[int]:
+    if timeout is None:
+        return []
+    now = time.monotonic()
+    return [index for index, (_, _, started) in running.items() if now - started > timeout + GRACE]
 
 
 def _server_of(options: DoctorOptions) -> str | None:

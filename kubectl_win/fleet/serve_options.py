@@ -24,6 +24,7 @@ class ServeOptions:
     kubeconfig: str | None = None
     request_timeout: float = 30.0
     config: str | None = None  # doctor's suppression config
+    scan_timeout: float = 120.0  # seconds one cluster's scan may take (--scan-timeout; default 4x the request's)
 
 
 def parse_listen(text: str, what: str = "listen address") -> tuple[str, int]:

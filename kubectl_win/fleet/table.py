@@ -18,7 +18,10 @@ if TYPE_CHECKING:
 
 
 def heading(context: str, server: str | None) -> str:
-    return f"=== {context}" + (f" ({server})" if server else "") + " ==="
+    """`=== context (server) ===`: both read from a kubeconfig, so shown terminal-safe."""
+    from kubectl_win.terminal import terminal_safe
+
+    return f"=== {terminal_safe(context)}" + (f" ({terminal_safe(server)})" if server else "") + " ==="
 
 
 class TableRenderer:
@@ -27,11 +30,12 @@ class TableRenderer:
 
     def add(self, scan: ClusterScan, summary: ClusterSummary) -> None:
         from kubectl_win.doctor.render.report import render_findings, render_nodes
+        from kubectl_win.terminal import terminal_safe
 
         out, wide = self.o.out, self.o.output == "wide"
         out.write(heading(scan.context, scan.server) + "\n")
         if scan.report is None:
-            out.write(f"error: {scan.error}\n\n")
+            out.write(f"error: {terminal_safe(scan.error)}\n\n")
         else:
             if scan.report.scope == "nodes":
                 render_nodes(scan.report, out, wide, self.o.width)

@@ -8,7 +8,7 @@ import ssl
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
 
 from kubectl_win.errors import ClusterUnreachable
@@ -16,7 +16,10 @@ from kubectl_win.kube.config import ClientConfig, KubeFlags, load
 from kubectl_win.kube.errors import ApiError, Forbidden, NotFound, Unauthorized
 from kubectl_win.kube.jsonfast import JSONDecodeError, loads
 from kubectl_win.kube.resources import ResourceInfo, resolve
-from kubectl_win.kube.stream import RawStream
+from kubectl_win.kube.stream import CHUNK, RawStream
+
+if TYPE_CHECKING:
+    from kubectl_win.kube.deadline import Deadline
 
 RETRY_STATUSES = frozenset({429, 500, 502, 503, 504})
 MAX_RETRY_AFTER = 30.0
@@ -251,18 +254,25 @@ class Cluster:
         )
 
         url = self.server + path + ("?" + urlencode(params, doseq=True) if params else "")
-        timeout = urllib3.Timeout(connect=min(self.timeout, 30.0), read=self.timeout)
+        deadline = self.flags.deadline
         reauthenticated = False
         attempt = 0
         while True:
             attempt += 1
+            read = self.timeout
+            if deadline is not None:
+                deadline.check(f"reading {path} from {self.server}")
+                read = min(read, max(0.1, deadline.remaining()))
+            timeout = urllib3.Timeout(connect=min(read, 30.0), read=read)
             try:
                 headers = self._headers()
                 if body is not None:
                     headers = {**headers, "Content-Type": "application/json"}
                 response = self._pool_manager().request(
                     method, url, headers=headers, body=body, timeout=timeout, retries=False, redirect=False,
-                    preload_content=not stream)
+                    preload_content=not stream and deadline is None)
+                early = (_read_before(response, deadline, f"reading {path} from {self.server}")
+                         if deadline is not None and not stream else None)
             except SSLError as exc:
                 raise ClusterUnreachable(f"TLS handshake with {self.server} failed: {_short(exc)}") from None
             except NameResolutionError:
@@ -272,6 +282,8 @@ class Cluster:
             except ConnectTimeout:
                 raise ClusterUnreachable(f"timed out connecting to {self.server}") from None
             except ReadTimeoutError:
+                if deadline is not None and deadline.expired:
+                    raise deadline.exceeded(f"reading {path} from {self.server}") from None
                 raise ClusterUnreachable(
                     f"{self.server} did not answer within {self.timeout:g}s (--request-timeout)") from None
             except (ProtocolError, HTTPError) as exc:
@@ -282,13 +294,14 @@ class Cluster:
                                          f"{_short(exc)}") from None
             status = response.status
             if raw and (status not in RETRY_STATUSES or attempt >= self.max_attempts) and status != 401:
-                return (status, response) if stream else (status, response.data)
+                return (status, response) if stream else (status, response.data if early is None else early)
             if stream:  # an answer retried or raised below: read it whole (short), keep it, free the connection
                 response.read(cache_content=True)
                 response.release_conn()
+            data = response.data if early is None else early
             if status in (200, 201, 202):
                 try:
-                    return _parse(response.data)
+                    return _parse(data)
                 except (JSONDecodeError, ValueError, UnicodeDecodeError):
                     if attempt < self.max_attempts:
                         self._sleep(attempt, None)
@@ -303,7 +316,7 @@ class Cluster:
                 self.config.reload()
                 attempt -= 1
                 continue
-            raise self._error(status, response.data, path, info, name, namespace, verb, attempt)
+            raise self._error(status, data, path, info, name, namespace, verb, attempt)
 
     def _sleep(self, attempt: int, retry_after: str | None) -> None:
         delay = self.backoff * (2 ** (attempt - 1)) * (0.8 + 0.4 * random.random())
@@ -344,6 +357,22 @@ def env_proxy(server: str) -> str | None:
     from kubectl_win.proxies import proxy_for
 
     return proxy_for(server)
+
+
+def _read_before(response: Any, deadline: Deadline, doing: str) -> bytes:
+    """The whole body (what preload_content reads), a chunk at a time with the deadline checked between
+    chunks: a server that sends a byte every second never trips a read timeout, but it trips this."""
+    chunks: list[bytes] = []
+    while True:
+        chunk = response.read1(CHUNK) if hasattr(response, "read1") else response.read(CHUNK)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        if deadline.expired:
+            response.close()
+            raise deadline.exceeded(doing)
+    response.release_conn()
+    return b"".join(chunks)
 
 
 def _parse(data: bytes) -> Any:

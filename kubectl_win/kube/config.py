@@ -12,11 +12,14 @@ import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kubectl_win.kube.errors import CredentialPluginError, KubeconfigError, NoKubeconfig
 from kubectl_win.redact import redact as _redact
 from kubectl_win.redact import remember
+
+if TYPE_CHECKING:
+    from kubectl_win.kube.deadline import Deadline
 
 _OVERRIDE_CONTEXT = "kubectl-win-override"
 
@@ -31,6 +34,19 @@ class KubeFlags:
     all_namespaces: bool = False
     selector: str | None = None
     request_timeout: float = 30.0
+    deadline: Deadline | None = None  # a fleet or serve scan's --scan-timeout: bounds every read and plugin
+
+    def plugin_timeout(self) -> float | None:
+        """How long an exec credential plugin may run now: what is left of the deadline; without one, no limit
+        at a terminal (an interactive login) and a default otherwise."""
+        import sys
+
+        from kubectl_win.kube.credential_plugin import DEFAULT_TIMEOUT
+
+        if self.deadline is not None:
+            return max(0.1, self.deadline.remaining())
+        at_terminal = all(stream is not None and stream.isatty() for stream in (sys.stdin, sys.stdout))
+        return None if at_terminal else DEFAULT_TIMEOUT
 
 
 
@@ -273,11 +289,13 @@ def _client_config(merged: Any, active: str, context: dict, flags: KubeFlags, wh
                    context_name: str | None) -> ClientConfig:
     from kubernetes.client import Configuration
     from kubernetes.config.config_exception import ConfigException
-    from kubernetes.config.kube_config import KubeConfigLoader
+
+    from kubectl_win.kube.credential_plugin import BoundedLoader
 
     cfg = Configuration()
     try:
-        loader = KubeConfigLoader(config_dict=merged, active_context=active, config_base_path=None)
+        loader = BoundedLoader(config_dict=merged, active_context=active, config_base_path=None,
+                               plugin_timeout=flags.plugin_timeout)
         with _captured_loader_errors() as loader_errors:
             loader.load_and_set(cfg)
     except ConfigException as exc:

@@ -49,10 +49,12 @@ def render_by_severity(findings: Sequence[Finding], out: IO[str], *, wide: bool 
 
 def write_fix_lines(finding: Finding, out: IO[str], shell: str) -> None:
     """`    OBJECT: note`, then each command alone on its line (never wrapped), then the judgement."""
+    from kubectl_win.terminal import terminal_safe
+
     lines = fix_lines(finding.fix, shell)
-    head = f"    {finding.object.display()}:"
+    head = f"    {terminal_safe(finding.object.display())}:"
     if lines[0][0] == PROSE:
-        head += " " + lines.pop(0)[1]
+        head += " " + terminal_safe(lines.pop(0)[1])
     out.write(head + "\n")
     for _kind, text in lines:
-        out.write(f"      {text}\n")
+        out.write(f"      {terminal_safe(text)}\n")

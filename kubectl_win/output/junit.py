@@ -3,13 +3,24 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from xml.sax.saxutils import escape, quoteattr
+from xml.sax import saxutils
 
 from kubectl_win.findings import Finding
+from kubectl_win.terminal import xml_safe
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
     from typing import IO
+
+
+def escape(text: str) -> str:
+    """Element text: XML-escaped, and any character XML 1.0 cannot hold shown as its escape."""
+    return saxutils.escape(xml_safe(text))
+
+
+def quoteattr(text: str) -> str:
+    """An attribute value, likewise."""
+    return saxutils.quoteattr(xml_safe(text))
 
 
 def render_junit(

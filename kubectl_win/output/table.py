@@ -142,8 +142,11 @@ def _write(text: str, out: IO[str], indent: str = "") -> None:
 
 
 def _cell(value: Any) -> str:
+    """What a cell shows: line breaks folded to spaces, any other control character escaped (terminal.py)."""
+    from kubectl_win.terminal import terminal_safe
+
     if value is None:
         return "<none>"
     if isinstance(value, bool):
         return "True" if value else "False"
-    return " ".join(str(value).split()) if "\n" in str(value) else str(value)
+    return terminal_safe(" ".join(str(value).split()) if "\n" in str(value) else str(value))

@@ -2,7 +2,9 @@
 
 A Namespace (Pod Security `restricted` enforced), a ServiceAccount, a read-only ClusterRole and its
 binding, a Deployment pinned to Linux nodes that runs as a non-root user on a read-only root file
-system, a Service for the metrics port and, when asked, a prometheus-operator ServiceMonitor.
+system, a Service for the metrics port, a NetworkPolicy that admits scrapes only from the namespaces
+given (the pod listens on every address of its own network namespace, as it must for the kubelet's probes
+and Prometheus), and, when asked, a prometheus-operator ServiceMonitor.
 
 The ClusterRole is derived from doctor's own list of what it reads (kubectl_win.doctor.read.plan) with
 the API groups of kubectl_win.kube.resources, so it can never lag behind doctor: `get` and `list` on
@@ -18,6 +20,8 @@ from typing import Any
 NAME = "kubectl-win"
 DEFAULT_NAMESPACE = "kubectl-win"
 DEFAULT_INTERVAL = "5m"
+# Where kube-prometheus and most Prometheus installations run; --allow-from-namespace names others.
+DEFAULT_SCRAPERS = ("monitoring",)
 PORT = 9108
 PORT_NAME = "metrics"
 # A numeric user (runAsNonRoot can only be verified for numeric users); 65532 is the conventional
@@ -36,6 +40,7 @@ class MonitorOptions:
     namespace: str = DEFAULT_NAMESPACE
     interval: str = DEFAULT_INTERVAL
     service_monitor: bool = False
+    allow_from: tuple[str, ...] = DEFAULT_SCRAPERS  # namespaces whose pods may scrape the metrics port
 
 
 def interval(value: str, what: str = "interval") -> str:
@@ -80,6 +85,7 @@ def monitor_objects(opts: MonitorOptions) -> list[dict[str, Any]]:
         {"apiVersion": "v1", "kind": "Service", "metadata": _meta(NAME, ns),
          "spec": {"type": "ClusterIP", "selector": dict(LABELS),
                   "ports": [{"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME, "protocol": "TCP"}]}},
+        network_policy(opts),
     ]
     if opts.service_monitor:
         objects.append({
@@ -91,11 +97,22 @@ def monitor_objects(opts: MonitorOptions) -> list[dict[str, Any]]:
     return objects
 
 
+def network_policy(opts: MonitorOptions) -> dict[str, Any]:
+    """Ingress to the metrics port from the scrapers' namespaces only (matched by the name label the API server
+    sets on every namespace); nothing else may connect. Egress is left open: the pod reads the API server."""
+    return {"apiVersion": "networking.k8s.io/v1", "kind": "NetworkPolicy", "metadata": _meta(NAME, opts.namespace),
+            "spec": {"podSelector": {"matchLabels": dict(LABELS)}, "policyTypes": ["Ingress"],
+                     "ingress": [{"from": [{"namespaceSelector": {"matchExpressions": [
+                         {"key": "kubernetes.io/metadata.name", "operator": "In", "values": list(opts.allow_from)}]}}],
+                         "ports": [{"port": PORT_NAME, "protocol": "TCP"}]}]}}
+
+
 def deployment(opts: MonitorOptions) -> dict[str, Any]:
     probe_get = {"port": PORT_NAME}
     container = {
         "name": NAME,
         "image": opts.image,
+        "imagePullPolicy": "IfNotPresent",  # said, not defaulted (a :latest tag would default to Always)
         # Inside a pod the listener binds every interface: the kubelet's probes and Prometheus reach the
         # pod on its IP, never on its loopback. Only the Service and the pod network expose it.
         "args": ["serve", "--listen", f"0.0.0.0:{PORT}", "--interval", opts.interval],
@@ -115,6 +132,7 @@ def deployment(opts: MonitorOptions) -> dict[str, Any]:
         "os": {"name": "linux"},
         "nodeSelector": {"kubernetes.io/os": "linux"},
         "serviceAccountName": NAME,
+        "automountServiceAccountToken": True,  # serve reads the cluster with this account's token
         "securityContext": {"runAsNonRoot": True, "runAsUser": RUN_AS, "runAsGroup": RUN_AS,
                             "seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [container],

@@ -63,6 +63,19 @@ def write_atomic(path: str, text: str, replace: bool) -> None:
     _sync_folder(folder)
 
 
+def check_folder(folder: str, what: str = "output folder") -> None:
+    """Before any work, without creating anything: `folder` is a folder files can be written in, or can be
+    made in one that exists."""
+    from kubectl_win.sharefile import check_writable
+
+    existing = os.path.abspath(folder)
+    while not os.path.exists(existing) and os.path.dirname(existing) != existing:
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        raise UsageError(f"{what} {folder}: {existing} is not a directory")
+    check_writable(existing, f"{what} {folder}")
+
+
 def ensure_folder(folder: str, what: str = "output folder") -> None:
     """Make `folder` (named `what` in errors) unless it exists."""
     if os.path.exists(folder) and not os.path.isdir(folder):
@@ -70,7 +83,10 @@ def ensure_folder(folder: str, what: str = "output folder") -> None:
     try:
         os.makedirs(folder, exist_ok=True)
     except OSError as exc:
-        raise InputError(f"cannot create {folder}: {exc.strerror or exc}") from None
+        raise UsageError(f"{what} {folder}: cannot create it: {exc.strerror or exc}") from None
+    from kubectl_win.sharefile import check_writable
+
+    check_writable(folder, f"{what} {folder}")
 
 
 def _keep_mode(path: str, tmp: str) -> None:

@@ -1,0 +1,344 @@
+"""serve and the fleet under faults, each tried as real processes on loopback: a credential plugin that hangs,
+a server that sends its answer a byte at a time, a burst of scrapes, idle and slow clients, huge headers, a
+malformed Accept header, and context names that hold escape sequences. Every wait is on an event; every probe
+is bounded in count and in time (HANG_GUARD)."""
+
+from __future__ import annotations
+
+import concurrent.futures
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from tests.test_serve import SAMPLE, Serve
+from tests.waiting import HANG_GUARD, wait_until
+
+ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and SIGTERM are POSIX here")
+
+# A credential plugin that starts a child, writes both pids, and never answers.
+HUNG_PLUGIN = """
+import os, subprocess, sys, time
+child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(3600)"])
+open(sys.argv[1], "w").write(f"{os.getpid()} {child.pid}")
+time.sleep(3600)
+"""
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    try:  # a zombie has ended; only its parent has not collected it yet
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"
+    except OSError:
+        return False
+
+
+class Drip:
+    """An HTTP server on loopback that answers every request with a 200 whose JSON body comes one byte at a
+    time, `gap` seconds apart: no single read ever waits long enough to time out."""
+
+    def __init__(self, gap: float = 0.5) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.gap = gap
+        self.stop = threading.Event()
+        self.started = threading.Event()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while not self.stop.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 1000000\r\n\r\n")
+                self.started.set()
+                while not self.stop.wait(self.gap):
+                    conn.sendall(b" ")
+            except OSError:
+                return
+
+    def close(self) -> None:
+        self.stop.set()
+        self.listener.close()
+
+
+def kubeconfig_with(apiserver, tmp_path: Path, extra: dict[str, dict]) -> Path:  # type: ignore[no-untyped-def]
+    """The test API server as context "lab", plus each extra context: name -> {"server": ..., "user": {...}}."""
+    config = yaml.safe_load(apiserver.server.write_kubeconfig(tmp_path / "lab.yaml", context="lab").read_text())
+    for name, spec in extra.items():
+        cluster = {"server": spec["server"]}
+        if spec["server"].startswith("https"):
+            cluster.update({k: v for k, v in config["clusters"][0]["cluster"].items() if k != "server"})
+        config["clusters"].append({"name": name, "cluster": cluster})
+        config["users"].append({"name": name, "user": spec.get("user") or config["users"][0]["user"]})
+        config["contexts"].append({"name": name, "context": {"cluster": name, "user": name}})
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def hung_user(pids: Path) -> dict:
+    return {"exec": {"apiVersion": "client.authentication.k8s.io/v1", "command": sys.executable,
+                     "args": ["-c", HUNG_PLUGIN, str(pids)], "interactiveMode": "Never"}}
+
+
+def doctor(*args: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+    env["PYTHONPATH"] = str(ROOT)
+    return subprocess.run([sys.executable, "-m", "kubectl_win", "doctor", *args], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=HANG_GUARD)
+
+
+def test_a_hung_credential_plugin_costs_only_its_cluster_and_is_killed_with_its_child(apiserver, tmp_path):
+    apiserver.seed(SAMPLE)
+    pids = tmp_path / "pids"
+    config = kubeconfig_with(apiserver, tmp_path, {"hung": {"server": apiserver.url, "user": hung_user(pids)}})
+    done = doctor("--kubeconfig", str(config), "--context", "lab", "--context", "hung", "--scan-timeout", "3",
+                  "-o", "json")
+    assert done.returncode == 1, done.stderr  # lab's findings; hung could not be read
+    clusters = {c["context"]: c for c in json.loads(done.stdout)["clusters"]}
+    assert clusters["lab"]["findings"]
+    assert "did not answer within" in clusters["hung"]["error"], clusters["hung"]
+    plugin, child = map(int, pids.read_text().split())
+    wait_until(lambda: not alive(plugin) and not alive(child), "the plugin and its child to be gone")
+
+
+def test_serve_publishes_the_others_and_fails_a_hung_plugin_then_kills_it_on_sigterm(apiserver, tmp_path):
+    apiserver.seed(SAMPLE)
+    pids = tmp_path / "pids"
+    config = kubeconfig_with(apiserver, tmp_path, {"hung": {"server": apiserver.url, "user": hung_user(pids)}})
+    serve = Serve("--kubeconfig", str(config), "--context", "lab", "--context", "hung", "--interval", "1h",
+                  "--scan-timeout", "600")
+    try:
+        wait_until(pids.exists, "the plugin to start")
+        plugin, child = map(int, pids.read_text().split())
+        wait_until(lambda: serve.get("/metrics")[0] == 200, "lab published while hung's plugin still runs")
+        assert serve.get("/readyz")[0] == 503  # hung has no first result yet
+        assert alive(plugin)
+    finally:
+        assert serve.stop() == 0
+    wait_until(lambda: not alive(plugin) and not alive(child), "SIGTERM to end the plugin and its child")
+
+
+def test_serve_reports_a_cluster_past_its_scan_timeout_as_failed_and_becomes_ready(apiserver, tmp_path):
+    apiserver.seed(SAMPLE)
+    drip = Drip()
+    config = kubeconfig_with(apiserver, tmp_path, {"drip": {"server": f"http://127.0.0.1:{drip.port}"}})
+    serve = Serve("--kubeconfig", str(config), "--context", "lab", "--context", "drip", "--interval", "1h",
+                  "--scan-timeout", "2")
+    try:
+        assert drip.started.wait(HANG_GUARD)
+        wait_until(lambda: serve.get("/readyz")[0] == 200, "ready once drip has failed its first scan")
+        success = {dict(k)["cluster"]: v for k, v in serve.figures("kubectl_win_scan_success").items()}
+        assert success == {"lab": 1, "drip": 0}
+        assert any(line.startswith('serve: context "drip": scan failed: the scan did not finish within 2s')
+                   for line in serve.lines), serve.lines
+    finally:
+        drip.close()
+        assert serve.stop() == 0
+
+
+def test_a_dripping_cluster_ends_a_fleet_run_at_its_scan_timeout(apiserver, tmp_path):
+    apiserver.seed(SAMPLE)
+    drip = Drip()
+    config = kubeconfig_with(apiserver, tmp_path, {"drip": {"server": f"http://127.0.0.1:{drip.port}"}})
+    try:
+        done = doctor("--kubeconfig", str(config), "--all-contexts", "--scan-timeout", "2", "--request-timeout", "30")
+    finally:
+        drip.close()
+    assert done.returncode == 1, done.stderr
+    assert "=== drip (http://127.0.0.1:" in done.stdout
+    assert "error: the scan did not finish within 2s (--scan-timeout)" in done.stdout
+
+
+@pytest.fixture
+def served(apiserver, tmp_path):  # type: ignore[no-untyped-def]
+    """serve on the sample cluster, ready, with short idle and request limits."""
+    apiserver.seed(SAMPLE)
+    os.environ["KUBECTL_WIN_TEST_SERVE_IDLE_SECONDS"] = "2"
+    os.environ["KUBECTL_WIN_TEST_SERVE_REQUEST_SECONDS"] = "2"
+    try:
+        serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--interval", "1h")
+    finally:
+        del os.environ["KUBECTL_WIN_TEST_SERVE_IDLE_SECONDS"], os.environ["KUBECTL_WIN_TEST_SERVE_REQUEST_SECONDS"]
+    wait_until(lambda: serve.get("/readyz")[0] == 200, "the first scan")
+    yield serve
+    assert serve.stop() == 0
+    assert not any("Traceback" in line for line in serve.lines), serve.lines
+
+
+def address(serve: Serve) -> tuple[str, int]:
+    host, port = serve.url.removeprefix("http://").rsplit(":", 1)
+    return host, int(port)
+
+
+SCRAPE_TIMEOUT = 30.0  # a common Prometheus scrape_timeout: a scrape not answered by then is lost
+
+
+def test_a_burst_of_200_scrapes_is_answered_in_full(served):
+    with concurrent.futures.ThreadPoolExecutor(200) as pool:
+        statuses = list(pool.map(lambda _: served.get("/metrics", timeout=SCRAPE_TIMEOUT)[0], range(200)))
+    assert statuses == [200] * 200
+
+
+def threads_of(serve: Serve) -> int:
+    return len(os.listdir(f"/proc/{serve.process.pid}/task"))
+
+
+def test_idle_connections_are_bounded_and_never_keep_a_scraper_out(served):
+    from kubectl_win.fleet.httpd import MAX_CONNECTIONS
+
+    idle = [socket.create_connection(address(served), timeout=HANG_GUARD) for _ in range(300)]
+    try:
+        assert served.get("/metrics")[0] == 200  # room is made by closing the longest idle connection
+        assert threads_of(served) <= MAX_CONNECTIONS + 8
+        assert idle[-1].recv(1) == b""  # the server closes a connection idle past its limit
+    finally:
+        for conn in idle:
+            conn.close()
+
+
+def test_a_request_line_without_headers_is_closed_at_the_request_time_limit(served):
+    with socket.create_connection(address(served), timeout=HANG_GUARD) as conn:
+        conn.sendall(b"GET /metrics HTTP/1.1\r\n")
+        assert conn.recv(65536) == b""
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+def test_headers_past_the_cap_are_answered_431(served):
+    with socket.create_connection(address(served), timeout=HANG_GUARD) as conn:
+        conn.sendall(b"GET /metrics HTTP/1.1\r\n" + b"X-Pad: " + b"a" * 20000 + b"\r\n\r\n")
+        assert conn.recv(12) == b"HTTP/1.1 431"
+
+
+def test_many_huge_half_sent_requests_cost_no_memory(served):
+    before = rss_kib(served.process.pid)
+    header = b"".join(b"X-Pad-%d: %s\r\n" % (i, b"a" * 60000) for i in range(100))  # 6 MB, never ended
+    conns = [socket.create_connection(address(served), timeout=HANG_GUARD) for _ in range(16)]
+    try:
+        for conn in conns:
+            try:
+                conn.sendall(b"GET /metrics HTTP/1.1\r\n" + header)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # refused part-way, as it should be
+        for conn in conns:  # each is answered 431 or closed; wait for that, never for a time
+            try:
+                conn.recv(1)
+            except ConnectionResetError:
+                pass
+        assert served.get("/metrics")[0] == 200
+        assert rss_kib(served.process.pid) - before < 16 * 1024
+    finally:
+        for conn in conns:
+            conn.close()
+
+
+@pytest.mark.parametrize("accept", ["application/openmetrics-text; version=abc",
+                                    "application/openmetrics-text; version=1.0.0; escaping=\x7f",
+                                    "application/openmetrics-text; version=1.0.0\r\n x-injected: yes",
+                                    "text/plain; version=1.0.0; escaping=nonsense, */*"])
+def test_a_malformed_accept_header_gets_a_standard_answer(served, accept):
+    with socket.create_connection(address(served), timeout=HANG_GUARD) as conn:
+        conn.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\nAccept: " + accept.encode("latin-1") +
+                     b"\r\nConnection: close\r\n\r\n")
+        answer = b""
+        while chunk := conn.recv(65536):
+            answer += chunk
+    head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+    assert head.startswith("HTTP/1.1 200"), head
+    content_type = next(line for line in head.splitlines() if line.lower().startswith("content-type:"))
+    assert content_type.split(":", 1)[1].strip() in (
+        "text/plain; version=0.0.4; charset=utf-8", "application/openmetrics-text; version=1.0.0; charset=utf-8",
+        "text/plain; version=1.0.0; charset=utf-8; escaping=underscores",
+        "application/openmetrics-text; version=1.0.0; charset=utf-8; escaping=underscores"), head
+    assert "injected" not in head and "abc" not in head
+
+
+HOSTILE = "lab\x1b]0;pwned\x07\x1b[31m"
+FORGED = "other\nerror: forged line"
+
+
+def test_context_names_with_escape_sequences_reach_no_output_raw(apiserver, tmp_path):
+    apiserver.seed(SAMPLE)
+    config = yaml.safe_load(apiserver.kubeconfig.read_text())
+    template = config["contexts"][0]["context"]
+    config["contexts"] = [{"name": HOSTILE, "context": template}, {"name": FORGED, "context": template}]
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    table = doctor("--kubeconfig", str(path), "--all-contexts")
+    assert table.returncode == 1, table.stderr
+    assert "\x1b" not in table.stdout and "\x07" not in table.stdout
+    assert "=== lab\\x1b]0;pwned\\x07\\x1b[31m (" in table.stdout
+    assert "\nerror: forged line" not in table.stdout
+    assert "=== other\\nerror: forged line (" in table.stdout
+    junit = doctor("--kubeconfig", str(path), "--all-contexts", "-o", "junit")
+    suites = ET.fromstring(junit.stdout).findall("testsuite")  # valid XML despite the names
+    assert [s.get("name") for s in suites] == ["kubectl-win doctor lab\\x1b]0;pwned\\x07\\x1b[31m",
+                                               "kubectl-win doctor other\nerror: forged line"]
+
+
+def test_serve_logs_context_names_terminal_safe(apiserver, tmp_path):
+    config = yaml.safe_load(apiserver.kubeconfig.read_text())
+    config["contexts"][0]["name"] = HOSTILE
+    config["clusters"][0]["cluster"]["server"] = "https://127.0.0.1:1"  # refused: a log line per scan
+    path = tmp_path / "kubeconfig"
+    path.write_text(yaml.safe_dump(config))
+    serve = Serve("--kubeconfig", str(path), "--all-contexts", "--interval", "1h")
+    try:
+        wait_until(lambda: any("scan failed" in line for line in serve.lines), "the failed scan's line")
+    finally:
+        serve.process.send_signal(signal.SIGTERM)
+        serve.process.wait(HANG_GUARD)
+    assert not any("\x1b" in line or "\x07" in line for line in serve.lines), serve.lines
+    assert any('context "lab\\x1b]0;pwned\\x07\\x1b[31m": scan failed' in line for line in serve.lines)
+
+
+UNWRITABLE = "/proc"  # a folder no file can be created in, even by root
+
+
+@pytest.mark.skipif(not Path(UNWRITABLE).is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("argv", [
+    ["scaffold", "monitor", "--image", "registry.example/kubectl-win:1", "--out", f"{UNWRITABLE}/monitor"],
+    ["doctor", "--context", "lab", "--context", "stalled", "--report", f"{UNWRITABLE}/fleet.html"],
+    ["collect", "--all-windows", "-o", f"{UNWRITABLE}/bundle.tar.gz"],
+], ids=["scaffold-monitor-out", "fleet-report", "collect-output"])
+def test_an_unwritable_output_is_refused_before_any_work(apiserver, tmp_path, argv):
+    from tests.test_serve import Stalled, two_contexts
+
+    stalled = Stalled()  # a fleet run that started scanning would wait on it for ever
+    try:
+        config = two_contexts(apiserver, tmp_path, stalled)
+        env = {k: v for k, v in os.environ.items() if k != "KUBECONFIG"}
+        env.update(PYTHONPATH=str(ROOT), KUBECONFIG=str(config))
+        done = subprocess.run([sys.executable, "-m", "kubectl_win", *argv], cwd=ROOT, env=env, capture_output=True,
+                              text=True, timeout=HANG_GUARD)
+    finally:
+        stalled.release()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.count("\n") == 1 and f"cannot write in {UNWRITABLE}" in done.stderr, done.stderr
+    assert not stalled.accepted.is_set()  # refused before any cluster was read
