@@ -66,10 +66,17 @@ def test_every_build_has_a_consistent_history_with_a_source_per_row() -> None:
         assert dates == sorted(dates), build  # revisions grow with time
         kbs = [u.kb for u in rows if u.kb]
         assert len(kbs) == len(set(kbs)), build
+        months = [u.month for u in rows if u.kind == "monthly"]
+        assert len(months) == len(set(months)), build  # one monthly update a month
         for row in rows:
             assert row.source.startswith("https://"), row
             assert row.kind in ("monthly", "oob", "preview", "release"), row
             assert row.date[:7] >= row.month, row  # released in its month or just after it (out-of-band)
+
+
+def test_a_kb_names_one_update_of_one_build() -> None:
+    kbs = [u.kb for build in updates.known_builds() for u in updates.history(build) if u.kb]
+    assert len(kbs) == len(set(kbs))
 
 
 @pytest.mark.parametrize("build,first,last", [(17763, "2024-06", "2026-05"), (20348, "2024-06", "2026-05"),
