@@ -33,7 +33,7 @@ RSS_BAR_MIB = 150
 # Every page doctor reads, in its order and page size, fetched and parsed (orjson) and dropped.
 FLOOR = """
 import sys, time
-from kubectl_win.doctor.read.live import PAGE_SIZE
+from kubectl_win.doctor.read.api import PAGE_SIZE
 from kubectl_win.doctor.read.plan import plan
 from kubectl_win.kube import ApiError, KubeFlags, connect
 cluster = connect(KubeFlags())

@@ -20,7 +20,7 @@ import yaml
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from kubectl_win.explain.run import ExplainOptions, explain_files  # noqa: E402
+from kubectl_win.explain.service import ExplainOptions, explain_files  # noqa: E402
 
 KINDS = ("Deployment", "StatefulSet", "DaemonSet", "Job")
 

@@ -293,8 +293,8 @@ class RigClient:
 
     def __init__(self, kubeconfig: Path, pod: str, windows: bool, relay_name: str) -> None:
         from kubectl_win.kube import KubeFlags, connect
+        from kubectl_win.kube.exec_stream import run_exec
         from kubectl_win.portforward.probe import RelaySelector
-        from kubectl_win.portforward.transport import run_exec
 
         self.cluster = connect(KubeFlags(kubeconfig=str(kubeconfig)))
         self.pod = pod
@@ -305,7 +305,7 @@ class RigClient:
         self.frame = self._premasked_frame()
 
     def _target(self, command: list[str]):  # noqa: ANN202
-        from kubectl_win.portforward.transport import exec_query, target_from_args
+        from kubectl_win.kube.exec_stream import exec_query, target_from_args
 
         return target_from_args(self.cluster.websocket_args(f"/api/v1/namespaces/default/pods/{self.pod}/exec",
                                                             exec_query(command, "app")))
@@ -313,17 +313,17 @@ class RigClient:
     def _premasked_frame(self) -> bytes:
         from websockets.frames import Frame, Opcode
 
-        from kubectl_win.portforward.transport import STDIN
+        from kubectl_win.kube.exec_stream import STDIN
 
         return Frame(Opcode.BINARY, bytes((STDIN,)) + BLOCK[: self.FRAME]).serialize(mask=True)
 
     def _open(self, port: int):  # noqa: ANN202
-        from kubectl_win.portforward.transport import ExecStream
+        from kubectl_win.kube.exec_stream import ExecStream
 
         return ExecStream.open(self._target(self.relay.command("127.0.0.1", port)))
 
     def upload(self, port: int, size: int) -> float:
-        from kubectl_win.portforward.transport import STDOUT
+        from kubectl_win.kube.exec_stream import STDOUT
 
         if size % self.FRAME:
             raise SystemExit(f"--size-mb must be a multiple of {self.FRAME >> 10} KiB for the rig ceiling")
@@ -346,7 +346,7 @@ class RigClient:
         return size / (time.perf_counter() - started)
 
     def download(self, port: int, size: int) -> float:
-        from kubectl_win.portforward.transport import STATUS, STDOUT
+        from kubectl_win.kube.exec_stream import STATUS, STDOUT
 
         started = time.perf_counter()
         stream = self._open(port)
@@ -555,7 +555,7 @@ def main() -> int:
     print(f"{'  direct':34} {direct_udp[0]:9.0f} /s   lost {direct_udp[1]}")
     print(f"{'  port-forward (mux)':34} {pf_udp[0]:9.0f} /s   lost {pf_udp[1]}")
 
-    from kubectl_win.portforward.transport import masking_accelerated
+    from kubectl_win.kube.exec_stream import masking_accelerated
 
     print()
     print(f"isolating the plugin ({os.cpu_count()} CPUs; websocket masking in "

@@ -4,10 +4,10 @@ what an image tag was built for. Shared by doctor and scaffold."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cache
 
 from kubectl_win.knowledge import load
-from kubectl_win.record import record
 
 _BUILD_VERSION = re.compile(r"^10\.0\.(\d{5,6})$")
 # Any 10.0.NNNNN in a tag (10.0.20348.2762, windowsservercore-10.0.17763): a build even if not in the file.
@@ -16,7 +16,7 @@ _TAG_VERSION = re.compile(r"(?<![0-9])10\.0\.(\d{5,6})(?![0-9])")
 _UNAMBIGUOUS = re.compile(r"^(ltsc\d{4}|\d+\.\d+\.\d+)$", re.IGNORECASE)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Build:
     build: int  # 17763
     version: str  # the node label value, 10.0.17763

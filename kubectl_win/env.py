@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
-
-from kubectl_win.record import field, record
+from dataclasses import dataclass, field
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -13,11 +12,11 @@ if TYPE_CHECKING:
     from typing import IO
 
 
-@record
+@dataclass(slots=True)
 class Env:
-    stdout: IO[str] = field(factory=lambda: sys.stdout)
-    stderr: IO[str] = field(factory=lambda: sys.stderr)
-    stdin: IO[str] = field(factory=lambda: sys.stdin)
+    stdout: IO[str] = field(default_factory=lambda: sys.stdout)
+    stderr: IO[str] = field(default_factory=lambda: sys.stderr)
+    stdin: IO[str] = field(default_factory=lambda: sys.stdin)
     stdout_isatty: bool = False
     stderr_isatty: bool = False
     color: bool = False

@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from enum import StrEnum
-
-from kubectl_win.record import field, record
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -32,7 +31,7 @@ SEVERITY_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(
 SCHEMA_VERSION = "kubectl-win/v1"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ObjectRef:
     apiVersion: str = ""
     kind: str = ""
@@ -59,7 +58,7 @@ class ObjectRef:
         return {"apiVersion": self.apiVersion, "kind": self.kind, "namespace": self.namespace, "name": self.name}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Fix:
     """How to fix a finding, as data every renderer reads.
 
@@ -111,7 +110,7 @@ def fix_from_template(spec: Any, values: dict[str, Any]) -> Fix:
     )
 
 
-@record
+@dataclass(slots=True)
 class Finding:
     id: str
     severity: Severity
@@ -126,7 +125,7 @@ class Finding:
     # Who acts on it: api-server (rejects the object), kubelet, runtime; None for advice.
     enforced_by: str | None = None
     # Check ids the object itself asks to ignore (kubectl-win.io/ignore); never rendered.
-    object_ignores: frozenset[str] = field(factory=frozenset, repr=False, compare=False)
+    object_ignores: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
 
     def to_dict(self, location: bool = True, shell: str = "posix") -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "severity": self.severity}

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import fnmatch
 import os
+from dataclasses import dataclass, field, replace
 
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SEVERITY_RANK, Finding
-from kubectl_win.record import field, record, replace
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
@@ -44,7 +44,7 @@ def ignores_from_annotations(*metadatas: Any) -> frozenset[str]:
     return frozenset(ids)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Exclusion:
     namespace: str | None = None
     kind: str | None = None
@@ -61,10 +61,10 @@ class Exclusion:
         return True
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Policy:
     disabled: frozenset[str] = frozenset()
-    severity: dict[str, str] = field(factory=dict)
+    severity: dict[str, str] = field(default_factory=dict)
     exclusions: tuple[Exclusion, ...] = ()
 
     def apply(self, findings: list[Finding]) -> list[Finding]:
@@ -92,7 +92,8 @@ def load_policy(path: str | None) -> Policy:
         return Policy()
     import yaml
 
-    from kubectl_win.manifests import read_input_text, yaml_load
+    from kubectl_win.manifests.inputs import read_input_text
+    from kubectl_win.manifests.yamlsafe import yaml_load
 
     text = read_input_text(path, "config", MAX_CONFIG_BYTES)
     try:

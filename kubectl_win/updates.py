@@ -8,17 +8,17 @@ import datetime as dt
 import re
 from bisect import bisect_right
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
 from kubectl_win.knowledge import load
-from kubectl_win.record import record
 
 _KERNEL = re.compile(r"^\s*10\.0\.(\d{5,6})\.(\d+)")
 _KB = re.compile(r"^KB?(\d{6,8})$", re.IGNORECASE)
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Update:
     build: int
     revision: int
@@ -43,7 +43,7 @@ class Update:
         return f"{self.kb or self.version} ({self.month})"
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
     id: str
     build: int

@@ -15,13 +15,13 @@ PACKAGE = Path(__file__).resolve().parent.parent / "kubectl_win"
 # doctor's floors, in the order data flows (kubectl_win/doctor/__init__.py draws the same map). A module on a
 # floor may import its own floor and those above it (lower numbers).
 FLOORS: dict[str, int] = {
-    "read": 1, "read.plan": 1, "read.fields": 1, "read.live": 1, "read.dump": 1, "read.reduce": 1,
+    "read": 1, "read.plan": 1, "read.fields": 1, "read.api": 1, "read.dump": 1, "read.reduce": 1,
     "read.share": 1, "read.bundle": 1,
     "records": 2, "interning": 2, "quantity": 2,
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.
-    "build": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3, "signatures.symptoms": 3,
-    "signatures.structure": 3, "signatures.agents": 3,
+    "build": 3, "constructors": 3, "folding": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3,
+    "signatures.symptoms": 3, "signatures.structure": 3, "signatures.agents": 3,
     # Each Windows node's patch level, worked out once from the records; checks and renderers read it. A support
     # bundle's patch facts (os.json, the hotfix list) become the revisions of nodes the API left without one.
     "patchlevel": 3, "read.hotfixes": 3,

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.collect import script
-from kubectl_win.collect.live import APP
+from kubectl_win.collect.gather import APP
 from kubectl_win.kube.hostprocess import APP_LABEL
 from tests.apiserver.exec import settings_for
 from tests.bundle_fixtures import node_archive, node_files

@@ -11,8 +11,8 @@ import pytest
 
 from kubectl_win.cli import click_app
 from kubectl_win.completion import hints
+from kubectl_win.completion.cluster_names import kubeconfig_names
 from kubectl_win.completion.engine import complete
-from kubectl_win.completion.live import kubeconfig_names
 from kubectl_win.completion.model import Directive
 from kubectl_win.completion.protocol import respond
 from kubectl_win.completion.tree import load

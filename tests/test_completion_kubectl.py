@@ -75,8 +75,8 @@ def test_pods_of_the_namespace_typed_with_their_phase(bin_dir, apiserver):
 
 def test_nodes_with_their_os_and_build(bin_dir, apiserver):
     seed(apiserver)
+    from kubectl_win.completion.cluster_names import live_names
     from kubectl_win.completion.hints import LiveNames
-    from kubectl_win.completion.live import live_names
 
     names = live_names(LiveNames("nodes", namespaced=False), {"kubeconfig": str(apiserver.kubeconfig)})
     assert names == [("win-node-1", "windows 10.0.20348")]

@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from kubectl_win.collect.bundle import BUNDLE_FORMAT, read_folder, read_tar
-from kubectl_win.collect.live import CollectOptions, NodeResult, write_bundle
+from kubectl_win.collect.gather import CollectOptions, NodeResult, write_bundle
 from kubectl_win.errors import InputError
 from tests.bundle_fixtures import CONTAINERD_CONFIG, node_archive, node_files
 from tests.clirun import CliResult, run_cli

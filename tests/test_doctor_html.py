@@ -273,3 +273,17 @@ def test_pools_on_a_retiring_windows_server_are_a_move_table() -> None:
     assert "retired 2026-03-01" in section and "Windows Server 2025 (10.0.26100)" in section
     assert 'href="#f-' in section and '<a href="#move">' in html
     assert 'id="move"' not in render_html(DoctorReport.build(snapshot_of(node("win-0")), [], "cluster"))
+
+
+def test_sections_for_a_shared_page_prefix_every_id_and_in_page_link() -> None:
+    from kubectl_win.doctor.render.html import render_sections
+    from kubectl_win.doctor.run import DoctorOptions, run_doctor
+
+    report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
+    report.hns = [{"node": n.name, "counts": {"loadBalancers": 7}} for n in report.nodes if n.windows]
+    sections = render_sections(report, id_prefix="c9-")
+    ids = re.findall(r'\bid="([^"]*)"', sections)
+    references = re.findall(r'\b(?:href="#|aria-describedby=")([^"]*)"', sections)
+    assert {"c9-summary", "c9-nodes", "c9-hns", "c9-hns-cap", "c9-findings", "c9-skipped"} <= set(ids)
+    assert all(i.startswith("c9-") for i in ids + references)
+    assert set(references) <= set(ids)  # every link lands on this report's part of the page

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from kubectl_win.doctor.build import node_record
+from kubectl_win.doctor.constructors import node_record
 from kubectl_win.doctor.grouping import node_pools
 from kubectl_win.findings import Finding, ObjectRef
 from tests.clirun import run_cli

@@ -203,7 +203,7 @@ def test_wrong_types_skip_the_object_with_a_note(tmp_path: Path) -> None:
 
 
 def test_huge_file_is_refused_without_reading_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import kubectl_win.manifests as manifests
+    import kubectl_win.manifests.inputs as manifests
 
     monkeypatch.setattr(manifests, "MAX_FILE_BYTES", 1024)
     path = write(tmp_path, "big.yaml", "# pad\n" * 400)

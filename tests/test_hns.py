@@ -17,7 +17,7 @@ from kubectl_win.errors import InputError
 from kubectl_win.hns.analyze import analyze
 from kubectl_win.hns.cluster import build_view
 from kubectl_win.hns.model import parse
-from kubectl_win.hns.run import analyze_objects, parse_hns_text
+from kubectl_win.hns.service import analyze_objects, parse_hns_text
 from tests.hns_scenarios import FIXTURES, SCENARIOS, Scenario, cluster_items, load
 
 ROOT = Path(__file__).resolve().parents[1]

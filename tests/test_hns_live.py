@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.hns import script
-from kubectl_win.hns.live import APP
+from kubectl_win.hns.from_node import APP
 from kubectl_win.hns.model import KNOWN_KEYS
 from kubectl_win.kube.hostprocess import APP_LABEL
 from tests.apiserver.exec import settings_for

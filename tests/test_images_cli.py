@@ -164,7 +164,7 @@ def test_manifests_are_checked_against_the_given_builds(plain_registry, clean_en
 
 
 def test_a_dump_maps_each_workload_to_the_builds_of_its_nodes(plain_registry, clean_env) -> None:
-    from kubectl_win.manifests import read_objects
+    from kubectl_win.manifests.reader import read_objects
 
     manifests = clean_env / "deploy.yaml"
     manifests.write_text(WORKLOADS.format(host=plain_registry.host))
@@ -216,7 +216,7 @@ def test_help_and_completion_do_not_import_the_registry_client(tmp_path) -> None
     code = ("import sys\nfrom kubectl_win.cli import main\n"
             "try:\n    main(sys.argv[1:])\nexcept SystemExit:\n    pass\n"
             "bad = sorted(m for m in sys.modules if m.startswith('kubectl_win.registry') or m in "
-            "('ssl', 'http.client', 'kubernetes', 'kubectl_win.images.run'))\n"
+            "('ssl', 'http.client', 'kubernetes', 'kubectl_win.images.service'))\n"
             "open(sys.argv[0] + '.out', 'w').write(f'LOADED {bad}')\n")
     root = Path(__file__).resolve().parents[1]
     script = tmp_path / "probe.py"
@@ -227,7 +227,7 @@ def test_help_and_completion_do_not_import_the_registry_client(tmp_path) -> None
 
 
 def test_a_live_cluster_is_only_read(plain_registry, clean_env, apiserver) -> None:
-    from kubectl_win.manifests import read_objects
+    from kubectl_win.manifests.reader import read_objects
 
     manifests = clean_env / "deploy.yaml"
     manifests.write_text(WORKLOADS.format(host=plain_registry.host))
@@ -259,7 +259,7 @@ spec:
 
 
 def test_doctor_check_images_and_a_saved_dump_reproduce_offline(plain_registry, clean_env) -> None:
-    from kubectl_win.manifests import read_objects
+    from kubectl_win.manifests.reader import read_objects
 
     manifests = clean_env / "deploy.yaml"
     manifests.write_text(WORKLOADS.format(host=plain_registry.host) + LEGACY.format(host=plain_registry.host))

@@ -299,7 +299,7 @@ def test_microsofts_base_images_raise_the_newest_known(plain_registry, clean_env
 
 def test_a_base_image_the_registry_cannot_give_is_said_in_skipped(tmp_path: Path) -> None:
     from kubectl_win.doctor.run import DoctorOptions, _with_base_images, take_snapshot
-    from kubectl_win.images.run import Resolved
+    from kubectl_win.images.service import Resolved
 
     dump = write_dump(tmp_path / "d.json", [node("win22", "10.0.20348.5139"), node("win19", "10.0.17763.8755")])
     snapshot = take_snapshot(DoctorOptions(from_dump=str(dump)))

@@ -194,7 +194,7 @@ def test_kubernetes_python_client_stream_v4(apiserver, exec_settings):  # noqa: 
 
 def test_unknown_subprotocols_are_refused(apiserver, exec_settings):  # noqa: F811
     from kubectl_win.kube import KubeFlags, connect
-    from kubectl_win.portforward.transport import ExecRejected, ExecStream, WebsocketTarget, exec_query
+    from kubectl_win.kube.exec_stream import ExecRejected, ExecStream, WebsocketTarget, exec_query
 
     apiserver.put(linux_pod("web"))
     cluster = connect(KubeFlags(kubeconfig=str(apiserver.kubeconfig)))

@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from kubectl_win.errors import UsageError
+from kubectl_win.kube.exec_stream import ExecStatus
 from kubectl_win.portforward.ports import (
     PortPair,
     parse_listen_addresses,
@@ -22,7 +23,6 @@ from kubectl_win.portforward.ports import (
 from kubectl_win.portforward.probe import is_missing
 from kubectl_win.portforward.relays import posix, powershell, windows_native
 from kubectl_win.portforward.targets import Target, TargetError, parse_target, validate_container
-from kubectl_win.portforward.transport import ExecStatus
 
 
 @pytest.mark.parametrize("text, expected", [

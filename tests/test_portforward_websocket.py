@@ -25,14 +25,14 @@ import pytest
 import yaml
 
 from kubectl_win.errors import KubectlWinError
-from kubectl_win.portforward.listener import bind_all
-from kubectl_win.portforward.transport import (
+from kubectl_win.kube.exec_stream import (
     MAX_MESSAGE_BYTES,
     SEND_MESSAGE_BYTES,
     ExecStream,
     StreamBroken,
     WebsocketTarget,
 )
+from kubectl_win.portforward.listener import bind_all
 from tests.test_portforward_rig import (  # noqa: F401 - fixtures
     Upstream,
     echo_then_report,
@@ -512,7 +512,7 @@ def test_port_forward_goes_through_the_proxy(apiserver, exec_settings, tmp_path,
 
 def test_a_proxy_refusal_is_one_line_without_the_credentials(apiserver, exec_settings, tmp_path):  # noqa: F811
     from kubectl_win.kube import KubeFlags, connect
-    from kubectl_win.portforward.transport import ExecError, exec_query, run_exec, target_from_args
+    from kubectl_win.kube.exec_stream import ExecError, exec_query, run_exec, target_from_args
 
     proxy = ConnectProxy(credentials="kwin:right")
     try:

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from kubectl_win.kube.resources import for_kind
-from kubectl_win.manifests import pod_templates
+from kubectl_win.manifests.objects import pod_templates
 from kubectl_win.scaffold.generate import scaffold_workload
 from kubectl_win.scaffold.options import HOSTPROCESS_USERS, PlacementOptions, Taint, WorkloadOptions, build_name
 from tests.clirun import run_cli

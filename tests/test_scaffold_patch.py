@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 import yaml
 
-from kubectl_win.manifests import pod_templates
+from kubectl_win.manifests.objects import pod_templates
 from tests.clirun import run_cli
 from tests.tools import require_corpus
 

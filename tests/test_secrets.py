@@ -69,11 +69,41 @@ BASIC = base64.b64encode(b"admin:hunter2hunter2").decode()
     ("-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA\n-----END RSA PRIVATE KEY-----", "MIIEowIBAAKCAQEA"),
     ("-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkq (cut)", "MIIEvQIBADANBgkq"),
     ("ExecCredential status: {'token': 'k8s-aws-v1.aHR0cHM6'}", "k8s-aws-v1.aHR0cHM6"),
+    # The shapes the bundle check caught before the two redactors became one table.
+    ("kubeadm join 10.0.0.1:6443 --discovery-token-ca-cert-hash x abcdef.0123456789abcdef", "0123456789abcdef"),
+    ('{"aadClientSecret": "azure-s3cret-value"}', "azure-s3cret-value"),
+    ('plugins.cri.registry.token = "ghp-registry-tok"', "ghp-registry-tok"),
 ], ids=["header-repr", "basic", "authorization", "url-userinfo", "kubeconfig-token", "registry-password",
-        "docker-auth", "client-key-data", "pem", "pem-cut", "exec-credential"])
+        "docker-auth", "client-key-data", "pem", "pem-cut", "exec-credential", "bootstrap-token",
+        "cloud-config-secret", "dotted-config-key"])
 def test_redaction_removes_every_credential_shape(text, secret):
     assert secret not in redact(text)
     assert "redacted" in redact(text)
+
+
+@pytest.mark.parametrize("kind,text,secret,name", [
+    ("log", "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBk (cut)", "MHcCAQEEIBk", "private key"),
+    ("log", "join with abcdef.0123456789abcdef", "0123456789abcdef", "bootstrap token"),
+    ("log", "GET /v2/ Authorization: Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA", "authorization header"),
+    ("log", "retrying with bearer eyJhbGciOiJSUzI1NiJ9.x", "eyJhbGciOiJSUzI1NiJ9", "bearer token"),
+    ("log", "pulling https://robot:pa55-word@registry.corp/v2/", "pa55-word", "url credentials"),
+    ("config", 'password = "hunter2"', "hunter2", "credential value"),
+    ("config", "identitytoken: tok-123456", "tok-123456", "credential value"),
+    ("json", '{"msg": "Authorization: Bearer abcdef123456"}', "abcdef123456", "authorization header"),
+])
+def test_bundle_files_are_redacted_by_the_same_table(kind, text, secret, name):
+    from kubectl_win.redact import redact_counted
+
+    redacted, counts = redact_counted(text, kind)
+    assert secret not in redacted and "<redacted>" in redacted
+    assert name in counts
+
+
+def test_log_text_keeps_credential_like_words():
+    from kubectl_win.redact import redact_counted
+
+    text = "token: expired, retrying; password reset requested"
+    assert redact_counted(text, "log") == (text, {})
 
 
 def test_redaction_keeps_ordinary_messages():

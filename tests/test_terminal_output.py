@@ -154,3 +154,13 @@ def test_hns_on_a_narrow_terminal_fits_like_doctor(tmp_path: Path) -> None:
     assert "hns-missing-loadbalancer" in text and "1 error," in text and "1 errors" not in text
     code, piped = run(args, None)
     assert code == 1 and "ERRORS (1)" in piped and "  fix:" in piped
+
+
+def test_names_and_messages_from_a_cluster_reach_the_terminal_with_control_characters_escaped(tmp_path):
+    """The hostile dump's node name holds a bell, an escape sequence, a NUL and bidirectional overrides."""
+    from tests.html_fixtures import hostile_dump
+
+    code, out = run(["doctor", "--from-dump", str(hostile_dump(tmp_path)), "-o", "wide"], None)
+    assert code == 1
+    assert not re.search("[\x00-\x08\x0b-\x1f\x7f\u202a-\u202e\u2066-\u2069]", out), "a raw control character"
+    assert "\\u202ewin19-0\\u200f\\x07\\x1b[31m\\x00" in out

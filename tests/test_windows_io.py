@@ -48,7 +48,7 @@ def test_a_console_that_cannot_show_a_character_gets_a_question_mark(monkeypatch
 
 
 def test_stdin_in_utf16_is_read_like_a_file_not_in_the_streams_code_page(monkeypatch):
-    from kubectl_win.manifests import read_text
+    from kubectl_win.manifests.inputs import read_text
 
     raw = b"\xff\xfe" + POD.replace("\n", "\r\n").encode("utf-16-le")  # PowerShell 5.1 piping a file
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(raw), encoding="cp1252"))

@@ -70,7 +70,7 @@ class Bundle:
         return self.files[name].decode("utf-8", "replace")
 
     def json(self, name: str) -> Any:
-        from kubectl_win.manifests import NestingError, json_loads
+        from kubectl_win.manifests.yamlsafe import NestingError, json_loads
 
         try:
             return json_loads(self.files[name].decode("utf-8-sig"))

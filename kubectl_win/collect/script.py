@@ -294,7 +294,8 @@ def parameters(log_bytes: int, cap_bytes: int, budget_seconds: float) -> dict[st
         "format": FORMAT, "logBytes": log_bytes, "capBytes": cap_bytes, "budgetSeconds": round(budget_seconds, 1),
         "logs": data["logs"], "eventLogs": data["event_logs"], "eventsMax": int(data["events_max"]),
         "configs": data["configs"], "services": data["services"], "never": data["never"],
-        "neverNames": data["never_names"], "neverContent": data["never_content"], "redact": data["redact"],
+        "neverNames": data["never_names"], "neverContent": data["never_content"],
+        "redact": load("redact")["patterns"],
     }
 
 

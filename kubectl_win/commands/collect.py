@@ -102,8 +102,8 @@ def run(flags: CollectFlags, env: Env) -> int:
     if flags.show_script:
         env.stdout.write(script.show(script.parameters(flags.log_size << 20, flags.size_cap << 20, flags.budget)))
         return 0
-    from kubectl_win.collect.live import CollectOptions
-    from kubectl_win.collect.live import collect as collect_bundle
+    from kubectl_win.collect.gather import CollectOptions
+    from kubectl_win.collect.gather import collect as collect_bundle
 
     assert flags.output is not None  # validate refused a run without -o
     options = CollectOptions(output=flags.output, nodes=list(flags.nodes or ()), all_windows=flags.all_windows,

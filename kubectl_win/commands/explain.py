@@ -192,7 +192,7 @@ def run(flags: ExplainFlags, env: Env) -> int:
     if flags.mode == "list":
         return _run_list(flags, env)
     from kubectl_win.explain.render import render_report
-    from kubectl_win.explain.run import ExplainOptions, explain_files
+    from kubectl_win.explain.service import ExplainOptions, explain_files
     from kubectl_win.findings import exit_code
     from kubectl_win.policy import load_policy
 
@@ -213,8 +213,8 @@ def run(flags: ExplainFlags, env: Env) -> int:
 
 
 def _explain_live(flags: ExplainFlags, options: Any) -> Any:
-    from kubectl_win.explain.live import fetch_objects, parse_live_target
-    from kubectl_win.explain.run import explain_objects
+    from kubectl_win.explain.fetch import fetch_objects, parse_live_target
+    from kubectl_win.explain.service import explain_objects
     from kubectl_win.kube import connect
 
     info, name = parse_live_target(flags.target or [], flags.all_namespaces, flags.selector)
@@ -226,7 +226,7 @@ def _explain_live(flags: ExplainFlags, options: Any) -> Any:
 
 
 def _run_field(flags: ExplainFlags, env: Env) -> int:
-    from kubectl_win.explain.fields import field_payload, find_fields
+    from kubectl_win.explain.field_query import field_payload, find_fields
     from kubectl_win.explain.render import render_fields
 
     assert flags.target

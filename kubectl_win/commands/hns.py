@@ -94,11 +94,11 @@ def run(options: HnsOptions, env: Env) -> int:
         env.stdout.write(script.show())
         return 0
     if options.from_file:
-        from kubectl_win.hns.run import analyze_files
+        from kubectl_win.hns.service import analyze_files
 
         report = analyze_files(options.from_file, options.cluster_from_dump, options.node, options.config)
     else:
-        from kubectl_win.hns.live import inspect_node
+        from kubectl_win.hns.from_node import inspect_node
         from kubectl_win.kube.hostprocess import PodOptions
 
         assert options.node is not None  # validate refused a live run without one

@@ -145,12 +145,12 @@ def complete(flags: ImagesFlags, env: Env) -> ImagesRun:
 
 
 def run(plan: ImagesRun, env: Env) -> int:
-    from kubectl_win.images.run import exit_status
+    from kubectl_win.images.service import exit_status
 
     flags = plan.flags
     with flags.registry_session(env) as session:
         if flags.image:
-            from kubectl_win.images.run import check_images
+            from kubectl_win.images.service import check_images
 
             builds = plan.builds + ([plan.target] if plan.target is not None else [])
             report: Any = check_images(flags.image, builds, session.resolver, flags.arch)
@@ -162,7 +162,7 @@ def run(plan: ImagesRun, env: Env) -> int:
 
 
 def _workload_report(plan: ImagesRun, session: Session):  # type: ignore[no-untyped-def]
-    from kubectl_win.images.run import check_workloads, windows_workloads
+    from kubectl_win.images.service import check_workloads, windows_workloads
 
     flags = plan.flags
     resolver = session.resolver
@@ -170,7 +170,7 @@ def _workload_report(plan: ImagesRun, session: Session):  # type: ignore[no-unty
     if flags.pull_secrets and secrets:
         session.credentials.add_auths(_pull_secret_auths(flags, secrets))
     if snapshot.images:  # a dump with resolved platforms: those are used, the registry only for the rest
-        from kubectl_win.images.run import recorded_resolver
+        from kubectl_win.images.service import recorded_resolver
 
         resolver = recorded_resolver(snapshot.images, resolver)
     workloads = windows_workloads(snapshot, plan.builds)
@@ -185,7 +185,7 @@ def _workload_report(plan: ImagesRun, session: Session):  # type: ignore[no-unty
 def _snapshot(flags: ImagesFlags):  # type: ignore[no-untyped-def]
     """The snapshot to check (manifests, a dump or the live cluster) and each workload's labels, for -l."""
     from kubectl_win.doctor.build import SnapshotBuilder
-    from kubectl_win.manifests import pod_templates
+    from kubectl_win.manifests.objects import pod_templates
 
     labels: dict[tuple[str, str, str], dict[str, str]] = {}
     secrets: set[tuple[str, str]] = set()  # (namespace, name) of imagePullSecrets
@@ -203,7 +203,8 @@ def _snapshot(flags: ImagesFlags):  # type: ignore[no-untyped-def]
     builder = SnapshotBuilder(sink=keep)
     if flags.filename:
         from kubectl_win.errors import InputError
-        from kubectl_win.manifests import Problem, read_objects
+        from kubectl_win.manifests.inputs import Problem
+        from kubectl_win.manifests.reader import read_objects
 
         problems = []
         for item in read_objects(flags.filename):
@@ -276,7 +277,7 @@ def _render(report: Any, output: str, env: Env) -> None:
         (render_json if output == "json" else render_yaml)(report.to_dict(), env.stdout)
         return
     from kubectl_win.images.render import render_images, render_workloads
-    from kubectl_win.images.run import ImagesReport
+    from kubectl_win.images.service import ImagesReport
 
     width = None
     if env.stdout_isatty:

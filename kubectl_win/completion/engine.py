@@ -1,7 +1,7 @@
 """Walk the command tree along the words typed so far and say what may come next.
 
 Pure: the tree (exported from the typer application, see tree.py) and the words go in,
-candidates and a directive come out. Live names are asked of a `NameSource` (see live.py), so
+candidates and a directive come out. Live names are asked of a `NameSource` (see cluster_names.py), so
 tests can pass their own and nothing here imports `kubernetes`, typer or click.
 """
 

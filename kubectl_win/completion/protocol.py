@@ -18,7 +18,7 @@ from kubectl_win.completion.model import Completion
 
 def respond(args: Sequence[str], out: IO[str], names: NameSource | None = None) -> Completion:
     """Complete `args` against the real command line and write the protocol's answer to `out`."""
-    from kubectl_win.completion.live import live_names
+    from kubectl_win.completion.cluster_names import live_names
     from kubectl_win.completion.tree import load
 
     # The tree exported from the typer application: a TAB imports neither typer nor click.

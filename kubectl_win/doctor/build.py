@@ -10,41 +10,41 @@ template (grouping.py) and each new template is linted as it arrives (lint.py).
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_win.doctor.constructors import (
+    container_states,
+    containers_of,
+    ignores_of,
+    node_record,
+    pinned_to_linux,
+    placement_of,
+    windows_options,
+    workload_record,
+)
+from kubectl_win.doctor.folding import SymptomFolder
 from kubectl_win.doctor.grouping import Templates, controller_of, pod_group_key
 from kubectl_win.doctor.interning import Interner
-from kubectl_win.doctor.quantity import parse_bytes
 from kubectl_win.doctor.read import reduce
-from kubectl_win.doctor.read.fields import as_count, as_list, as_text, meta_of, opt_str, str_map
-from kubectl_win.doctor.read.plan import RESOURCE_OF_KIND, WORKLOAD_KINDS
+from kubectl_win.doctor.read.fields import as_dict, as_list, as_text, meta_of, str_map
+from kubectl_win.doctor.read.plan import RESOURCE_OF_KIND
 from kubectl_win.doctor.records import (
-    Container,
-    ContainerState,
-    EventRecord,
     LinuxWorkload,
     NodeRecord,
-    Placement,
     PodGroup,
     PodRecord,
     RuntimeClassRecord,
     Skipped,
     Snapshot,
-    Taint,
     WorkloadRecord,
     WorkloadSecurity,
 )
-from kubectl_win.doctor.scheduling import effective, pins_os
-from kubectl_win.doctor.signatures import symptoms
-from kubectl_win.explain import Target, infer_target
+from kubectl_win.explain import infer_target
 from kubectl_win.findings import ObjectRef
-from kubectl_win.manifests import format_path, iter_containers, pod_templates
-from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
-from kubectl_win.redact import redact
-from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os
+from kubectl_win.kinds import WORKLOAD_KINDS
+from kubectl_win.manifests.objects import format_path, is_host_process, pod_templates
 
 
 @dataclass
@@ -63,7 +63,7 @@ class SnapshotBuilder:
     _workloads: list[WorkloadRecord] = field(default_factory=list)
     _linux_workloads: list[LinuxWorkload] = field(default_factory=list)
     _security: list[WorkloadSecurity] = field(default_factory=list)
-    _events: dict[tuple[str, ObjectRef], EventRecord] = field(default_factory=dict)
+    _symptoms: SymptomFolder = field(default_factory=SymptomFolder)
     _namespaces: dict[str, dict[str, str]] = field(default_factory=dict)
     _runtime_classes: dict[str, RuntimeClassRecord] = field(default_factory=dict)
     _gmsa: set[str] = field(default_factory=set)
@@ -198,7 +198,7 @@ class SnapshotBuilder:
         self._keep(reduce.namespace, obj)
 
     def _add_runtime_class(self, obj: dict[str, Any]) -> None:
-        scheduling = obj.get("scheduling") if isinstance(obj.get("scheduling"), dict) else {}
+        scheduling = as_dict(obj.get("scheduling"))
         name = str(meta_of(obj).get("name") or "")
         self._runtime_classes[name] = RuntimeClassRecord(
             name, str(obj.get("handler") or ""), str_map(scheduling.get("nodeSelector")),
@@ -210,7 +210,7 @@ class SnapshotBuilder:
         self._keep(reduce.gmsa, obj)
 
     def _add_service(self, obj: dict[str, Any]) -> None:
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        spec = as_dict(obj.get("spec"))
         cluster_ip = spec.get("clusterIP")
         if cluster_ip and cluster_ip != "None" and spec.get("type") != "ExternalName":
             self._services += 1
@@ -222,34 +222,8 @@ class SnapshotBuilder:
         self._keep(reduce.endpoint_slice, obj)  # for `hns --cluster-from-dump`; no doctor check reads them
 
     def _add_event(self, obj: dict[str, Any]) -> None:
-        reason = as_text(obj.get("reason"))
-        message = as_text(obj.get("message")) or as_text(obj.get("note"))
-        found = symptoms.match(message, reason, "events")
-        if found is None and as_text(obj.get("type")) != "Warning":
-            return
-        involved = obj.get("involvedObject") if isinstance(obj.get("involvedObject"), dict) else \
-            obj.get("regarding") if isinstance(obj.get("regarding"), dict) else None
-        if involved is None:
-            return
-        ref = ObjectRef(as_text(involved.get("apiVersion")), as_text(involved.get("kind")),
-                        as_text(involved.get("namespace")) or None, as_text(involved.get("name")))
-        source = obj.get("source") if isinstance(obj.get("source"), dict) else {}
-        host = as_text(source.get("host")) or as_text(obj.get("reportingInstance")) or None
-        if found is None or found.generic or found.windows_only:
-            # The generic and Windows-only results only make sense for Windows objects; a Windows warning
-            # nothing claims is still reported (windows-warning-unrecognised, folded by reason).
-            if not (as_text(obj.get("type")) in ("", "Warning") and self._windows_related(ref, host)):
-                return
-            if found is None:
-                found = symptoms.unrecognised(message)
-        series = obj.get("series") if isinstance(obj.get("series"), dict) else {}
-        count = as_count(obj.get("count")) or as_count(series.get("count")) or 1
-        key = (_fold_key(found.check, reason), ref)
-        previous = self._events.get(key)
-        record = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
-                             count + (previous.count if previous else 0), codes=found.codes)
-        self._events[key] = record
-        self._keep(reduce.event, obj)
+        if self._symptoms.add_event(obj, self._windows_related):
+            self._keep(reduce.event, obj)
 
     def _windows_related(self, ref: ObjectRef, host: str | None) -> bool:
         if ref.kind == "Node":
@@ -262,7 +236,7 @@ class SnapshotBuilder:
 
     def _add_pod(self, obj: dict[str, Any]) -> None:
         meta = meta_of(obj)
-        spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+        spec = as_dict(obj.get("spec"))
         node_name = as_text(spec.get("nodeName")) or None
         node = self._nodes.get(node_name) if node_name else None
         on_windows = node is not None and node.windows
@@ -295,7 +269,7 @@ class SnapshotBuilder:
             # Same template: share the group's records instead of keeping one copy per pod.
             group = self._groups[group_index]
             group.count += 1
-        status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+        status = as_dict(obj.get("status"))
         controller = template.controller
         record = PodRecord(
             namespace=namespace,
@@ -307,31 +281,15 @@ class SnapshotBuilder:
             containers=group.containers,
             host_process=group.host_process,
             runtime_class=intern(as_text(spec.get("runtimeClassName"))) or None,
-            states=_container_states(status),
+            states=container_states(status),
             group=group_index,
-            ignores=_ignores(meta),
+            ignores=ignores_of(meta),
         )
         self._pods.append(record)
         self._windows_pods.add((namespace, record.name))
         if template.owner is None and not node_name:
             self._append_workload(workload_record(obj, spec, "spec", template.target, interner=self._interner))
-        for state in record.states:
-            for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
-                                           ("terminated", state.terminated_reason, state.terminated_message)):
-                found = symptoms.match(message, reason, where)
-                if found is None:
-                    if not (message and on_windows and reason not in _NOT_FAILING):
-                        continue
-                    found = symptoms.unrecognised(message)
-                ref = controller or record.ref
-                key = (_fold_key(found.check, reason), ref)
-                previous = self._events.get(key)
-                if previous is None:
-                    self._events[key] = EventRecord(found.check, ref, reason, redact(message), record.node, 1,
-                                                    record.name,
-                                                    codes=found.codes)
-                elif found.check == symptoms.UNRECOGNISED:
-                    self._events[key] = replace(previous, count=previous.count + 1)
+        self._symptoms.add_container_states(record, on_windows)
         self._keep(reduce.pod, obj)
 
     def _add_workload(self, obj: dict[str, Any]) -> None:
@@ -352,7 +310,7 @@ class SnapshotBuilder:
             ref = intern.ref(ObjectRef.of(obj))
             self._linux_workloads.append(LinuxWorkload(ref, intern.text(spec_path), bool(placement.tolerations),
                                                        len(self._workloads)))
-            self._add_security(ref, spec, spec_path, _ignores(meta, template.metadata))
+            self._add_security(ref, spec, spec_path, ignores_of(meta, template.metadata))
         else:
             self._append_workload(workload_record(obj, spec, spec_path, target, template.metadata,
                                                   interner=self._interner, placement=placement))
@@ -379,7 +337,7 @@ class SnapshotBuilder:
             workloads=tuple(self._workloads),
             linux_workloads=tuple(self._linux_workloads),
             workload_security=tuple(self._security),
-            events=tuple(self._events.values()),
+            events=self._symptoms.records(),
             namespaces=dict(self._namespaces),
             runtime_classes=dict(self._runtime_classes),
             gmsa_specs=frozenset(self._gmsa) if self._gmsa_served else None,
@@ -438,194 +396,6 @@ _HANDLERS: dict[str, Callable[[SnapshotBuilder, dict[str, Any]], None]] = {
 }
 
 
-# -- record construction (pure functions, also used by tests) ---------------------------------------
-def node_record(obj: dict[str, Any]) -> NodeRecord:
-    meta = meta_of(obj)
-    labels = str_map(meta.get("labels"))
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
-    info = status.get("nodeInfo") if isinstance(status.get("nodeInfo"), dict) else {}
-    info = {k: v for k, v in info.items() if isinstance(v, str) and v}  # a wrong-typed field counts as absent
-    os_name = node_os(obj)
-    labelled = build_from_labels(labels)
-    kernel = info.get("kernelVersion") or ""
-    conditions_list = status.get("conditions") if isinstance(status.get("conditions"), list) else ()
-    conditions = {c.get("type"): c for c in conditions_list if isinstance(c, dict)}
-    ready = conditions.get("Ready")
-    network = conditions.get("NetworkUnavailable")
-    taint_list = spec.get("taints") if isinstance(spec.get("taints"), list) else ()
-    taints = tuple(Taint(as_text(t.get("key")), as_text(t.get("value")), as_text(t.get("effect")))
-                   for t in taint_list if isinstance(t, dict))
-    capacity = status.get("capacity") if isinstance(status.get("capacity"), dict) else {}
-    allocatable = status.get("allocatable") if isinstance(status.get("allocatable"), dict) else {}
-    return NodeRecord(
-        name=str(meta.get("name") or ""),
-        os=str(os_name).lower() if os_name else None,
-        arch=labels.get(ARCH_LABEL) or info.get("architecture") or None,
-        labels=labels,
-        os_image=info.get("osImage") or "",
-        kernel_version=kernel,
-        build_label=labels.get(BUILD_LABEL),
-        runtime_version=info.get("containerRuntimeVersion") or "",
-        kubelet_version=info.get("kubeletVersion") or "",
-        ready=None if ready is None else ready.get("status") == "True",
-        ready_reason=as_text((ready or {}).get("reason")) or "no Ready condition",
-        ready_message=" ".join(as_text((ready or {}).get("message")).split()),
-        unschedulable=spec.get("unschedulable") is True,
-        network_unavailable=(as_text(network.get("reason")), " ".join(as_text(network.get("message")).split()))
-        if network and network.get("status") == "True" else None,
-        taints=taints,
-        memory_capacity=parse_bytes(capacity.get("memory")),
-        memory_allocatable=parse_bytes(allocatable.get("memory")),
-        ignores=_ignores(meta),
-        labelled_build=labelled[0] if labelled else None,
-        build_source="status.nodeInfo.kernelVersion" if re.match(r"^\d+\.\d+\.\d+", kernel)
-        else (f"label {labelled[1]}" if labelled else ""),
-        node_info_missing=not any(info.get(k) for k in ("kernelVersion", "containerRuntimeVersion", "kubeletVersion")),
-    )
-
-
-def placement_of(spec: dict[str, Any]) -> Placement:
-    affinity = spec.get("affinity") if isinstance(spec.get("affinity"), dict) else {}
-    node_affinity = affinity.get("nodeAffinity") if isinstance(affinity.get("nodeAffinity"), dict) else {}
-    required = node_affinity.get("requiredDuringSchedulingIgnoredDuringExecution")
-    terms = required.get("nodeSelectorTerms") if isinstance(required, dict) else None
-    return Placement(
-        node_selector=str_map(spec.get("nodeSelector")),
-        required_terms=tuple(terms) if isinstance(terms, list) else None,
-        tolerations=tuple(t for t in as_list(spec.get("tolerations")) if isinstance(t, dict)),
-        node_name=as_text(spec.get("nodeName")) or None,
-        runtime_class=as_text(spec.get("runtimeClassName")) or None,
-    )
-
-
-def pinned_to_linux(placement: Placement, runtime_classes: dict[str, RuntimeClassRecord]) -> bool:
-    """The template's pods can only go to Linux nodes: its selector or affinity (with its RuntimeClass's
-    scheduling, read before any workload) pins Linux and nothing in it pins Windows."""
-    merged = effective(placement, runtime_classes)
-    return pins_os(merged, "linux") and not pins_os(merged, "windows") and not pins_os(placement, "windows")
-
-
-def workload_record(obj: dict[str, Any], spec: dict[str, Any], spec_path: str, target: Target,
-                    template_meta: dict[str, Any] | None = None, *, interner: Interner | None = None,
-                    placement: Placement | None = None) -> WorkloadRecord:
-    """`interner`: share repeated values with the other records of a snapshot; `placement`: the spec's, when
-    the caller has it already."""
-    interner = interner or Interner()
-    meta = meta_of(obj)
-    placement = placement or placement_of(spec)
-    gmsa, host_process = windows_options(spec, spec_path)
-    return WorkloadRecord(
-        ref=interner.ref(ObjectRef.of(obj)),
-        spec_path=interner.text(spec_path),
-        target=interner.target(target),
-        placement=interner.placement(placement),
-        containers=containers_of(spec, spec_path, interner),
-        host_process=host_process,
-        gmsa=gmsa,
-        ignores=_ignores(meta, template_meta),
-    )
-
-
-def containers_of(spec: dict[str, Any], spec_path: str, interner: Interner | None = None) -> tuple[Container, ...]:
-    interner = interner or Interner()
-    out = []
-    for list_name, index, container in iter_containers(spec):
-        if list_name == "ephemeralContainers":
-            continue
-        resources = container.get("resources") if isinstance(container.get("resources"), dict) else {}
-        limits = resources.get("limits") if isinstance(resources.get("limits"), dict) else {}
-        requests = resources.get("requests") if isinstance(resources.get("requests"), dict) else {}
-        out.append(Container(interner.text(f"{spec_path}.{list_name}[{index}]"), str(container.get("name") or ""),
-                             str(container.get("image") or ""), interner.optional(opt_str(limits.get("memory"))),
-                             interner.optional(opt_str(requests.get("memory"))), list_name == "initContainers"))
-    return tuple(out)
-
-
-def is_host_process(spec: dict[str, Any]) -> bool:
-    context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
-    options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
-    if options.get("hostProcess") is True:
-        return True
-    for _, _, container in iter_containers(spec):
-        ctx = container.get("securityContext") if isinstance(container.get("securityContext"), dict) else {}
-        opts = ctx.get("windowsOptions") if isinstance(ctx.get("windowsOptions"), dict) else {}
-        if opts.get("hostProcess") is True:
-            return True
-    return False
-
-
-def windows_options(spec: dict[str, Any], spec_path: str) -> tuple[tuple[tuple[str, str], ...], bool]:
-    """(the gMSA credential specs the template names, as (path, name), and whether it runs HostProcess): the
-    pod's and each container's securityContext.windowsOptions, read in one pass (this runs per workload)."""
-    found = []
-    host_process = False
-    context = spec.get("securityContext") if isinstance(spec.get("securityContext"), dict) else {}
-    options = context.get("windowsOptions") if isinstance(context.get("windowsOptions"), dict) else {}
-    if options:
-        host_process = options.get("hostProcess") is True
-        if options.get("gmsaCredentialSpecName"):
-            found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
-                          str(options["gmsaCredentialSpecName"])))
-    for list_name, index, container in iter_containers(spec):
-        ctx = container.get("securityContext")
-        opts = ctx.get("windowsOptions") if isinstance(ctx, dict) else None
-        if not isinstance(opts, dict):
-            continue
-        host_process = host_process or opts.get("hostProcess") is True
-        if opts.get("gmsaCredentialSpecName"):
-            found.append((f"{spec_path}.{list_name}[{index}].securityContext.windowsOptions.gmsaCredentialSpecName",
-                          str(opts["gmsaCredentialSpecName"])))
-    return tuple(found), host_process
-
-
-_EMPTY: frozenset[str] = frozenset()
-
-
-def _ignores(*metadatas: Any) -> frozenset[str]:
-    """ignores_from_annotations, sharing one empty set for the (usual) objects without the annotation."""
-    for meta in metadatas:
-        annotations = meta.get("annotations") if isinstance(meta, dict) else None
-        if isinstance(annotations, dict) and IGNORE_ANNOTATION in annotations:
-            return ignores_from_annotations(*metadatas)
-    return _EMPTY
-
-
-# Container states that are not failures (a container on its way up) or only restate one (a back-off
-# after the termination or pull error the container status already shows).
-_NOT_FAILING = frozenset({"ContainerCreating", "PodInitializing", "Completed", "CrashLoopBackOff", "ImagePullBackOff"})
-
-
-def _fold_key(check: str, reason: str) -> str:
-    """Unrecognised warnings fold per reason; a recognised symptom folds per check whatever the reason."""
-    return f"{check}\x00{reason}" if check == symptoms.UNRECOGNISED else check
-
-
-def _container_states(status: dict[str, Any]) -> tuple[ContainerState, ...]:
-    out = []
-    for key in ("initContainerStatuses", "containerStatuses"):
-        for item in as_list(status.get(key)):
-            if not isinstance(item, dict):
-                continue
-            state = item.get("state") if isinstance(item.get("state"), dict) else {}
-            waiting = state.get("waiting") if isinstance(state.get("waiting"), dict) else {}
-            last = item.get("lastState") if isinstance(item.get("lastState"), dict) else {}
-            terminated = last.get("terminated") if isinstance(last.get("terminated"), dict) else None
-            if terminated is None and isinstance(state.get("terminated"), dict):
-                terminated = state["terminated"]
-            exit_code = terminated.get("exitCode") if terminated else None
-            exit_code = exit_code if isinstance(exit_code, int) and not isinstance(exit_code, bool) else None
-            terminated_message = as_text(terminated.get("message")) if terminated else ""
-            if not as_text(waiting.get("message")) and exit_code is None and not terminated_message:
-                continue  # nothing a check reads
-            out.append(ContainerState(
-                as_text(item.get("name")), as_text(item.get("image")),
-                as_text(waiting.get("reason")), " ".join(as_text(waiting.get("message")).split()),
-                exit_code, as_count(item.get("restartCount")) or 0,
-                as_text(terminated.get("reason")) if terminated else "", " ".join(terminated_message.split())))
-    return tuple(out)
-
-
 def _agent_names(name: str) -> set[str]:
     from kubectl_win.doctor.signatures.agents import cni_names
 
@@ -641,5 +411,3 @@ def _pack(pod: dict[str, Any]) -> str:
         return orjson.dumps(pod).decode()
     except TypeError:  # a value JSON cannot hold (a dump read from YAML may have dates): as text
         return json.dumps(pod, default=str, separators=(",", ":"))
-
-

@@ -43,7 +43,7 @@ class DeepResult:
 def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
              progress: Callable[[str, int], None] | None = None) -> DeepResult:
     from kubectl_win.hns.cluster import build_view
-    from kubectl_win.hns.live import cluster_objects
+    from kubectl_win.hns.from_node import cluster_objects
     from kubectl_win.kube.hostprocess import on_nodes
 
     result = DeepResult()
@@ -85,9 +85,9 @@ def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
 def inspect(cluster: Any, node: dict[str, Any], view: Any, options: DeepOptions,
             pods: set[tuple[str, str]]) -> DeepResult:
     """hns and the log scan for one node."""
-    from kubectl_win.hns.live import dump_node, image_for
+    from kubectl_win.hns.from_node import dump_node, image_for
     from kubectl_win.hns.report import hns_section
-    from kubectl_win.hns.run import analyze_objects
+    from kubectl_win.hns.service import analyze_objects
     from kubectl_win.kube.hostprocess import PodOptions
 
     name = str((node.get("metadata") or {}).get("name"))

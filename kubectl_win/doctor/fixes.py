@@ -7,15 +7,16 @@ import json
 from typing import Any
 
 from kubectl_win.findings import Fix, ObjectRef
+from kubectl_win.kinds import WORKLOAD_KINDS
 
-_RESOURCE = {"Deployment": "deployment", "StatefulSet": "statefulset", "DaemonSet": "daemonset", "Job": "job",
-             "CronJob": "cronjob", "ReplicaSet": "replicaset", "ReplicationController": "replicationcontroller",
-             "Pod": "pod"}
-_SET_RESOURCES = {"Deployment", "StatefulSet", "DaemonSet", "Job", "ReplicaSet", "ReplicationController"}
+# The workloads whose memory fix is `kubectl set resources` (a CronJob's fix stays a note to edit and re-apply,
+# a bare pod's to recreate it).
+_SET_RESOURCES = WORKLOAD_KINDS - {"CronJob"}
 
 
 def resource(ref: ObjectRef) -> str:
-    return _RESOURCE.get(ref.kind, ref.kind.lower())
+    """kubectl's name for the object's kind: its singular, as `kubectl patch deployment web` takes it."""
+    return ref.kind.lower()
 
 
 def _target(ref: ObjectRef) -> tuple[str, ...]:

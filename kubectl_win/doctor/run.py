@@ -37,7 +37,7 @@ class DoctorOptions:
     config: str | None = None
     progress: Callable[[str, int], None] | None = field(default=None, repr=False)
     deep: Any = None  # kubectl_win.doctor.deep.DeepOptions: also look inside each Windows node
-    # kubectl_win.images.run.Resolver: read the Windows workloads' images from their registries
+    # kubectl_win.images.service.Resolver: read the Windows workloads' images from their registries
     # (--check-images). None: doctor stays offline; a dump's recorded platforms are still used.
     images: Any = field(default=None, repr=False)
     max_updates_behind: int = 3  # windows-updates-behind: more monthly Windows updates behind is a warning
@@ -108,7 +108,7 @@ _was_enabled = True
 
 def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:
     """Record what the registries say about each Windows workload image not recorded yet (a dump may carry some)."""
-    from kubectl_win.images.run import windows_images
+    from kubectl_win.images.service import windows_images
 
     wanted = [image for image in windows_images(builder.build()) if image not in builder.images]
     if wanted:
@@ -135,11 +135,11 @@ def _with_base_images(snapshot: Snapshot, resolve: Any) -> Snapshot:
 
 
 def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:
-    from kubectl_win.doctor.read.live import collect
+    from kubectl_win.doctor.read.api import read_cluster
     from kubectl_win.kube import KubeFlags, connect
 
     with connect(options.kube_flags or KubeFlags()) as cluster:
-        collect(cluster, builder, options.scope, options.namespace, options.progress)
+        read_cluster(cluster, builder, options.scope, options.namespace, options.progress)
 
 
 def run_doctor(options: DoctorOptions) -> DoctorReport:

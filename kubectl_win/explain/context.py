@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from dataclasses import dataclass, field
 
 from kubectl_win.explain.rules import Location
 from kubectl_win.explain.target import Target
-from kubectl_win.manifests import Path, iter_containers
-from kubectl_win.record import field, record
+from kubectl_win.manifests.objects import Path, is_host_process, iter_containers
 from kubectl_win.versions import Version
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 MISSING = object()
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Hit:
     """A concrete place a check looks at: its path from the object root and the value found there."""
 
@@ -25,7 +25,7 @@ class Hit:
     value: Any  # MISSING when the path does not exist
 
 
-@record
+@dataclass(slots=True)
 class PodContext:
     spec: dict[str, Any]
     metadata: dict[str, Any]
@@ -33,7 +33,7 @@ class PodContext:
     target: Target
     windows: bool  # treated as a Windows pod (targets Windows, or --assume-windows)
     version: Version
-    _keys: dict[str, frozenset[str]] = field(factory=dict, repr=False, compare=False)
+    _keys: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def may_hold(self, location: Location) -> bool:
         """False when no object of the location's scope has its first key, so every hit of it is MISSING
@@ -86,9 +86,7 @@ class PodContext:
     @property
     def hostprocess(self) -> bool:
         """The pod means to be a HostProcess pod (at pod level or in any container)."""
-        if get(self.spec, ("securityContext", "windowsOptions", "hostProcess")) is True:
-            return True
-        return any(flag for _, _, flag in self.hostprocess_containers())
+        return is_host_process(self.spec)
 
     def hits(self, location: Location, container_lists: tuple[str, ...] | None = None) -> Iterator[Hit]:
         """Every concrete place a location names in this pod spec."""

@@ -10,7 +10,7 @@ from kubectl_win.explain.rules import Rule, checks
 from kubectl_win.explain.target import infer_target
 from kubectl_win.explain.templates import TEMPLATES
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef
-from kubectl_win.manifests import Path, format_path, pod_templates
+from kubectl_win.manifests.objects import Path, format_path, pod_templates
 from kubectl_win.policy import ignores_from_annotations
 from kubectl_win.versions import NEWEST_KNOWN, Version, in_range, max_version
 

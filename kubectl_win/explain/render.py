@@ -11,8 +11,8 @@ from kubectl_win.versions import Version, format_version
 TYPE_CHECKING = False  # typing itself is only for type checkers: importing it costs start-up time
 
 if TYPE_CHECKING:
-    from kubectl_win.explain.fields import FieldMatch
-    from kubectl_win.explain.run import ExplainReport
+    from kubectl_win.explain.field_query import FieldMatch
+    from kubectl_win.explain.service import ExplainReport
 
 
 def render_report(report: ExplainReport, output: str, env: Env, live: bool = False) -> None:
@@ -109,7 +109,7 @@ def _note_no_windows(report: ExplainReport, env: Env) -> None:
 
 
 def render_fields(matches: list[FieldMatch], version: Version, env: Env) -> None:
-    from kubectl_win.explain.fields import status_line
+    from kubectl_win.explain.field_query import status_line
 
     out = env.stdout
     limit = 96
@@ -138,7 +138,7 @@ def render_fields(matches: list[FieldMatch], version: Version, env: Env) -> None
 
 
 def render_rule_list(output: str, version: Version, env: Env) -> None:
-    from kubectl_win.explain.fields import FieldMatch, field_payload
+    from kubectl_win.explain.field_query import FieldMatch, field_payload
     from kubectl_win.explain.rules import all_rules
     from kubectl_win.versions import in_range, parse_version
 

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from functools import cache
 
 from kubectl_win.findings import SEVERITY_RANK
 from kubectl_win.knowledge import load
-from kubectl_win.record import record
 from kubectl_win.versions import parse_version
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -40,13 +40,13 @@ class RuleError(ValueError):
     """The rules file is inconsistent (caught by the test suite, never by users)."""
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Location:
     scope: str
     path: tuple[str, ...]
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Check:
     template: str
     at: tuple[Location, ...]
@@ -57,7 +57,7 @@ class Check:
     container_lists: tuple[str, ...] = ("containers", "initContainers", "ephemeralContainers")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rule:
     id: str
     fields: tuple[str, ...]

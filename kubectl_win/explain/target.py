@@ -6,9 +6,10 @@ tolerations of Windows taints or a RuntimeClass; Windows images and windowsOptio
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from kubectl_win.knowledge import load
-from kubectl_win.manifests import iter_containers
-from kubectl_win.record import record
+from kubectl_win.manifests.objects import iter_containers
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABELS, windows_taint_keys
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -16,7 +17,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Target:
     os: str | None  # "windows", "linux", another explicit spec.os.name value, or None when nothing says
     explicit: bool  # True when spec.os.name says so (the API server then validates for that OS)

@@ -12,7 +12,7 @@ from functools import cache
 
 from kubectl_win.explain.context import MISSING, Hit, PodContext, get
 from kubectl_win.explain.rules import Rule
-from kubectl_win.manifests import Path, format_path, iter_containers
+from kubectl_win.manifests.objects import Path, format_path, iter_containers
 from kubectl_win.versions import format_version, parse_version
 from kubectl_win.wellknown import OS_LABEL
 

@@ -4,8 +4,8 @@ these two calls); elsewhere (musl, Windows, macOS) both are no-ops.
 Each scan parses pages of several MiB in worker threads and frees them all when its report is dropped. glibc
 then (1) raises its mmap threshold to the largest block freed, so later pages come from the heap instead of
 mmap and their freed space stays resident, and (2) keeps freed memory in the arenas of the threads that
-used it. bench/bench_serve.py (5,000 nodes): without these, +12% after 20 scans and +13% after 60, in steps;
-with them, flat (1.03x) and a lower peak.
+used it. bench/bench_serve.py measures resident memory over repeated scans, which without these grows in
+steps.
 """
 
 from __future__ import annotations

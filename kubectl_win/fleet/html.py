@@ -1,16 +1,14 @@
 """A fleet run as one self-contained HTML page (`-o html`, `--report PATH`): a table with one row per cluster
 (Windows nodes, builds, counts by severity, the worst finding), then each cluster's report.
 
-A cluster's report is the single-cluster page's <main> (kubectl_win/doctor/render/html.py), so it looks and
-escapes exactly the same; its element ids and in-page links get a per-cluster prefix (`c3-findings`) so the
-reports do not collide. Every value from a cluster in that HTML is escaped, `"` included, so an `id="` or
-`href="#` in it is always markup, never cluster text. Reports are rendered when their cluster finishes and kept
+A cluster's report is the single-cluster page's sections (kubectl_win/doctor/render/html.py), so it looks and
+escapes exactly the same; the renderer starts its element ids and in-page links with a per-cluster prefix
+(`c3-findings`) so the reports do not collide. Reports are rendered when their cluster finishes and kept
 as text in a spooled temporary file until the table above them can be written.
 """
 
 from __future__ import annotations
 
-import re
 import tempfile
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
@@ -22,7 +20,6 @@ from kubectl_win.output.html import page, plain, text
 if TYPE_CHECKING:
     from kubectl_win.fleet.scan import ClusterScan
 
-_REFERENCES = re.compile(r'\b(id|href|aria-describedby)="(#?)([^"]*)"')
 SEVERITY_COLUMNS = (("errors", "error", "Errors"), ("warnings", "warning", "Warnings"), ("infos", "info", "Info"))
 
 
@@ -32,7 +29,7 @@ def anchor(index: int) -> str:
 
 def cluster_report(scan: ClusterScan, index: int, shell: str) -> str:
     """One cluster's part of the page: its heading, then its report (or why it could not be read)."""
-    from kubectl_win.doctor.render.html import render_html
+    from kubectl_win.doctor.render.html import render_sections
 
     prefix = anchor(index)
     server = f' <span class="sub">{text(scan.server)}</span>' if scan.server else ""
@@ -40,10 +37,7 @@ def cluster_report(scan: ClusterScan, index: int, shell: str) -> str:
     if scan.report is None:
         return (head + f'<section class="block"><p class="unreadable">could not be read: {text(scan.error)}</p>'
                 "</section>\n</section>\n")
-    whole = render_html(scan.report, f"context {scan.context}", shell=shell)
-    main = whole[whole.index("<main>\n") + len("<main>\n"): whole.rindex("</main>")]
-    main = _REFERENCES.sub(lambda m: f'{m.group(1)}="{m.group(2)}{prefix}-{m.group(3)}"', main)
-    return head + main + "</section>\n"
+    return head + render_sections(scan.report, shell, id_prefix=f"{prefix}-") + "</section>\n"
 
 
 def overview(summaries: list[ClusterSummary]) -> str:

@@ -19,8 +19,9 @@ import os
 import time
 from collections.abc import Callable
 
-BUSY = 0.5  # seconds of CPU wanted per second above which the process counts as busy (at 0.75, windows of
-# connection set-up admitted clusters that only added their pages to memory: 1.6x one cluster's RSS on loopback)
+BUSY = 0.5  # seconds of CPU wanted per second above which the process counts as busy (set higher, windows of
+# connection set-up admitted clusters that only added their pages to memory; bench/bench_fleet.py measures the
+# fleet's peak memory against one cluster's)
 WINDOW = 0.25  # seconds between two decisions
 
 

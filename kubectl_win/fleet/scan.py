@@ -8,15 +8,11 @@ Threads, not processes, decided by measurement (bench/bench_fleet.py: 8 clusters
 each its own test API server on loopback, 2 shared cores). Reading a cluster is CPU-bound in Python (turning
 pages into records), so threads share one interpreter lock: the gain over a shell loop is the interpreter
 start and imports paid once instead of per cluster, and the overlap of network waits. Worker processes
-(forkserver or spawn, 2 or 4) were no faster on 2 busy cores and each costs its own interpreter and imports
-(about 50 MiB, 0.7x a whole single run): 4 workers peaked at 354 MiB over the process tree, 2 at 208 MiB, against
-70 MiB for one cluster's run. With threads, 4 clusters in flight on loopback were slower than 1 (lock contention)
-and peaked at 2x one cluster's memory (each holds its read-ahead pages), so the number in flight follows
-pace.py: one more only while the process is waiting rather than busy. Measured (best of 3, five runs): fleet
-0.45x-0.61x the loop's time (0.57x on a quiet machine: a miss; one process reads a cluster as slowly as a fresh
-one does, so the gain is the interpreter start, 0.33 s of a 0.78 s run), peak RSS 1.15x-1.20x one cluster's.
-With 50 ms of latency per page (a remote control plane) the pace reaches 4 clusters at once and the fleet takes
-0.30x the loop's time (memory then 2x, by design: four clusters are being read).
+were no faster on busy cores and each costs its own interpreter and imports. With threads, clusters in flight
+on loopback contend for the lock and each holds its read-ahead pages, so the number in flight follows pace.py:
+one more only while the process is waiting rather than busy. With latency per page (a remote control plane)
+the pace lets several clusters be read at once. bench/bench_fleet.py measures the fleet's time against the
+shell loop's and its peak memory against one cluster's run, with and without latency (`--latency`).
 """
 
 from __future__ import annotations

@@ -10,17 +10,17 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from functools import cache
 
 from kubectl_win.knowledge import load
-from kubectl_win.record import record
 
 RUNS, HYPERV_ONLY, NO_VARIANT, UNKNOWN = "runs", "hyperv-only", "no-variant", "unknown"
 VERDICTS = (RUNS, HYPERV_ONLY, NO_VARIANT, UNKNOWN)
 _VERSION = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:\.(\d+))?$")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Platform:
     """One runnable image of a reference: an index entry, or a single manifest's config."""
 
@@ -42,7 +42,7 @@ class Platform:
         return {"os": self.os, "architecture": self.architecture, "osVersion": self.os_version or None}
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class HostBuild:
     """A Windows node build as the user gave it (`ltsc2022`, `10.0.20348`, `10.0.20348.2700`)."""
 
@@ -57,7 +57,7 @@ class HostBuild:
         return f"{self.major}.{self.minor}.{self.build}" + (f".{self.revision}" if self.revision is not None else "")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Verdict:
     verdict: str
     variant: str | None  # the os.version of the chosen entry (runs), else None

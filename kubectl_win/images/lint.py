@@ -46,7 +46,7 @@ def _path_steps(path: str) -> tuple[str | int, ...]:
 def image_findings(items: Sequence[Any], builds: Sequence[HostBuild], resolve: Any) -> list[Finding]:
     """items: ManifestObjects; resolve: an images.run Resolver."""
     from kubectl_win.doctor.build import SnapshotBuilder
-    from kubectl_win.images.run import windows_workloads
+    from kubectl_win.images.service import windows_workloads
 
     by_ref: dict[tuple[str, str, str], Any] = {}
     builder = SnapshotBuilder()

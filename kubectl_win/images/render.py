@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import IO, Any
 
-from kubectl_win.images.run import ImagesReport, WorkloadReport
+from kubectl_win.images.service import ImagesReport, WorkloadReport
 from kubectl_win.output.table import render_table
 
 

@@ -378,7 +378,7 @@ def _read_before(response: Any, deadline: Deadline, doing: str) -> bytes:
 def _parse(data: bytes) -> Any:
     """Parse a response body with the cyclic GC paused: a page of 500 pods is ~30,000 new
     containers, enough to trigger several collections that would rescan everything the caller
-    already holds (3x the parse time with a big cluster in memory). JSON cannot form cycles."""
+    already holds (a cost that grows with the cluster already in memory). JSON cannot form cycles."""
     if not gc.isenabled():
         return loads(data)
     gc.disable()

@@ -123,7 +123,8 @@ MAX_KUBECONFIG_BYTES = 16 * 1024 * 1024
 def _read_yaml(path: Path) -> dict:
     import yaml
 
-    from kubectl_win.manifests import Problem, TooLarge, decode_text, read_capped, yaml_load
+    from kubectl_win.manifests.inputs import Problem, TooLarge, decode_text, read_capped
+    from kubectl_win.manifests.yamlsafe import yaml_load
 
     try:
         text = decode_text(read_capped(str(path), MAX_KUBECONFIG_BYTES), str(path))
@@ -184,7 +185,7 @@ def _with_token_file_read(entry: dict, kubeconfig: Path) -> dict:
     user = entry.get("user")
     if not isinstance(user, dict) or not isinstance(user.get("tokenFile"), str) or user.get("token"):
         return entry
-    from kubectl_win.manifests import Problem, decode_text
+    from kubectl_win.manifests.inputs import Problem, decode_text
 
     path = Path(user["tokenFile"]).expanduser()
     if not path.is_absolute():

@@ -1,4 +1,5 @@
-"""The one table of resource names: plurals, singulars, kinds and kubectl's short names."""
+"""Resource names for the API: plurals, singulars, kinds and kubectl's short names, from the one table of
+kinds (kubectl_win/kinds.py), and the API paths they make."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from dataclasses import dataclass
 from urllib.parse import quote
 
 from kubectl_win.errors import UsageError
+from kubectl_win.kinds import KINDS
 
 
 def segment(text: str) -> str:
@@ -38,27 +40,8 @@ class ResourceInfo:
         return f"{self.collection_path(namespace)}/{segment(name)}"
 
 
-RESOURCES: tuple[ResourceInfo, ...] = (
-    ResourceInfo("", "v1", "nodes", "Node", False, ("no",)),
-    ResourceInfo("", "v1", "namespaces", "Namespace", False, ("ns",)),
-    ResourceInfo("", "v1", "pods", "Pod", True, ("po",)),
-    ResourceInfo("", "v1", "events", "Event", True, ("ev",)),
-    ResourceInfo("", "v1", "services", "Service", True, ("svc",)),
-    ResourceInfo("", "v1", "endpoints", "Endpoints", True, ("ep",)),
-    ResourceInfo("", "v1", "configmaps", "ConfigMap", True, ("cm",)),
-    ResourceInfo("", "v1", "secrets", "Secret", True),
-    ResourceInfo("", "v1", "serviceaccounts", "ServiceAccount", True, ("sa",)),
-    ResourceInfo("", "v1", "replicationcontrollers", "ReplicationController", True, ("rc",)),
-    ResourceInfo("discovery.k8s.io", "v1", "endpointslices", "EndpointSlice", True, ()),
-    ResourceInfo("apps", "v1", "deployments", "Deployment", True, ("deploy",)),
-    ResourceInfo("apps", "v1", "replicasets", "ReplicaSet", True, ("rs",)),
-    ResourceInfo("apps", "v1", "statefulsets", "StatefulSet", True, ("sts",)),
-    ResourceInfo("apps", "v1", "daemonsets", "DaemonSet", True, ("ds",)),
-    ResourceInfo("batch", "v1", "jobs", "Job", True, ()),
-    ResourceInfo("batch", "v1", "cronjobs", "CronJob", True, ("cj",)),
-    ResourceInfo("node.k8s.io", "v1", "runtimeclasses", "RuntimeClass", False, ("runtimeclass",)),
-    ResourceInfo("windows.k8s.io", "v1", "gmsacredentialspecs", "GMSACredentialSpec", False, ("gmsa",)),
-)
+RESOURCES: tuple[ResourceInfo, ...] = tuple(
+    ResourceInfo(k.group, k.version, k.plural, k.kind, k.namespaced, k.short_names) for k in KINDS if k.read)
 
 
 def _index() -> dict[str, ResourceInfo]:

@@ -102,9 +102,9 @@ def _layout(cells: list[list[str]], separator: str) -> str:
 def _import_tabulate() -> Any:
     """tabulate, imported without the package-metadata lookup its import does for `__version__`.
 
-    That lookup imports importlib.metadata, which pulls in email, zipfile, csv, socket and more:
-    about 20 ms, more than laying out the table, and the budget of `explain -f` (3x `kubectl
-    version --client`) has no room for it. Unless something already imported the real module,
+    That lookup imports importlib.metadata, which pulls in email, zipfile, csv, socket and more: it costs
+    more than laying out the table, and bench/bench_startup.py holds `explain -f` to its budget against
+    `kubectl version --client`. Unless something already imported the real module,
     tabulate sees a stand-in for the duration of its import (its version reads "unknown"), and
     the stand-in is gone before anything else can import importlib.metadata.
     """

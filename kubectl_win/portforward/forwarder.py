@@ -21,14 +21,7 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kubectl_win.errors import ExitStatus, KubectlWinError
-from kubectl_win.kube.resources import segment
-from kubectl_win.portforward import frames, targets
-from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
-from kubectl_win.portforward.mux import STDIN_PREFIX, Channel, ChannelClosed, MuxSession, MuxUnavailable
-from kubectl_win.portforward.ports import PortPair
-from kubectl_win.portforward.probe import RelaySelector, RelayUnavailable
-from kubectl_win.portforward.relays import Relay
-from kubectl_win.portforward.transport import (
+from kubectl_win.kube.exec_stream import (
     CLOSE_SIGNAL,
     STATUS,
     STDERR,
@@ -42,6 +35,14 @@ from kubectl_win.portforward.transport import (
     run_exec,
     target_from_args,
 )
+from kubectl_win.kube.resources import segment
+from kubectl_win.manifests.objects import is_host_process
+from kubectl_win.portforward import frames, targets
+from kubectl_win.portforward.listener import AcceptLoop, Listening, bind_all
+from kubectl_win.portforward.mux import STDIN_PREFIX, Channel, ChannelClosed, MuxSession, MuxUnavailable
+from kubectl_win.portforward.ports import PortPair
+from kubectl_win.portforward.probe import RelaySelector, RelayUnavailable
+from kubectl_win.portforward.relays import Relay
 
 CHUNK = 256 * 1024
 MAX_STDERR = 8 * 1024
@@ -106,7 +107,7 @@ class Forwarder:
         for listener in self.listeners:
             suffix = "/udp" if listener.protocol == "udp" else ""
             self._say(f"Forwarding from {listener}{suffix} -> {self._pod.ports[listener.pair_index][1]}{suffix}")
-        if _is_host_process(self._pod.pod):
+        if is_host_process(self._pod.pod.get("spec") or {}):
             self._warn("this is a HostProcess pod: the relay runs on the node, so "
                        f"{self.options.remote_host} is the node's own address")
         self._accept = AcceptLoop(self.listeners, self._on_connection)
@@ -460,12 +461,6 @@ def _key(pod: targets.ResolvedPod) -> tuple[str, str, str]:
 
 def _pod_gone(exc: ExecRejected) -> bool:
     return exc.code == 404 or (exc.code == 400 and "completed pod" in str(exc))
-
-
-def _is_host_process(pod: dict) -> bool:
-    spec = pod.get("spec") or {}
-    options = ((spec.get("securityContext") or {}).get("windowsOptions") or {})
-    return bool(options.get("hostProcess"))
 
 
 def _shutdown(conn: socket.socket, how: int) -> None:

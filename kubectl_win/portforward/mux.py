@@ -14,9 +14,7 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
-from kubectl_win.portforward import frames
-from kubectl_win.portforward.relays import Relay
-from kubectl_win.portforward.transport import (
+from kubectl_win.kube.exec_stream import (
     STATUS,
     STDERR,
     STDIN,
@@ -27,6 +25,8 @@ from kubectl_win.portforward.transport import (
     ExecStream,
     WebsocketTarget,
 )
+from kubectl_win.portforward import frames
+from kubectl_win.portforward.relays import Relay
 
 WINDOW_BATCH = 128 * 1024  # return credit once this much was written locally (or the queue ran dry)
 MAX_STDERR = 8 * 1024

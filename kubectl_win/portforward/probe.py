@@ -11,8 +11,8 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from kubectl_win.kube.exec_stream import ExecError, ExecRejected, ExecStatus
 from kubectl_win.portforward.relays import Relay, posix, powershell, windows_native
-from kubectl_win.portforward.transport import ExecError, ExecRejected, ExecStatus
 
 # Runs a command in the chosen container: (stdout, stderr, status).
 Runner = Callable[[list[str], bytes | None], tuple[bytes, bytes, ExecStatus]]

@@ -11,9 +11,9 @@ import threading
 import time
 from collections.abc import Callable
 
+from kubectl_win.kube.exec_stream import ExecError
 from kubectl_win.portforward.listener import Listening
 from kubectl_win.portforward.mux import Channel, ChannelClosed
-from kubectl_win.portforward.transport import ExecError
 
 # (listener, deliver-to-peer) -> an open flow; raises with a one-line reason when it cannot.
 OpenFlow = Callable[[Listening, Callable[[bytes], None]], Channel]

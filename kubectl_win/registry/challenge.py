@@ -7,13 +7,12 @@ the token service's address.
 from __future__ import annotations
 
 import re
-
-from kubectl_win.record import record
+from dataclasses import dataclass
 
 _PARAM = re.compile(r'\s*([A-Za-z0-9_-]+)\s*=\s*(?:"((?:[^"\\]|\\.)*)"|([^\s,]*))\s*,?')
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Challenge:
     scheme: str  # "bearer" or "basic"
     realm: str = ""

@@ -16,10 +16,10 @@ import time
 import urllib.parse
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_win.images.compat import Platform
-from kubectl_win.record import field, record
 from kubectl_win.registry import media
 from kubectl_win.registry.challenge import Challenge, parse_challenge
 from kubectl_win.registry.credentials import Credential, CredentialError, CredentialStore
@@ -34,18 +34,18 @@ class Failure(Exception):
     """Why a reference could not be resolved (one line, no secrets)."""
 
 
-@record
+@dataclass(slots=True)
 class RegistryOptions:
     ca_files: tuple[str, ...] = ()
     insecure: tuple[str, ...] = ()  # hosts (host or host:port) spoken to over plain HTTP
-    mirrors: dict[str, tuple[str, ...]] = field(factory=dict)  # registry -> mirror hosts, tried in order
+    mirrors: dict[str, tuple[str, ...]] = field(default_factory=dict)  # registry -> mirror hosts, tried in order
     per_registry: int = 8  # concurrent requests per registry host
     request_timeout: float = 15.0
     budget: float = 60.0  # seconds for the whole run; what is left unresolved after it is unknown
     retries: int = 3  # on 429/503 with Retry-After, and on 5xx
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resolution:
     reference: Reference
     digest: str | None = None

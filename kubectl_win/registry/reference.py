@@ -8,8 +8,7 @@ the API lives at `registry-1.docker.io`. A host is the first component when it h
 from __future__ import annotations
 
 import re
-
-from kubectl_win.record import record
+from dataclasses import dataclass
 
 DOCKER_HUB = "docker.io"
 DOCKER_HUB_API = "registry-1.docker.io"
@@ -24,7 +23,7 @@ class BadReference(ValueError):
     pass
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Reference:
     given: str  # as the user (or the pod spec) wrote it
     registry: str  # docker.io, mcr.microsoft.com, localhost:5000, [::1]:5000

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, TextIO
 from kubectl_win.errors import UsageError
 
 if TYPE_CHECKING:
-    from kubectl_win.images.run import Resolver
+    from kubectl_win.images.service import Resolver
     from kubectl_win.registry.client import RegistryClient, RegistryOptions
     from kubectl_win.registry.credentials import CredentialStore
 
@@ -36,7 +36,7 @@ class Session:
 @contextmanager
 def registry_session(options: RegistryOptions, progress: TextIO | None = None) -> Iterator[Session]:
     """A session for this run; `progress`: where to count images read (a terminal's stderr), or None."""
-    from kubectl_win.images.run import registry_resolver
+    from kubectl_win.images.service import registry_resolver
     from kubectl_win.registry.client import RegistryClient
     from kubectl_win.registry.credentials import CredentialError, CredentialStore
     from kubectl_win.registry.transport import WireError

@@ -16,7 +16,8 @@ from dataclasses import dataclass, field
 from typing import IO, Any
 
 from kubectl_win.errors import InputError
-from kubectl_win.manifests import Problem, iter_sources, pod_templates, read_text
+from kubectl_win.manifests.inputs import Problem, iter_sources, read_text
+from kubectl_win.manifests.objects import pod_templates
 from kubectl_win.policy import ignores_from_annotations
 from kubectl_win.scaffold.placement import Placement
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL, windows_taint_keys
@@ -66,7 +67,7 @@ def patch_text(text: str, source: str, placement: Placement, explicit_taints: bo
     placer = _Placer(placement, explicit_taints, result)
     import yaml
 
-    from kubectl_win.manifests import vet_yaml
+    from kubectl_win.manifests.yamlsafe import vet_yaml
 
     try:
         if source.lower().endswith(".json") or body.lstrip()[:1] == "{":
@@ -105,7 +106,7 @@ def _patch_yaml(text: str, placer: _Placer) -> str | None:
 
 
 def _patch_json(text: str, placer: _Placer) -> str | None:
-    from kubectl_win.manifests import json_loads
+    from kubectl_win.manifests.yamlsafe import json_loads
 
     data = json_loads(text)
     if not placer.patch_any(data):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Any
 
 from kubectl_win.catalog import finding
@@ -18,7 +19,6 @@ from kubectl_win.doctor.records import Snapshot
 from kubectl_win.errors import InputError
 from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.knowledge import load
-from kubectl_win.record import replace
 
 _SANDBOX = re.compile(r'^\s*sandbox_image\s*=\s*"([^"]+)"', re.MULTILINE)
 _RANGE_ROW = re.compile(r"^\s*(\d{1,5})\s+(\d{1,5})\b", re.MULTILINE)

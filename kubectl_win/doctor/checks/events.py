@@ -11,7 +11,7 @@ from kubectl_win.doctor import fixes
 from kubectl_win.doctor.records import EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import structure, symptoms
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
-from kubectl_win.manifests import spec_path_of
+from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 from kubectl_win.wincodes import decode_exit, describe
 

@@ -9,7 +9,7 @@ from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.records import PodRecord, Snapshot
 from kubectl_win.findings import Finding, Fix, ObjectRef
-from kubectl_win.manifests import spec_path_of
+from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 
 
@@ -45,7 +45,7 @@ def _no_variant(snapshot: Snapshot) -> list[Finding]:
     if not snapshot.images:
         return []
     from kubectl_win.images.compat import NO_VARIANT, parse_host_version
-    from kubectl_win.images.run import Resolved, windows_workloads
+    from kubectl_win.images.service import Resolved, windows_workloads
 
     out = []
     present = {n.windows_build for n in snapshot.windows_nodes if n.windows_build}

@@ -7,7 +7,7 @@ from kubectl_win.doctor import fixes
 from kubectl_win.doctor.quantity import format_bytes
 from kubectl_win.doctor.records import Container, Snapshot
 from kubectl_win.findings import Finding, ObjectRef
-from kubectl_win.manifests import spec_path_of
+from kubectl_win.manifests.objects import spec_path_of
 
 DEFAULT_LIMIT = "512Mi"  # a starting point when the container requests nothing; size it to the app
 

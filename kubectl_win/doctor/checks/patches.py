@@ -148,7 +148,7 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
     if not snapshot.images:
         return []
     from kubectl_win.images.compat import parse_host_version
-    from kubectl_win.images.run import Resolved
+    from kubectl_win.images.service import Resolved
 
     cases: dict[tuple[Any, str, str], dict[str, Any]] = {}
     image_problems: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, updates.Problem]] = {}
@@ -244,7 +244,7 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
 
 def _owner_path(owner: Any, pod_path: str) -> str:
     """The container's path in its owner (spec.containers[0] of a Deployment's pod: spec.template.spec...)."""
-    from kubectl_win.manifests import spec_path_of
+    from kubectl_win.manifests.objects import spec_path_of
 
     return spec_path_of(owner.kind) + pod_path[len("spec"):] if pod_path.startswith("spec") else pod_path
 

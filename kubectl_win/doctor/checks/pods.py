@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from kubectl_win.catalog import doctor_checks
 from kubectl_win.doctor.lint import lint_group, version_of
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
-from kubectl_win.record import replace
 from kubectl_win.versions import Version
 
 

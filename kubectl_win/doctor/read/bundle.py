@@ -103,6 +103,6 @@ def _node(bundle: Bundle, name: str, entry: dict[str, Any], builder: SnapshotBui
 
 def _hns_state(bundle: Bundle, member: str) -> HnsState:
     from kubectl_win.hns.model import parse
-    from kubectl_win.hns.run import parse_hns_text
+    from kubectl_win.hns.service import parse_hns_text
 
     return parse(parse_hns_text(bundle.text(member).lstrip("\ufeff"), member))

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
 from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
 from kubectl_win.errors import InputError
 from kubectl_win.findings import SCHEMA_VERSION
-from kubectl_win.manifests import Problem, decode_text, read_input_text, read_stream
+from kubectl_win.manifests.inputs import Problem, decode_text, read_input_text, read_stream
 
 HEADER_KEY = "kubectlWin"
 NOTE_KEY = "kubectlWinNote"  # first in the file: what a shared dump left out (kubectl_win/doctor/read/share.py)
@@ -136,7 +136,7 @@ def _parse_documents(text: str, path: str) -> list[Any]:
 def _read_yaml_documents(text: str, path: str) -> list[Any]:
     import yaml
 
-    from kubectl_win.manifests import NestingError, yaml_load_all
+    from kubectl_win.manifests.yamlsafe import NestingError, yaml_load_all
 
     try:
         docs = [doc for doc in yaml_load_all(text) if doc is not None]

@@ -43,3 +43,8 @@ def as_count(value: Any) -> int | None:
 
 def opt_str(value: Any) -> str | None:
     return None if value is None else str(value)
+
+
+def as_dict(value: Any) -> dict[str, Any]:
+    """A field read as a mapping: a mapping as it is, anything else as an empty one."""
+    return value if isinstance(value, dict) else {}

@@ -6,6 +6,8 @@ in-cluster role (`kubectl win scaffold monitor`) is derived from it.
 
 from __future__ import annotations
 
+from kubectl_win.kinds import PLURAL_OF_KIND
+
 CLUSTER_RESOURCES = ("nodes", "namespaces", "runtimeclasses", "gmsacredentialspecs")
 NAMESPACED_RESOURCES = ("pods", "deployments", "statefulsets", "daemonsets", "jobs", "cronjobs",
                         "replicationcontrollers", "services", "endpointslices", "events")
@@ -13,16 +15,7 @@ NAMESPACED_RESOURCES = ("pods", "deployments", "statefulsets", "daemonsets", "jo
 # The order objects must reach the builder in: nodes first, then what pods are judged against.
 KIND_ORDER = ("Node", "Namespace", "RuntimeClass", "GMSACredentialSpec", "Pod", "Deployment", "StatefulSet",
               "DaemonSet", "Job", "CronJob", "ReplicaSet", "ReplicationController", "Service", "EndpointSlice", "Event")
-WORKLOAD_KINDS = frozenset({"Deployment", "StatefulSet", "DaemonSet", "Job", "CronJob", "ReplicaSet",
-                            "ReplicationController"})
-
-RESOURCE_OF_KIND = {
-    "Node": "nodes", "Namespace": "namespaces", "RuntimeClass": "runtimeclasses",
-    "GMSACredentialSpec": "gmsacredentialspecs", "Pod": "pods", "Deployment": "deployments",
-    "StatefulSet": "statefulsets", "DaemonSet": "daemonsets", "Job": "jobs", "CronJob": "cronjobs",
-    "ReplicaSet": "replicasets", "ReplicationController": "replicationcontrollers", "Service": "services",
-    "EndpointSlice": "endpointslices", "Event": "events",
-}
+RESOURCE_OF_KIND = {kind: PLURAL_OF_KIND[kind] for kind in KIND_ORDER}
 
 
 def plan(scope: str) -> tuple[tuple[str, ...], tuple[str, ...]]:

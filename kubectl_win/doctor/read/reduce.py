@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from kubectl_win.doctor.read.fields import as_dict
+
 _DROP_ANNOTATIONS = ("kubectl.kubernetes.io/last-applied-configuration",)
 
 
 def _metadata(obj: dict[str, Any], *keys: str) -> dict[str, Any]:
-    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    meta = as_dict(obj.get("metadata"))
     out: dict[str, Any] = {}
     for key in ("name", "namespace", *keys):
         value = meta.get(key)
@@ -33,9 +35,9 @@ def _base(obj: dict[str, Any], api_version: str, kind: str, *meta_keys: str) -> 
 
 def node(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "v1", "Node", "labels", "annotations")
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = as_dict(obj.get("spec"))
     out["spec"] = {k: spec[k] for k in ("taints", "unschedulable", "podCIDR", "podCIDRs") if k in spec}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    status = as_dict(obj.get("status"))
     out["status"] = {
         "conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message") if k in c}
                        for c in status.get("conditions") or () if isinstance(c, dict)],
@@ -65,7 +67,7 @@ def gmsa(obj: dict[str, Any]) -> dict[str, Any]:
 
 def service(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "v1", "Service")
-    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    spec = as_dict(obj.get("spec"))
     # hns compares the ports, IPs and traffic policies with a node's HNS load balancers.
     out["spec"] = {"type": spec.get("type"), "clusterIP": spec.get("clusterIP"),
                    "ports": [{k: p[k] for k in ("name", "port", "protocol", "nodePort", "targetPort") if k in p}
@@ -100,8 +102,8 @@ def event(obj: dict[str, Any]) -> dict[str, Any]:
 
 def pod(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "v1", "Pod", "labels", "annotations", "ownerReferences")
-    out["spec"] = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
-    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    out["spec"] = as_dict(obj.get("spec"))
+    status = as_dict(obj.get("status"))
     out["status"] = {k: status[k] for k in ("phase", "podIP", "podIPs", "initContainerStatuses", "containerStatuses")
                      if k in status}
     return out
@@ -110,11 +112,11 @@ def pod(obj: dict[str, Any]) -> dict[str, Any]:
 def pod_template(obj: dict[str, Any]) -> dict[str, Any]:
     """A pod as its template: metadata and spec, no status (what explain's rules read of a group's pod)."""
     out = _base(obj, "v1", "Pod", "labels", "annotations", "ownerReferences")
-    out["spec"] = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    out["spec"] = as_dict(obj.get("spec"))
     return out
 
 
 def workload(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "", "", "labels", "annotations", "ownerReferences")
-    out["spec"] = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    out["spec"] = as_dict(obj.get("spec"))
     return out

@@ -24,7 +24,8 @@ from functools import cache
 from typing import Any
 
 from kubectl_win.addresses import is_ip
-from kubectl_win.manifests import CONTAINER_LISTS, POD_SPEC_PATHS
+from kubectl_win.kinds import POD_SPEC_PATHS
+from kubectl_win.manifests.objects import CONTAINER_LISTS
 from kubectl_win.policy import IGNORE_ANNOTATION
 from kubectl_win.redact import redact
 

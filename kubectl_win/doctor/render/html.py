@@ -50,19 +50,7 @@ AREA_TITLES = {
 
 def render_html(report: DoctorReport, source: str = "", now: datetime | None = None, shell: str = "posix") -> str:
     """The whole page. `source` says where the data came from (a dump's file name, a context)."""
-    anchors = {id(f): f"f-{index}" for index, f in enumerate(report.findings, 1)}
-    for tail in _folded(report.findings):  # links to a folded finding go to its list
-        for f in tail[1:]:
-            anchors[id(f)] = anchors[id(tail[0])]
     generated = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M UTC")
-    sections = [
-        _summary(report),
-        _node_matrix(report, anchors),
-        _move(report, anchors),
-        _hns(report),
-        _findings(report, anchors, shell),
-        _skipped(report),
-    ]
     counts = Counter(f.severity for f in report.findings)
     title = "kubectl-win doctor: " + (_count_words(counts) or "no problems found")
     if report.server_version:
@@ -71,12 +59,30 @@ def render_html(report: DoctorReport, source: str = "", now: datetime | None = N
         '<div class="page">\n'
         + _masthead(report, source, generated, counts)
         + _toc(report)
-        + '<main>\n' + "".join(s for s in sections if s) + "</main>\n"
+        + '<main>\n' + render_sections(report, shell) + "</main>\n"
         + f'<footer>kubectl-win {text(__version__)} · generated {text(generated)} · doctor only reads the '
         "cluster; every fix above is a suggestion to review before you run it.</footer>\n"
         "</div>\n"
     )
     return page(title, body)
+
+
+def render_sections(report: DoctorReport, shell: str = "posix", id_prefix: str = "") -> str:
+    """The report's sections (the page's <main>). Every element id and in-page link starts with `id_prefix`, so
+    several reports can share one page (the fleet page gives each cluster its own)."""
+    anchors = {id(f): f"{id_prefix}f-{index}" for index, f in enumerate(report.findings, 1)}
+    for tail in _folded(report.findings):  # links to a folded finding go to its list
+        for f in tail[1:]:
+            anchors[id(f)] = anchors[id(tail[0])]
+    sections = [
+        _summary(report, id_prefix),
+        _node_matrix(report, anchors, id_prefix),
+        _move(report, anchors, id_prefix),
+        _hns(report, id_prefix),
+        _findings(report, anchors, shell, id_prefix),
+        _skipped(report, id_prefix),
+    ]
+    return "".join(s for s in sections if s)
 
 
 # -- masthead and summary ------------------------------------------------------------------------------
@@ -123,7 +129,7 @@ def _logo() -> str:
 
 def _toc(report: DoctorReport) -> str:
     links = [("summary", "Summary"), ("nodes", "Windows nodes")]
-    if _moves(report):
+    if report.server_moves():
         links.append(("move", "Windows Server move"))
     if _hns_applies(report):
         links.append(("hns", "HNS load balancers"))
@@ -132,7 +138,7 @@ def _toc(report: DoctorReport) -> str:
     return '<nav class="toc">' + "".join(f'<a href="#{a}">{text(t)}</a>' for a, t in links) + "</nav>\n"
 
 
-def _summary(report: DoctorReport) -> str:
+def _summary(report: DoctorReport, id_prefix: str) -> str:
     counts = Counter(f.severity for f in report.findings)
     windows = [n for n in report.nodes if n.windows]
     cards = []
@@ -158,7 +164,7 @@ def _summary(report: DoctorReport) -> str:
     facts.append(("Kubelets", _chips(sorted(kubelets.items(), key=lambda kv: (-kv[1], kv[0])))))
     dl = "".join(f"<dt>{text(k)}</dt><dd>{v}</dd>" for k, v in facts)
     return (
-        '<section class="block" id="summary">\n<h2>Cluster summary</h2>\n'
+        f'<section class="block" id="{id_prefix}summary">\n<h2>Cluster summary</h2>\n'
         f'<div class="cards">{"".join(cards)}</div>\n'
         f'<dl class="facts">{dl}</dl>\n</section>\n'
     )
@@ -187,9 +193,9 @@ def _runtime_text(node: NodeRecord) -> str:
 
 # -- node matrix ---------------------------------------------------------------------------------------
 
-def _node_matrix(report: DoctorReport, anchors: dict[int, str]) -> str:
+def _node_matrix(report: DoctorReport, anchors: dict[int, str], id_prefix: str) -> str:
     windows = [n for n in report.nodes if n.windows]
-    head = '<section class="block" id="nodes">\n'
+    head = f'<section class="block" id="{id_prefix}nodes">\n'
     if not windows:
         return head + ("<h2>Windows nodes</h2>\n<p class=\"muted\">The cluster has no Windows nodes "
                        "(no node is labelled kubernetes.io/os=windows).</p>\n" + _other_nodes(report) + "</section>\n")
@@ -333,49 +339,33 @@ def _other_nodes(report: DoctorReport) -> str:
 
 # -- the Windows Server move ---------------------------------------------------------------------------
 
-def _moves(report: DoctorReport) -> list[tuple[str, str, int, str, dict[str, Any], list[NodeRecord]]]:
-    """Pools on a Windows Server their platform retired or retires (knowledge/windows_lifecycle.yaml)."""
-    from kubectl_win import lifecycle
-
-    pools: dict[tuple[str, str, int], list[NodeRecord]] = defaultdict(list)
-    for node in report.nodes:
-        where = lifecycle.platform_of(node.labels) if node.windows else None
-        if where is not None and node.build_number is not None:
-            pools[(*where, node.build_number)].append(node)
-    out = []
-    for (platform, pool, number), nodes in sorted(pools.items()):
-        found = lifecycle.retirement(platform, number)
-        if found is not None:
-            out.append((platform, pool, number, found[0], found[1], sorted(nodes, key=lambda n: n.name)))
-    return out
-
-
-def _move(report: DoctorReport, anchors: dict[int, str]) -> str:
-    moves = _moves(report)
+def _move(report: DoctorReport, anchors: dict[int, str], id_prefix: str) -> str:
+    moves = report.server_moves()
     if not moves:
         return ""
     finding_of = {f.object.name: f for f in report.findings if f.id == "windows-os-retiring"}
     rows = []
-    for platform, pool, number, status, entry, nodes in moves:
+    for move in moves:
+        pool, number, entry, nodes = move.pool, move.build, move.entry, move.nodes
         info = builds.build_of(number)
         target = builds.resolve_build(str(entry["move_to"]))
         finding = finding_of.get(nodes[0].name)
         link = f' <a href="#{anchors[id(finding)]}">finding</a>' if finding is not None else ""
-        when = ("retired " if status == "retired" else "retires ") + str(entry["date"])
+        when = ("retired " if move.status == "retired" else "retires ") + str(entry["date"])
         rows.append(
-            f"<tr><td>{text(platform)}</td><td>{text(pool or '—')}</td>"
+            f"<tr><td>{text(move.platform)}</td><td>{text(pool or '—')}</td>"
             f"<td>{text(', '.join(n.name for n in nodes), 4000)}</td>"
             f"<td>{text(info.display() if info else f'build {number}')}</td>"
             f'<td class="cell-warning">{text(when)}</td>'
             f"<td>{text(target.display())}{link}</td></tr>\n")
     return (
-        '<section class="block" id="move">\n<h2>Windows Server move <span class="sub">pools on a retired or '
-        'retiring Windows Server</span></h2>\n'
+        f'<section class="block" id="{id_prefix}move">\n<h2>Windows Server move <span class="sub">pools on a '
+        'retired or retiring Windows Server</span></h2>\n'
         '<div class="scroll"><table class="matrix">\n<thead><tr><th scope="col">Platform</th><th scope="col">Pool</th>'
         '<th scope="col">Nodes</th><th scope="col">Windows Server</th><th scope="col">Date</th>'
         '<th scope="col">Move to</th></tr></thead>\n<tbody>\n' + "".join(rows) + "</tbody></table></div>\n"
         '<p class="muted">Which images block the move: '
-        f"<code>{text('kubectl win images --target-build ' + str(moves[0][4]['move_to']) + ' -A')}</code>.</p>\n"
+        f"<code>{text('kubectl win images --target-build ' + str(moves[0].entry['move_to']) + ' -A')}</code>.</p>\n"
         "</section>\n"
     )
 
@@ -386,34 +376,13 @@ def _hns_applies(report: DoctorReport) -> bool:
     return report.scope != "nodes" and any(n.windows for n in report.nodes)
 
 
-def _hns_counts(report: DoctorReport) -> dict[str, int] | None:
-    """Load balancers per Windows node as read from the nodes' HNS, when doctor looked inside them.
-
-    Takes the per-node sections of `kubectl win hns` ({"node": ..., "counts": {"loadBalancers": n}}), as a
-    list, under "nodes", or keyed by node name."""
-    data = report.hns
-    if isinstance(data, dict) and isinstance(data.get("nodes"), list):
-        data = data["nodes"]
-    if isinstance(data, list):
-        data = {str(s.get("node")): s for s in data if isinstance(s, dict) and s.get("node")}
-    if not isinstance(data, dict):
-        return None
-    out = {}
-    for node, section in data.items():
-        counts = section.get("counts", section) if isinstance(section, dict) else {}
-        value = counts.get("loadBalancers") if isinstance(counts, dict) else None
-        if isinstance(value, int) and not isinstance(value, bool):
-            out[str(node)] = value
-    return out or None
-
-
-def _hns(report: DoctorReport) -> str:
+def _hns(report: DoctorReport, id_prefix: str) -> str:
     if not _hns_applies(report):
         return ""
     windows = sorted(n.name for n in report.nodes if n.windows)
-    head = ('<section class="block" id="hns">\n<h2>HNS load balancers <span class="sub">every Service becomes a '
-            "load balancer in the Host Networking Service of every Windows node</span></h2>\n")
-    measured = _hns_counts(report)
+    head = (f'<section class="block" id="{id_prefix}hns">\n<h2>HNS load balancers <span class="sub">every Service '
+            "becomes a load balancer in the Host Networking Service of every Windows node</span></h2>\n")
+    measured = report.hns_load_balancers()
     if not report.services_read and measured is None:
         reason = next((s.reason for s in report.skipped if s.resource == "services"), "")
         return head + ('<p class="muted">Services were not read' + (f" ({text(reason)})" if reason else "")
@@ -445,10 +414,10 @@ def _hns(report: DoctorReport) -> str:
         caption = "Estimated from the Services: the same count on every Windows node."
     caption += (f" The dashed line marks {warn_at:,} ports per node, where kube-proxy syncs on Windows become slow "
                 "(network congestion and slow deployments).")
-    return head + equation + _bar_chart(bars, warn_at, caption) + "</section>\n"
+    return head + equation + _bar_chart(bars, warn_at, caption, f"{id_prefix}hns-cap") + "</section>\n"
 
 
-def _bar_chart(bars: list[tuple[str, int]], limit: int, caption: str, max_rows: int = 40) -> str:
+def _bar_chart(bars: list[tuple[str, int]], limit: int, caption: str, caption_id: str, max_rows: int = 40) -> str:
     """Horizontal bars, one row each: the label and value are HTML (readable at any width), the bar and
     the dashed limit line inline SVG stretched to the row."""
     shown = bars[:max_rows]
@@ -470,8 +439,8 @@ def _bar_chart(bars: list[tuple[str, int]], limit: int, caption: str, max_rows: 
             'vector-effect="non-scaling-stroke"/></svg>'
             f'<div class="val">{value:,}</div>')
     more = f" ({len(bars) - max_rows} more nodes not drawn.)" if len(bars) > max_rows else ""
-    return (f'<figure class="chart" aria-describedby="hns-cap"><div class="rows">{"".join(rows)}</div>'
-            f'<figcaption id="hns-cap">{text(caption + more)}</figcaption></figure>\n')
+    return (f'<figure class="chart" aria-describedby="{caption_id}"><div class="rows">{"".join(rows)}</div>'
+            f'<figcaption id="{caption_id}">{text(caption + more)}</figcaption></figure>\n')
 
 
 # -- findings ------------------------------------------------------------------------------------------
@@ -485,8 +454,8 @@ def _area(finding: Finding) -> str:
     return info.area if info else "pods"
 
 
-def _findings(report: DoctorReport, anchors: dict[int, str], shell: str = "posix") -> str:
-    head = '<section class="block" id="findings">\n'
+def _findings(report: DoctorReport, anchors: dict[int, str], shell: str, id_prefix: str) -> str:
+    head = f'<section class="block" id="{id_prefix}findings">\n'
     if not report.findings:
         return head + ('<h2>Findings</h2>\n<div class="clean"><span aria-hidden="true">✔</span> No problems found: '
                        "every check passed.</div>\n</section>\n")
@@ -598,8 +567,8 @@ def decoded_codes(message: str) -> list[tuple[str, str, str]]:
 
 # -- skipped -------------------------------------------------------------------------------------------
 
-def _skipped(report: DoctorReport) -> str:
-    head = '<section class="block" id="skipped">\n<h2>Skipped</h2>\n'
+def _skipped(report: DoctorReport, id_prefix: str) -> str:
+    head = f'<section class="block" id="{id_prefix}skipped">\n<h2>Skipped</h2>\n'
     if not report.skipped:
         return head + '<p class="muted">Nothing was skipped: doctor read everything it looks at.</p>\n</section>\n'
     items = "".join(f'<li><span class="res">{text(s.resource, 200)}</span><span>{text(s.reason)}</span></li>'

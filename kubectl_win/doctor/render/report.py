@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import IO, Any
 
@@ -10,6 +11,18 @@ from kubectl_win.doctor.records import NodeRecord, Skipped, Snapshot
 from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
 from kubectl_win.output.findings_table import render_by_severity
 from kubectl_win.output.table import render_table
+
+
+@dataclass(frozen=True)
+class ServerMove:
+    """Nodes of one pool on a Windows Server build their platform retired or retires."""
+
+    platform: str
+    pool: str
+    build: int
+    status: str  # retired or retiring
+    entry: dict[str, Any]  # the lifecycle entry: its date and the build to move to
+    nodes: tuple[NodeRecord, ...]
 
 
 @dataclass
@@ -37,6 +50,44 @@ class DoctorReport:
                    dict(snapshot.counts), len(snapshot.windows_nodes), snapshot.services, snapshot.service_ports,
                    "services" in snapshot.read and snapshot.namespace is None,
                    patches=dict(patchlevel.of(snapshot)))
+
+    def server_moves(self) -> list[ServerMove]:
+        """Pools on a Windows Server their platform retired or retires (knowledge/windows_lifecycle.yaml), by
+        platform, pool and build."""
+        from kubectl_win import lifecycle
+
+        pools: dict[tuple[str, str, int], list[NodeRecord]] = defaultdict(list)
+        for node in self.nodes:
+            where = lifecycle.platform_of(node.labels) if node.windows else None
+            if where is not None and node.build_number is not None:
+                pools[(*where, node.build_number)].append(node)
+        out = []
+        for (platform, pool, number), nodes in sorted(pools.items()):
+            found = lifecycle.retirement(platform, number)
+            if found is not None:
+                out.append(ServerMove(platform, pool, number, found[0], found[1],
+                                      tuple(sorted(nodes, key=lambda n: n.name))))
+        return out
+
+    def hns_load_balancers(self) -> dict[str, int] | None:
+        """Load balancers per Windows node as read from the nodes' HNS, when doctor looked inside them.
+
+        Takes the per-node sections of `kubectl win hns` ({"node": ..., "counts": {"loadBalancers": n}}), as a
+        list, under "nodes", or keyed by node name."""
+        data: Any = self.hns
+        if isinstance(data, dict) and isinstance(data.get("nodes"), list):
+            data = data["nodes"]
+        if isinstance(data, list):
+            data = {str(s.get("node")): s for s in data if isinstance(s, dict) and s.get("node")}
+        if not isinstance(data, dict):
+            return None
+        out = {}
+        for node, section in data.items():
+            counts = section.get("counts", section) if isinstance(section, dict) else {}
+            value = counts.get("loadBalancers") if isinstance(counts, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                out[str(node)] = value
+        return out or None
 
     def summary(self) -> dict[str, Any]:
         data: dict[str, Any] = summarize(self.findings)

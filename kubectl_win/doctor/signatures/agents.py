@@ -18,7 +18,7 @@ def agent_kinds(*names: str) -> set[str]:
     text = "\n".join(n.lower() for n in names if n)
     found = set()
     # Substring tests, not a regex alternation of the patterns: Python's re tries every alternative at every
-    # position (about 3x slower here), and checks ask this for every pod on a Windows node.
+    # position, and checks ask this for every pod on a Windows node.
     for kind, patterns in _patterns().items():
         for pattern in patterns:
             if pattern in text:

@@ -94,8 +94,8 @@ static void protocol_error(const char *why) {
     ExitProcess(EXIT_PROTOCOL);
 }
 
-/* Stream threads are reused: creating one costs about a millisecond under Wine, as much as the rest
- * of a new stream's set-up, and a stream needs two. A thread whose work ended waits up to
+/* Stream threads are reused: creating one under Wine costs as much as the rest of a new stream's
+ * set-up, and a stream needs two. A thread whose work ended waits up to
  * IDLE_THREAD_MS for the next; only when no thread is idle is a new one created. */
 #define IDLE_THREAD_MS 30000
 typedef struct job {

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 
 from kubectl_win.errors import UsageError
 from kubectl_win.explain.rules import Rule, all_rules
-from kubectl_win.record import record
 from kubectl_win.versions import Version, format_version, in_range, parse_version
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -48,7 +48,7 @@ _KEY = re.compile(r"\[['\"]?([^\]'\"]+)['\"]?\]")
 _WORKLOAD_PREFIXES = ("spec.jobtemplate.spec.template.spec.", "spec.template.spec.", "template.spec.")
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class FieldMatch:
     rule: Rule
     in_effect: bool  # the rule holds at the asked Kubernetes version

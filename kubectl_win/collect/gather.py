@@ -12,17 +12,21 @@ bundle: bundle.json says what went wrong there.
 from __future__ import annotations
 
 import os
+import re
 import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from functools import cache
 from typing import Any
 
+from kubectl_win import redact
 from kubectl_win.collect import bundle as bundles
-from kubectl_win.collect import redact, script
+from kubectl_win.collect import script
 from kubectl_win.errors import KubectlWinError, UsageError
+from kubectl_win.knowledge import load
 
 APP = "kubectl-win-collect"
 GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -120,8 +124,8 @@ def choose_nodes(cluster: Any, options: CollectOptions) -> tuple[list[dict[str, 
 def _save_cluster(cluster: Any, path: str) -> None:
     """What doctor --save-dump writes, read over the connection already open."""
     from kubectl_win.doctor.build import SnapshotBuilder
+    from kubectl_win.doctor.read.api import read_cluster
     from kubectl_win.doctor.read.dump import DumpWriter
-    from kubectl_win.doctor.read.live import collect as read_cluster
 
     writer = DumpWriter(path)
     builder = SnapshotBuilder(sink=writer.write)
@@ -182,7 +186,7 @@ def collect_nodes(cluster: Any, nodes: list[dict[str, Any]], options: CollectOpt
 def collect_node(cluster: Any, node: dict[str, Any], options: CollectOptions, pods: set[tuple[str, str]],
                  state: Callable[[str], None]) -> NodeResult:
     """One node: pod up, script run, archive in memory, pod deleted (always)."""
-    from kubectl_win.hns.live import image_for
+    from kubectl_win.hns.from_node import image_for
     from kubectl_win.kube.hostprocess import PodOptions, running_pod
 
     name = str((node.get("metadata") or {}).get("name"))
@@ -220,15 +224,7 @@ class PodSecurityRejected(KubectlWinError):
 def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
                state: Callable[[str], None]) -> tuple[bytes, str]:
     """Exec the script with its parameters on stdin; (the tar.gz it wrote, its stderr)."""
-    from kubectl_win.portforward.transport import (
-        STDERR,
-        STDOUT,
-        ExecError,
-        ExecStatus,
-        ExecStream,
-        exec_query,
-        target_from_args,
-    )
+    from kubectl_win.kube.exec_stream import ExecError, ExecStream, drain, exec_query, target_from_args
 
     params = script.stdin(script.parameters(options.log_bytes, options.cap_bytes, options.budget))
     path = f"/api/v1/namespaces/{options.namespace}/pods/{pod}/exec"
@@ -248,30 +244,26 @@ def run_script(cluster: Any, options: CollectOptions, pod: str, node: str,
     watchdog.daemon = True
     watchdog.start()
     stdout, stderr = bytearray(), bytearray()
-    status = ExecStatus(success=False, reason="NoStatus", message="the exec ended without a status")
     last = 0
+
+    def on_stdout(payload: bytes | bytearray) -> None:
+        nonlocal last
+        stdout.extend(payload)
+        if len(stdout) > limit:
+            raise CollectError(f"the collection on {node} sent more than its size cap "
+                               f"({options.cap_bytes >> 20} MiB); stopped")
+        if len(stdout) - last >= 1 << 20:
+            last = len(stdout)
+            state(f"received {len(stdout) / (1 << 20):.1f} MiB")
+
+    def on_stderr(payload: bytes | bytearray) -> None:
+        if len(stderr) < 1 << 20:
+            stderr.extend(payload)
+
     try:
         stream.send_stdin(params)
         stream.close_stdin()
-        while True:
-            message = stream.recv_message()
-            if message is None:
-                break
-            channel, payload = message[:1], message[1:]
-            if not channel:
-                continue
-            if channel[0] == STDOUT:
-                stdout += payload
-                if len(stdout) > limit:
-                    raise CollectError(f"the collection on {node} sent more than its size cap "
-                                       f"({options.cap_bytes >> 20} MiB); stopped")
-                if len(stdout) - last >= 1 << 20:
-                    last = len(stdout)
-                    state(f"received {len(stdout) / (1 << 20):.1f} MiB")
-            elif channel[0] == STDERR and len(stderr) < 1 << 20:
-                stderr += payload
-            elif channel[0] == 3:
-                status = ExecStatus.parse(bytes(payload))
+        status = drain(stream, on_stdout, on_stderr)
     except ExecError as exc:
         if timed_out.is_set():
             raise CollectError(f"the collection on {node} did not finish within its time budget "
@@ -319,6 +311,16 @@ def write_bundle(options: CollectOptions, cluster_json: bytes, results: list[Nod
     return CollectResult(options.output, entries, skipped_nodes)
 
 
+@cache
+def _never_content() -> tuple[re.Pattern[str], ...]:
+    return tuple(re.compile(p) for p in load("collect")["never_content"])
+
+
+def _credential_content(text: str) -> bool:
+    """A config file whose content is a credential (a kubeconfig or key under another name): dropped whole."""
+    return any(p.search(text) for p in _never_content())
+
+
 def _add_node(writer: bundles.BundleWriter, result: NodeResult, options: CollectOptions) -> dict[str, Any]:
     folder = bundles.node_dir(result.node)
     entry: dict[str, Any] = {"dir": folder, "collected": [], "errors": list(result.errors), "leftOut": [],
@@ -338,10 +340,11 @@ def _add_node(writer: bundles.BundleWriter, result: NodeResult, options: Collect
         data = node.files[member]
         if member != "manifest.json":
             text = data.decode("utf-8", "replace")
-            if redact.kind_of(member) == "config" and redact.credential(text):
+            kind = redact.kind_of(member)
+            if kind == "config" and _credential_content(text):
                 entry["leftOut"].append({"path": member, "reason": "credential content (dropped here)"})
                 continue
-            text, counts = redact.redact(text, redact.kind_of(member))
+            text, counts = redact.redact_counted(text, kind)
             if counts:
                 redacted[member] = counts
                 data = text.encode("utf-8")

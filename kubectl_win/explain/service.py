@@ -3,18 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from kubectl_win.explain.lint import lint_object_detailed
 from kubectl_win.findings import SCHEMA_VERSION, SEVERITY_RANK, Finding, ObjectRef, summarize
-from kubectl_win.manifests import (
-    POD_SPEC_PATHS,
-    ManifestObject,
-    Problem,
-    malformed_pod_spec,
-    read_objects,
-)
+from kubectl_win.kinds import POD_SPEC_PATHS
+from kubectl_win.manifests.inputs import Problem
+from kubectl_win.manifests.objects import ManifestObject, malformed_pod_spec
+from kubectl_win.manifests.reader import read_objects
 from kubectl_win.policy import Policy
-from kubectl_win.record import field, record
 from kubectl_win.versions import NEWEST_KNOWN, Version
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -22,19 +19,19 @@ if TYPE_CHECKING:
     from typing import IO, Any
 
 
-@record
+@dataclass(slots=True)
 class ExplainOptions:
     k8s_version: Version = NEWEST_KNOWN
     assume_windows: bool = False
-    policy: Policy = field(factory=Policy)
+    policy: Policy = field(default_factory=Policy)
     images: Any = None  # an images.run Resolver: also read the Windows images from registries (--check-images)
     builds: tuple[Any, ...] = ()  # HostBuilds to judge images against (default: the build a workload pins)
 
 
-@record
+@dataclass(slots=True)
 class ExplainReport:
-    findings: list[Finding] = field(factory=list)
-    problems: list[Problem] = field(factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     objects: int = 0  # pod-bearing objects checked
     windows_objects: int = 0  # of which target Windows (or were assumed to)
 

@@ -24,14 +24,14 @@ _TRUNCATED = re.compile(r"^(?:System\.Object\[\]|System\.Collections\.\w+|@\{.*\
 
 def read_hns_dump(path: str) -> dict[str, Any]:
     """The dump a user collected (the README's one-liner) or the in-pod script printed."""
-    from kubectl_win.manifests import read_input_text
+    from kubectl_win.manifests.inputs import read_input_text
 
     text = read_input_text(path, "HNS dump")
     return parse_hns_text(text, path)
 
 
 def parse_hns_text(text: str, origin: str) -> dict[str, Any]:
-    from kubectl_win.manifests import NestingError, json_loads
+    from kubectl_win.manifests.yamlsafe import NestingError, json_loads
 
     try:
         doc = json_loads(text)

@@ -8,10 +8,10 @@ everything after that is a pure function of the resolutions and the snapshot.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 from kubectl_win.images.compat import NO_VARIANT, UNKNOWN, VERDICTS, HostBuild, Platform, Verdict, decide, unknown
-from kubectl_win.record import field, record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from kubectl_win.registry.client import RegistryClient, Resolution
 
 
-@record(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Resolved:
     """What the registry said about one reference as given: platforms, or why it could not say."""
 
@@ -102,7 +102,7 @@ def registry_resolver(client: RegistryClient, progress: Callable[[int, int], Non
 
 # -- images × builds -------------------------------------------------------------------------------------------
 
-@record
+@dataclass(slots=True)
 class ImageRow:
     resolved: Resolved
     verdicts: list[tuple[str, Verdict]]  # (build as given, verdict)
@@ -111,7 +111,7 @@ class ImageRow:
         return {**self.resolved.to_dict(), "verdicts": [v.to_dict(build) for build, v in self.verdicts]}
 
 
-@record
+@dataclass(slots=True)
 class ImagesReport:
     rows: list[ImageRow]
 
@@ -132,14 +132,14 @@ def check_images(images: Sequence[str], builds: Sequence[HostBuild], resolve: Re
 
 # -- workloads against their nodes ----------------------------------------------------------------------------
 
-@record
+@dataclass(slots=True)
 class ImageUse:
     container: str  # the container's name
     path: str  # spec.template.spec.initContainers[0]
     image: str
 
 
-@record
+@dataclass(slots=True)
 class WorkloadImages:
     namespace: str
     kind: str
@@ -148,15 +148,15 @@ class WorkloadImages:
     builds: list[tuple[str, list[str]]]  # node build -> nodes of that build
     architecture: str
     images: list[ImageUse]
-    verdicts: dict[str, list[tuple[str, Verdict]]] = field(factory=dict)  # image -> (build, verdict)
-    image_targets: dict[str, Verdict] = field(factory=dict)
+    verdicts: dict[str, list[tuple[str, Verdict]]] = field(default_factory=dict)  # image -> (build, verdict)
+    image_targets: dict[str, Verdict] = field(default_factory=dict)
     note: str = ""
     host_process: bool = False
     ref: Any = None  # the findings.ObjectRef of the workload (or bare pod)
     spec_path: str = "spec"  # where its pod spec is (for a fix's patch)
     ignores: frozenset[str] = frozenset()
     runtime_class: str | None = None
-    kernels: dict[str, str] = field(factory=dict)  # node -> its kernelVersion (10.0.20348.2700)
+    kernels: dict[str, str] = field(default_factory=dict)  # node -> its kernelVersion (10.0.20348.2700)
 
     @property
     def owner(self) -> str:
@@ -177,12 +177,12 @@ class WorkloadImages:
         return out
 
 
-@record
+@dataclass(slots=True)
 class WorkloadReport:
     workloads: list[WorkloadImages]
     resolved: dict[str, Resolved]
     target: HostBuild | None = None
-    skipped: list[str] = field(factory=list)
+    skipped: list[str] = field(default_factory=list)
 
     def verdicts(self) -> Iterable[Verdict]:
         """What the exit status reads: the verdicts on the target when planning a move, else on the nodes."""

@@ -29,7 +29,7 @@ AHEAD = 2  # pages queued ahead of processing (one more is being fetched): each 
 Progress = Callable[[str, int], None]
 
 
-def collect(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None,  # type: ignore[no-untyped-def]
+def read_cluster(cluster, builder: SnapshotBuilder, scope: str, namespace: str | None,  # type: ignore[no-untyped-def]
             progress: Progress | None = None) -> None:
     from kubectl_win.kube import ApiError, Forbidden, NotFound
 

@@ -16,7 +16,7 @@ is left here is the threading and the plumbing around them:
   the writer already sending.
 - Incoming frames are parsed from our own read buffer, and a large payload is read from TLS
   straight into its own buffer: one copy per byte, where feeding the protocol object costs two
-  more (measured 20-30% more CPU per GB downloaded).
+  more (bench/bench_portforward.py measures download throughput).
 
 Bytes travel over wire.py (TCP, proxies, TLS).
 """
@@ -30,11 +30,11 @@ import socket
 import ssl
 import threading
 import time
-from collections.abc import Generator
+from collections.abc import Callable, Generator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from kubectl_win.portforward.wire import ByteChannel, WireError, format_address, open_channel, os_reason
+from kubectl_win.kube.wire import ByteChannel, WireError, format_address, open_channel, os_reason
 
 if TYPE_CHECKING:
     from kubectl_win.kube.client import WebsocketArgs
@@ -52,7 +52,8 @@ CLOSE_SIGNAL = 255
 MAX_MESSAGE_BYTES = 16 << 20
 RECV_BYTES = 256 * 1024
 # stdin goes out in messages of at most this much: websockets builds each frame in fresh buffers,
-# and past 128 KiB every one of those is new memory from the OS (measured 4x slower per byte).
+# and past 128 KiB every one of those is new memory from the OS (bench/bench_portforward.py measures
+# upload throughput).
 SEND_MESSAGE_BYTES = 64 * 1024
 MAX_ERROR_BODY = 64 * 1024
 
@@ -516,29 +517,42 @@ def run_exec(target: WebsocketTarget, stdin_data: bytes | None = None, timeout: 
     """Run a short command to completion (probes, uploads, clean-up): (stdout, stderr, status)."""
     stream = ExecStream.open(target, connect_timeout=timeout, read_timeout=timeout)
     stdout, stderr = bytearray(), bytearray()
-    status = ExecStatus(success=False, reason="NoStatus", message="the exec ended without a status")
     writer = None
     if stdin_data is not None:
         # Send from a thread so a command that answers while reading (cat, tar -v) cannot deadlock us.
         writer = threading.Thread(target=_send_all_stdin, args=(stream, stdin_data), daemon=True)
         writer.start()
     try:
-        while True:
-            message = stream.recv_message()
-            if message is None:
-                break
-            channel, payload = message[:1], message[1:]
-            if not channel:
-                continue
-            if channel[0] == STDOUT and len(stdout) < max_output:
-                stdout += payload
-            elif channel[0] == STDERR and len(stderr) < max_output:
-                stderr += payload
-            elif channel[0] == STATUS:
-                status = ExecStatus.parse(payload)
+        status = drain(stream, lambda data: _append(stdout, data, max_output),
+                       lambda data: _append(stderr, data, max_output))
     finally:
         stream.abort()
     return bytes(stdout), bytes(stderr), status
+
+
+def drain(stream: ExecStream, on_stdout: Callable[[bytes | bytearray], None],
+          on_stderr: Callable[[bytes | bytearray], None]) -> ExecStatus:
+    """Read the stream to its end, handing each stdout and stderr payload to its sink: the command's status
+    (NoStatus when the exec ended without one). A sink may raise to stop reading."""
+    status = ExecStatus(success=False, reason="NoStatus", message="the exec ended without a status")
+    while True:
+        message = stream.recv_message()
+        if message is None:
+            return status
+        channel, payload = message[:1], message[1:]
+        if not channel:
+            continue
+        if channel[0] == STDOUT:
+            on_stdout(payload)
+        elif channel[0] == STDERR:
+            on_stderr(payload)
+        elif channel[0] == STATUS:
+            status = ExecStatus.parse(bytes(payload))
+
+
+def _append(buffer: bytearray, data: bytes | bytearray, limit: int) -> None:
+    if len(buffer) < limit:
+        buffer += data
 
 
 def _send_all_stdin(stream: ExecStream, data: bytes) -> None:

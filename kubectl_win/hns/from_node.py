@@ -23,7 +23,7 @@ DEFAULT_IMAGE = "mcr.microsoft.com/windows/servercore"
 def image_for(node: dict[str, Any]) -> str:
     """Windows Server Core with the tag of the node's build (from knowledge/windows_builds.yaml)."""
     from kubectl_win.builds import build_of
-    from kubectl_win.doctor.build import node_record
+    from kubectl_win.doctor.constructors import node_record
 
     record = node_record(node)
     build = build_of(record.build_number)
@@ -37,7 +37,7 @@ def inspect_node(flags: Any, options: PodOptions, config: str | None = None,
                  progress: IO[str] | None = None):  # type: ignore[no-untyped-def]
     """Dump HNS on options.node through a HostProcess pod and compare it with the live cluster."""
     from kubectl_win.hns.cluster import build_view
-    from kubectl_win.hns.run import analyze_objects
+    from kubectl_win.hns.service import analyze_objects
     from kubectl_win.kube import connect
 
     with connect(flags) as cluster:
@@ -76,7 +76,7 @@ def dump_node(cluster: Any, options: PodOptions, image: str, say: Callable[[str]
     """Run the script in a HostProcess pod on the node (deleted however this ends); the parsed dump.
 
     `registry`: see kube.hostprocess.running_pod (doctor --deep runs this in worker threads)."""
-    from kubectl_win.hns.run import parse_hns_text
+    from kubectl_win.hns.service import parse_hns_text
     from kubectl_win.kube.hostprocess import running_pod
 
     try:
@@ -90,8 +90,8 @@ def dump_node(cluster: Any, options: PodOptions, image: str, say: Callable[[str]
 
 
 def _exec(cluster: Any, options: PodOptions, name: str) -> str:
+    from kubectl_win.kube.exec_stream import ExecError, exec_query, run_exec, target_from_args
     from kubectl_win.kube.hostprocess import HostProcessPodError
-    from kubectl_win.portforward.transport import ExecError, exec_query, run_exec, target_from_args
 
     path = f"/api/v1/namespaces/{options.namespace}/pods/{name}/exec"
     target = target_from_args(cluster.websocket_args(path, exec_query(script.command(), "hns", stdin=False)))

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from kubectl_win.errors import UsageError
-from kubectl_win.manifests import POD_SPEC_PATHS
+from kubectl_win.kinds import POD_SPEC_PATHS
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
 if TYPE_CHECKING:
