@@ -198,3 +198,18 @@ def test_a_token_file_briefly_missing_or_empty_keeps_the_last_token_for_the_next
     assert again.server_version()["major"] == "1"
     assert again.config.authorization() == first.config.authorization()
     assert any("the last good token is kept" in r.getMessage() for r in caplog.records), caplog.records
+
+
+def test_metrics_read_in_cluster_leave_the_cluster_label_to_prometheus(apiserver, pod) -> None:
+    """In a pod the scraping Prometheus names the cluster (a `cluster` external or target label); ours would
+    clash with it, so it is left out unless --cluster-label asks for one."""
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    def labels(*argv: str) -> set[tuple[str, ...]]:
+        result = run_cli("doctor", "-o", "openmetrics", *argv)
+        assert result.exit_code in (0, 1), result.stderr
+        return {tuple(sorted(s.labels.items())) for f in text_string_to_metric_families(result.stdout)
+                for s in f.samples if s.name == "kubectl_win_scan_success"}
+
+    assert labels() == {()}
+    assert labels("--cluster-label", "k8s_cluster") == {(("k8s_cluster", "in-cluster"),)}

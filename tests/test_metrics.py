@@ -22,7 +22,7 @@ from tests.clirun import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = "kubectl_win/examples/cluster-dump.json"
-FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_days",
+FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_timestamp_seconds",
             "kubectl_win_scan_success", "kubectl_win_scan_duration_seconds",
             "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans",
             "kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind"}
@@ -109,7 +109,11 @@ def test_no_label_carries_a_message_or_an_object_name() -> None:
                 assert not any(f'"{name}"' in str(sample.labels) for name in windows), sample
 
 
-def test_support_end_days_count_to_microsofts_date_or_an_earlier_platform_retirement(tmp_path: Path) -> None:
+def midnight(day: dt.date) -> float:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()
+
+
+def test_support_end_is_microsofts_date_or_an_earlier_platform_retirement(tmp_path: Path) -> None:
     def on_aks(data: dict) -> None:  # win19-0 becomes an AKS node: AKS retired Windows Server 2019 on 2026-03-01
         for item in data["items"]:
             if item["kind"] == "Node" and item["metadata"]["name"] == "win19-0":
@@ -119,10 +123,10 @@ def test_support_end_days_count_to_microsofts_date_or_an_earlier_platform_retire
     out = io.StringIO()
     render_openmetrics([ClusterScan("plain", None, sample_report(), seconds=1),
                         ClusterScan("aks", None, sample_report(tmp_path, on_aks), seconds=1)], out, now=now)
-    days = by_labels(samples(out.getvalue())["kubectl_win_os_support_end_days"], "cluster", "build")
-    assert days[("plain", "10.0.17763")] == -10  # Microsoft's end of extended support: 2029-01-09
-    assert days[("plain", "10.0.20348")] == (dt.date(2031, 10, 14) - now.date()).days
-    assert days[("aks", "10.0.17763")] == (dt.date(2026, 3, 1) - now.date()).days
+    ends = by_labels(samples(out.getvalue())["kubectl_win_os_support_end_timestamp_seconds"], "cluster", "build")
+    assert ends[("plain", "10.0.17763")] == midnight(dt.date(2029, 1, 9))  # Microsoft's end of extended support
+    assert ends[("plain", "10.0.20348")] == midnight(dt.date(2031, 10, 14))
+    assert ends[("aks", "10.0.17763")] == midnight(dt.date(2026, 3, 1))
 
 
 def test_a_cluster_that_could_not_be_read_has_only_its_outcome() -> None:
@@ -152,8 +156,8 @@ def test_context_names_are_escaped_and_read_back_exactly_in_both_formats(name: s
         [finding] = families["kubectl_win_findings"]
         assert finding.labels == {"cluster": name, "check": "windows-node-untainted", "severity": "warning"}
         assert finding.value == 2
-        [days] = families["kubectl_win_os_support_end_days"]
-        assert (days.labels["cluster"], days.value) == (name, 10)
+        [end] = families["kubectl_win_os_support_end_timestamp_seconds"]
+        assert (end.labels["cluster"], end.value) == (name, midnight(dt.date(2031, 10, 14)))
 
 
 def test_gzip_is_sent_only_when_accepted() -> None:
@@ -197,3 +201,39 @@ def test_the_docs_show_what_doctor_o_openmetrics_prints() -> None:
     assert checked
     for example in checked:
         assert differences(example.output, real_output(example.command)) == [], example.command
+
+
+def _figures(name: str) -> ClusterFigures:
+    return ClusterFigures(name, True, 1.0, 1.0, (("windows-node-untainted", "warning", 2),), (), ())
+
+
+def test_the_cluster_label_is_left_out_in_cluster_and_named_as_asked() -> None:
+    """In a pod reading its own cluster, Prometheus's target or external labels name the cluster: a `cluster`
+    label of ours would clash with them. Elsewhere `cluster`, or the name --cluster-label gives."""
+    def labels(figures: dict, asked: str | None = None) -> set[tuple[str, ...]]:
+        body, _ = exposition(figures, "", today=dt.date(2030, 1, 1), cluster_label=asked)
+        return {tuple(sorted(s.labels)) for f in parse_text(body.decode()) for s in f.samples
+                if s.name == "kubectl_win_findings"}
+
+    assert labels({"in-cluster": _figures("in-cluster")}) == {("check", "severity")}
+    assert labels({"in-cluster": _figures("in-cluster")}, "k8s_cluster") == {("check", "k8s_cluster", "severity")}
+    assert labels({"prod": _figures("prod")}) == {("check", "cluster", "severity")}
+    assert labels({"prod": _figures("prod")}, "") == {("check", "severity")}
+    assert labels({"a": _figures("a"), "in-cluster": _figures("in-cluster")}) == {("check", "cluster", "severity")}
+
+
+@pytest.mark.parametrize("argv,message", [
+    (["--cluster-label", "__name"], "invalid --cluster-label '__name'"),
+    (["--cluster-label", "k8s-cluster"], "invalid --cluster-label 'k8s-cluster'"),
+])
+def test_a_bad_cluster_label_is_a_usage_error(argv: list[str], message: str) -> None:
+    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics", *argv)
+    assert result.exit_code == 2 and message in result.stderr
+
+
+def test_doctor_openmetrics_names_the_cluster_label_asked_for() -> None:
+    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics", "--cluster-label",
+                     "k8s_cluster")
+    found = samples(result.stdout)
+    assert by_labels(found["kubectl_win_scan_success"], "k8s_cluster") == {("cluster-dump.json",): 1}
+    assert all("cluster" not in s.labels for s in found["kubectl_win_findings"])

@@ -17,7 +17,8 @@ from kubectl_win import __version__
 from tests.tools import require_kubectl
 
 ROOT = Path(__file__).resolve().parent.parent
-HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3", "prometheus_client")
+HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3", "prometheus_client",
+         "grafana_foundation_sdk")
 
 
 @pytest.fixture(scope="module")
@@ -98,6 +99,7 @@ def test_version_flag_and_command_agree():
     (["explain", "--help"], HEAVY + ("tabulate",)),
     (["port-forward", "--help"], HEAVY + ("tabulate",)),
     (["serve", "--help"], HEAVY + ("tabulate",)),
+    (["scaffold", "monitor", "--help"], HEAVY + ("tabulate",)),
     (["images", "--help"], HEAVY + ("tabulate", "ssl")),
     (["completion", "__complete", "images", "--build", ""], HEAVY + ("tabulate", "typer", "click", "ssl")),
 ])

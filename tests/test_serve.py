@@ -256,3 +256,20 @@ def test_the_docs_show_what_serve_answers(apiserver, tmp_path):
             assert differences(shown, body.rstrip("\n").splitlines()) == [], command
     finally:
         assert serve.stop() == 0
+
+
+def test_serve_names_the_cluster_label_asked_for(apiserver) -> None:
+    apiserver.seed(SAMPLE)
+    serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--cluster-label", "k8s_cluster", "--interval", "5m")
+    try:
+        wait_until(lambda: serve.get("/readyz")[0] == 200, "the first scan")
+        [labels] = serve.figures("kubectl_win_scan_success")
+        assert dict(labels).keys() == {"k8s_cluster"}
+    finally:
+        assert serve.stop() == 0
+
+
+def test_serve_refuses_no_cluster_label_for_several_clusters(apiserver) -> None:
+    result = run_cli("serve", "--kubeconfig", str(apiserver.kubeconfig), "--context", "a", "--context", "b",
+                     "--cluster-label", "")
+    assert result.exit_code == 2 and "several clusters need a label that names each" in result.stderr

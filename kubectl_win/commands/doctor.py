@@ -79,6 +79,7 @@ class DoctorFlags(Connection, Policy, Registries):
     parallel: int = 4
     scan_timeout: float | None = None
     output: str = "table"
+    cluster_label: str | None = None
 
     def reads_files(self) -> bool:
         return bool(self.from_dump or self.from_bundle)
@@ -154,6 +155,10 @@ def doctor(
         help="with several contexts, give up on a cluster whose whole read (credential plugin included) takes "
              "longer; the others go on (default 4x --request-timeout)",
         rich_help_panel="Cluster connection")] = None,
+    cluster_label: Annotated[str | None, typer.Option(
+        "--cluster-label", metavar="NAME",
+        help="-o openmetrics: the label that names each cluster (default cluster; left out for the in-cluster "
+             "config; '' for none)")] = None,
     **shared: Any,
 ) -> int:
     return invoke(COMMAND, locals())
@@ -195,6 +200,9 @@ CLASHES: tuple[tuple[str, Callable[[DoctorFlags], bool], str], ...] = (
     (ONE, lambda f: f.force and not (f.report or f.save_dump),
      "--force only applies to --report PATH and --save-dump PATH"),
     (SEVERAL, lambda f: f.force and not f.report, "--force only applies to --report PATH"),
+    (BOTH, lambda f: f.cluster_label is not None and f.output != "openmetrics",
+     "--cluster-label only applies to -o openmetrics"),
+    (SEVERAL, lambda f: f.cluster_label == "", "--cluster-label '': several clusters need a label that names each"),
 )
 
 
@@ -209,7 +217,10 @@ def check_clashes(flags: DoctorFlags, several: bool | None) -> None:
 def validate(flags: DoctorFlags) -> None:
     """What the flags alone decide: --parallel and the clashes (with --all-contexts, the clashes of one or of several
     clusters wait for complete, which counts the kubeconfig's contexts)."""
+    from kubectl_win.fleet.metrics import cluster_label_option
+
     at_least_one(("--parallel", flags.parallel))
+    cluster_label_option(flags.cluster_label)
     check_clashes(flags, None if flags.all_contexts else len(set(flags.context or ())) > 1)
 
 
@@ -267,7 +278,7 @@ def run(plan: DoctorRun, env: Env) -> int:
             report=flags.report, force=flags.force, fail_on=flags.fail_on, config=flags.config,
             parallel=flags.parallel, progress=flags.progress,
             scan_timeout=flags.scan_timeout or 4 * flags.request_timeout,
-            max_updates_behind=flags.max_updates_behind), env)
+            cluster_label=flags.cluster_label, max_updates_behind=flags.max_updates_behind), env)
     seconds = 0.0
     scope = flags.scope or "cluster"
     with ExitStack() as stack:
@@ -307,7 +318,8 @@ def _render(report: DoctorReport, flags: DoctorFlags, env: Env, seconds: float) 
 
         width = terminal_width()
     label = _label(flags) if flags.output == "openmetrics" else ""
-    RENDERERS[flags.output](report, Page(env.stdout, env.shell, env.color, width, _source(flags), label, seconds))
+    RENDERERS[flags.output](report, Page(env.stdout, env.shell, env.color, width, _source(flags), label, seconds,
+                                         flags.cluster_label))
 
 
 def _label(flags: DoctorFlags) -> str:

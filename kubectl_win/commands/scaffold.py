@@ -38,6 +38,7 @@ from kubectl_win.scaffold.options import (
 )
 
 if TYPE_CHECKING:
+    from kubectl_win.scaffold.admission import PolicyOptions
     from kubectl_win.scaffold.monitor import MonitorOptions
 
 DESCRIPTION = """\
@@ -47,7 +48,8 @@ Write Windows workloads that land on the right nodes and pass API validation.
   kubectl win scaffold runtimeclass --windows-build BUILD [--handler H]
   kubectl win scaffold node-taint [--from-cluster]
   kubectl win scaffold patch -f PATH [--in-place | --dry-run]
-  kubectl win scaffold monitor --image IMAGE [--service-monitor]
+  kubectl win scaffold monitor --image IMAGE [--service-monitor] [--prometheus-rule] [--grafana-dashboard]
+  kubectl win scaffold policy [--action Warn|Audit|Deny] [--windows-taint T] [--hostprocess-namespace NS]
 
 Workloads carry nodeSelector kubernetes.io/os=windows (and node.kubernetes.io/windows-build for
 --windows-build), a toleration per Windows taint, spec.os.name=windows, CPU and memory requests and
@@ -62,7 +64,8 @@ examples:
   kubectl win scaffold runtimeclass --windows-build ltsc2022
   kubectl win scaffold node-taint --from-cluster
   kubectl win scaffold patch -f charts/rendered/ --dry-run
-  kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor"""
+  kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor
+  kubectl win scaffold policy --action Warn --from-cluster --out policy/"""
 
 _KIND_HELP = {
     "deployment": "a Windows Deployment",
@@ -159,10 +162,39 @@ class MonitorFlags(WriteFlags):
     interval: str = "5m"
     service_monitor: bool = False
     allow_from_namespace: list[str] | None = None
+    prometheus_rule: bool = False
+    grafana_dashboard: bool = False
+    cluster_label: str | None = None
 
     @cached_property
     def monitor(self) -> MonitorOptions:
         return monitor_options(self)
+
+
+@dataclass(kw_only=True)
+class PolicyFlags(Connection, WriteFlags):
+    action: str = "Warn"
+    namespace_selector: str | None = None
+    windows_taint: list[str] | None = None
+    hostprocess_namespace: list[str] | None = None
+    k8s_version: str | None = None
+    min_severity: str = "warning"
+    from_cluster: bool = False
+
+    @cached_property
+    def policy(self) -> PolicyOptions:
+        """The options the flags alone give (--from-cluster adds the cluster's taints and version in complete)."""
+        return self.policy_with()
+
+    def policy_with(self, nodes: list[dict[str, Any]] | None = None,
+                    server_version: dict[str, Any] | None = None) -> PolicyOptions:
+        from kubectl_win.scaffold.admission import policy_options
+
+        self.check_write()
+        return policy_options(action=self.action, k8s_version=self.k8s_version, min_severity=self.min_severity,
+                              namespace_selector=self.namespace_selector, windows_taint=self.windows_taint,
+                              hostprocess_namespace=self.hostprocess_namespace, nodes=nodes,
+                              server_version=server_version)
 
 
 def _workload_options(kind: str) -> list[inspect.Parameter]:
@@ -285,9 +317,45 @@ def monitor(
         "--allow-from-namespace", metavar="NS",
         help="a namespace whose pods may scrape the metrics (repeatable; default monitoring): the "
              "NetworkPolicy admits no one else")] = None,
+    prometheus_rule: Annotated[bool, typer.Option(
+        "--prometheus-rule", help="also write a prometheus-operator PrometheusRule with the alerts")] = False,
+    grafana_dashboard: Annotated[bool, typer.Option(
+        "--grafana-dashboard", help="also write a ConfigMap with a Grafana dashboard (for Grafana's sidecar)")] = False,
+    cluster_label: Annotated[str | None, typer.Option(
+        "--cluster-label", metavar="NAME",
+        help="serve labels its metrics with NAME, and the alerts and dashboard group by it (default: serve "
+             "adds no cluster label; they group by the `cluster` label your Prometheus adds)")] = None,
     **shared: Any,
 ) -> int:
     return invoke(MONITOR, locals())
+
+
+@shared(kube_options(selector=False, all_namespaces=False), _write_options())
+def policy(
+    action: Annotated[str, typer.Option(
+        "--action", metavar="ACTION", click_type=Choice(("Warn", "Audit", "Deny")),
+        help="what the bindings do with a finding: Warn (default), Audit or Deny")] = "Warn",
+    namespace_selector: Annotated[str | None, typer.Option(
+        "--namespace-selector", metavar="SELECTOR",
+        help="only namespaces whose labels match, e.g. team=web,env!=dev (default: every namespace)")] = None,
+    windows_taint: Annotated[list[str] | None, typer.Option(
+        "--windows-taint", metavar="KEY=VALUE:EFFECT",
+        help="also require a toleration for this taint of the Windows nodes (repeatable)")] = None,
+    hostprocess_namespace: Annotated[list[str] | None, typer.Option(
+        "--hostprocess-namespace", metavar="NS",
+        help="also refuse HostProcess pods outside these namespaces (repeatable)")] = None,
+    k8s_version: Annotated[str | None, typer.Option(
+        "--k8s-version", metavar="1.N",
+        help="the cluster's Kubernetes minor: fields newer than it are left out (default 1.30, or the "
+             "cluster's with --from-cluster)")] = None,
+    min_severity: Annotated[str, typer.Option(
+        "--min-severity", metavar="LEVEL", click_type=Choice(("info", "warning", "error")),
+        help="leave out rules whose findings are less severe (default warning)")] = "warning",
+    from_cluster: Annotated[bool, typer.Option(
+        "--from-cluster", help="read the Windows nodes' taints and the Kubernetes version from the cluster")] = False,
+    **shared: Any,
+) -> int:
+    return invoke(POLICY, locals())
 
 
 _KIND_EXAMPLES = {
@@ -306,6 +374,8 @@ _KIND_EXAMPLES = {
              "  kubectl win scaffold patch -f manifests/ --dry-run",
     "monitor": "kubectl win scaffold monitor --image registry.example.com/kubectl-win:0.1.0 --service-monitor "
                "--out monitor/",
+    "policy": "kubectl win scaffold policy --action Warn --windows-taint os=windows:NoSchedule "
+              "--hostprocess-namespace kube-system --out policy/",
 }
 
 
@@ -318,6 +388,7 @@ def register(app: KubectlWinTyper, summary: str) -> None:
         ("node-taint", "kubectl taint commands for Windows nodes without a taint", node_taint),
         ("patch", "add OS placement to existing manifests", patch),
         ("monitor", "run kubectl win serve in the cluster, for Prometheus", monitor),
+        ("policy", "explain's rules as a ValidatingAdmissionPolicy", policy),
     ]
     for name, help_text, function in commands:
         scaffold.command(name, help=help_text[0].upper() + help_text[1:] + ".", short_help=help_text,
@@ -328,7 +399,7 @@ def register(app: KubectlWinTyper, summary: str) -> None:
 def _require_kind(ctx: typer.Context) -> None:
     if ctx.invoked_subcommand is None:
         raise UsageError("missing KIND: deployment, statefulset, daemonset, job, cronjob, runtimeclass, "
-                         "node-taint, patch or monitor (see 'kubectl win scaffold --help')")
+                         "node-taint, patch, monitor or policy (see 'kubectl win scaffold --help')")
 
 
 def workload_options(flags: WorkloadFlags) -> WorkloadOptions:
@@ -380,7 +451,18 @@ def monitor_options(flags: MonitorFlags) -> MonitorOptions:
                           namespace=valid.dns1123_label(flags.namespace, "namespace"),
                           interval=interval(flags.interval, "--interval"), service_monitor=flags.service_monitor,
                           allow_from=tuple(valid.dns1123_label(ns, "--allow-from-namespace")
-                                           for ns in dict.fromkeys(flags.allow_from_namespace or DEFAULT_SCRAPERS)))
+                                           for ns in dict.fromkeys(flags.allow_from_namespace or DEFAULT_SCRAPERS)),
+                          prometheus_rule=flags.prometheus_rule, grafana_dashboard=flags.grafana_dashboard,
+                          serve_cluster_label=_monitor_cluster_label(flags.cluster_label))
+
+
+def _monitor_cluster_label(value: str | None) -> str | None:
+    from kubectl_win.fleet.metrics import cluster_label_option
+
+    label = cluster_label_option(value)
+    if label == "":
+        raise UsageError("--cluster-label needs a name (in the cluster, serve adds no cluster label by default)")
+    return label
 
 
 Flags = TypeVar("Flags", bound=PlacementFlags)
@@ -463,6 +545,33 @@ def _run_monitor(flags: MonitorFlags, env: Env) -> int:
 
     # Numbered files: `kubectl apply -f DIR` reads them in name order, so the Namespace comes first.
     return _emit(monitor_objects(flags.monitor), flags, env, numbered=True)
+
+
+def _validate_policy(flags: PolicyFlags) -> None:
+    flags.policy  # noqa: B018 - building it checks every value
+
+
+@dataclass(frozen=True)
+class PolicyRun:
+    flags: PolicyFlags
+    options: PolicyOptions
+
+
+def _complete_policy(flags: PolicyFlags, env: Env) -> PolicyRun:
+    """With --from-cluster, the Windows nodes' taints and the server's version, through kubectl_win/kube."""
+    if not flags.from_cluster:
+        return PolicyRun(flags, flags.policy)
+    from kubectl_win.kube import connect
+
+    client = connect(flags.kube_flags())
+    return PolicyRun(flags, flags.policy_with(list(client.list("nodes")), client.server_version()))
+
+
+def _run_policy(run: PolicyRun, env: Env) -> int:
+    from kubectl_win.scaffold.admission import policy_objects
+
+    # Numbered files: each policy before its binding, as `kubectl apply -f DIR` reads them.
+    return _emit(policy_objects(run.options), run.flags, env, numbered=True)
 
 
 def _validate_placement(flags: PlacementFlags) -> None:
@@ -563,3 +672,4 @@ RUNTIME_CLASS = Command(RuntimeClassFlags, _run_runtime_class, _validate_runtime
 NODE_TAINT = Command(NodeTaintFlags, _run_node_taint, _validate_placement, _with_nodes)
 PATCH = Command(PatchFlags, _run_patch, _validate_patch, _with_nodes)
 MONITOR = Command(MonitorFlags, _run_monitor, _validate_monitor)
+POLICY = Command(PolicyFlags, _run_policy, _validate_policy, _complete_policy)

@@ -69,6 +69,7 @@ class ServeFlags:
     parallel: int = 4
     request_timeout: float = 30.0
     scan_timeout: float | None = None
+    cluster_label: str | None = None
 
 
 @dataclass(frozen=True)
@@ -90,6 +91,10 @@ def serve(
         "--config", metavar="PATH",
         help="doctor's suppression config (default: .kubectl-win.yaml in the working directory, if present)")
     ] = None,
+    cluster_label: Annotated[str | None, typer.Option(
+        "--cluster-label", metavar="NAME",
+        help="the label that names each cluster (default cluster; left out in a pod reading its own cluster, "
+             "whose Prometheus adds one; '' for none)")] = None,
     **shared: Any,
 ) -> int:
     return invoke(COMMAND, locals())
@@ -121,6 +126,10 @@ def validate(flags: ServeFlags) -> None:
     if flags.all_contexts and flags.context:
         raise UsageError("--all-contexts scans every context; it cannot be combined with --context")
     at_least_one(("--parallel", flags.parallel))
+    from kubectl_win.fleet.metrics import cluster_label_option
+
+    if cluster_label_option(flags.cluster_label) == "" and (flags.all_contexts or len(flags.context or ()) > 1):
+        raise UsageError("--cluster-label '': several clusters need a label that names each")
 
 
 def complete(flags: ServeFlags, env: Env) -> ServeRun:
@@ -131,7 +140,7 @@ def complete(flags: ServeFlags, env: Env) -> ServeRun:
     contexts = tuple(dict.fromkeys(flags.context)) if flags.context else (None,)
     options = ServeOptions(host, port, parse_interval(flags.interval, "--interval"), contexts, flags.parallel,
                            flags.kubeconfig, flags.request_timeout, flags.config,
-                           flags.scan_timeout or 4 * flags.request_timeout)
+                           flags.scan_timeout or 4 * flags.request_timeout, flags.cluster_label)
     return ServeRun(options, resolve_clusters(options, flags.all_contexts))
 
 

@@ -54,8 +54,10 @@ def lint_object_detailed(
     assume_windows: bool = False,
     file: str | None = None,
     locate: Locate | None = None,
+    rules: tuple[Rule, ...] | None = None,
 ) -> tuple[list[Finding], bool]:
-    """(findings, whether any pod template was treated as a Windows pod)."""
+    """(findings, whether any pod template was treated as a Windows pod); `rules` replaces the rules in
+    effect at the version (the admission policy's own set)."""
     findings: list[Finding] = []
     templates = pod_templates(obj)
     treated_as_windows = False
@@ -70,7 +72,7 @@ def lint_object_detailed(
         ctx = PodContext(template.spec, template.metadata, template.spec_path, target, windows, k8s_version)
         ignores = ignores_from_annotations(object_meta, template.metadata)
         seen: set[tuple[str, Path]] = set()
-        for rule in _rules_for(k8s_version):
+        for rule in _rules_for(k8s_version) if rules is None else rules:
             assert rule.check is not None
             for path, severity, message, hint, *enforcer in TEMPLATES[rule.check.template](rule, ctx):
                 if (rule.id, path) in seen:

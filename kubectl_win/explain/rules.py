@@ -74,6 +74,8 @@ class Rule:
     enforced_by_node: str | None = None
     feature_gate: str | None = None
     gate_default_since: str | None = None
+    admission: str | None = None  # why `scaffold policy` leaves the rule out (None: it carries it)
+    admission_trigger: str | None = None  # the trigger the policy uses instead of check.trigger
 
     def gate_on_by_default(self, version: tuple[int, int]) -> bool:
         if self.feature_gate is None:
@@ -133,9 +135,17 @@ def _rule(entry: dict[str, Any]) -> Rule:
             enforced_by_node=entry.get("enforced_by_node"),
             feature_gate=entry.get("feature_gate"),
             gate_default_since=entry.get("gate_default_since"),
+            admission=_admission(entry.get("admission")),
+            admission_trigger=entry.get("admission_trigger"),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RuleError(f"field rule {rule_id}: {exc}") from exc
+
+
+def _admission(value: Any) -> str | None:
+    if value is not None and not (isinstance(value, str) and value.strip()):
+        raise RuleError("admission must say why the admission policy leaves the rule out")
+    return value.strip() if value else None
 
 
 def _check(data: dict[str, Any]) -> Check:

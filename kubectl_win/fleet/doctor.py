@@ -31,6 +31,7 @@ class FleetRequest:
     parallel: int = 4
     progress: str = "auto"  # auto|always|never
     scan_timeout: float | None = None  # seconds one cluster's read may take in all
+    cluster_label: str | None = None  # -o openmetrics: the label that names each cluster
     max_updates_behind: int = 3  # doctor --max-updates-behind
 
 
@@ -48,7 +49,8 @@ def run_fleet(request: FleetRequest, env: Env) -> int:
     scope = request.scope
     renderers = []
     if not (request.report and request.output == "html"):
-        renderers.append(renderer(FleetOutput(env.stdout, request.output, env.shell, env.color, width, scope)))
+        renderers.append(renderer(FleetOutput(env.stdout, request.output, env.shell, env.color, width, scope,
+                                              request.cluster_label)))
     page = None
     if request.report:
         import io

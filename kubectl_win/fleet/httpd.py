@@ -61,7 +61,9 @@ class Board:
     a scan loop that produced nothing for `stale_after` seconds (a bug, a wedged thread) turns /healthz to 503
     so that the kubelet restarts the pod."""
 
-    def __init__(self, clusters: tuple[str, ...] = (), stale_after: float | None = None) -> None:
+    def __init__(self, clusters: tuple[str, ...] = (), stale_after: float | None = None,
+                 cluster_label: str | None = None) -> None:
+        self.cluster_label = cluster_label  # the label that names each cluster (metrics.label_for)
         self.figures: Mapping[str, ClusterFigures] = MappingProxyType({})
         self.clusters = clusters
         self.stale_after = stale_after
@@ -148,7 +150,7 @@ class _Handler(BaseHTTPRequestHandler):
             from kubectl_win.fleet.metrics import exposition
 
             body, headers = exposition(board.figures, self.headers.get("Accept", ""),
-                                       self.headers.get("Accept-Encoding", ""))
+                                       self.headers.get("Accept-Encoding", ""), cluster_label=board.cluster_label)
             self._answer(200, body, headers)
         elif path == "/healthz":
             self._answer(200, b"ok\n") if board.healthy else self._answer(503, STALE)

@@ -2,7 +2,8 @@
 OpenMetrics text format (`doctor -o openmetrics`) or in whichever format a scraper asks for (`serve`).
 
 prometheus_client writes both formats (escaping, `# EOF`, content negotiation): nothing here formats text.
-Every sample carries the `cluster` label (the context name); see docs/serve.md for the families.
+Every sample carries a label that names its cluster (`cluster` unless `--cluster-label` says another name;
+left out for the one cluster a pod runs in, whose Prometheus adds its own); see docs/serve.md for the families.
 """
 
 from __future__ import annotations
@@ -20,20 +21,59 @@ if TYPE_CHECKING:
     from kubectl_win.fleet.summary import ClusterSummary
 
 PREFIX = "kubectl_win_"
+DEFAULT_CLUSTER_LABEL = "cluster"
+_LABEL_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_]*$")
+
+
+def cluster_label_option(value: str | None) -> str | None:
+    """--cluster-label: None (not given: the default rule), "" (no label) or a valid label name."""
+    from kubectl_win.errors import UsageError
+
+    if value is None or value == "":
+        return value
+    if not _LABEL_NAME.match(value) or value.startswith("__"):
+        raise UsageError(f"invalid --cluster-label {value!r}: a Prometheus label name ([a-zA-Z_][a-zA-Z0-9_]*, "
+                         "not starting with __)")
+    return value
+
+
+def label_for(figures: Iterable[ClusterFigures], asked: str | None) -> str | None:
+    """The label that names the cluster: the one asked for ("" for none); not asked, `cluster`, except for a
+    single cluster read in-cluster, where it is left out (the cluster label multi-cluster setups add as an
+    external or target label would clash with it)."""
+    from kubectl_win.fleet.contexts import IN_CLUSTER
+
+    if asked is not None:
+        return asked or None
+    names = [f.cluster for f in figures]
+    return None if names == [IN_CLUSTER] else DEFAULT_CLUSTER_LABEL
 
 
 class FiguresCollector:
-    """A prometheus_client collector over a fixed set of figures; `today` dates the support countdown."""
+    """A prometheus_client collector over a fixed set of figures (`today` is kept for callers; support end is a
+    timestamp and needs no date)."""
 
-    def __init__(self, figures: Iterable[ClusterFigures], today: dt.date) -> None:
+    def __init__(self, figures: Iterable[ClusterFigures], today: dt.date, cluster_label: str | None = None) -> None:
         self.figures = tuple(figures)
         self.today = today
+        self.label = label_for(self.figures, cluster_label)
+        if self.label is None and len(self.figures) > 1:
+            from kubectl_win.errors import UsageError
+
+            raise UsageError("several clusters need a label that names each: leave out --cluster-label '' "
+                             "or give it a name")
 
     def collect(self) -> Iterator[Any]:
         from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 
+        named = self.label is not None
+
         def family(name: str, documentation: str, labels: tuple[str, ...], unit: str = "") -> GaugeMetricFamily:
-            return GaugeMetricFamily(PREFIX + name, documentation, labels=("cluster", *labels), unit=unit)
+            return GaugeMetricFamily(PREFIX + name, documentation, labels=(self.label, *labels) if named else labels,
+                                     unit=unit)
+
+        def key(cluster: str, *values: str) -> list[str]:
+            return [cluster, *values] if named else list(values)
 
         findings = family("findings", "Findings of doctor's last scan, by check id and severity.",
                           ("check", "severity"))
@@ -44,10 +84,12 @@ class FiguresCollector:
         last = family("scan_last_success_timestamp", "When the figures were read (Unix time).", (),
                       unit="seconds")
         scans = CounterMetricFamily(PREFIX + "scans", "Scans of the cluster since serve started (doctor: 1).",
-                                    labels=("cluster",))
-        support = family("os_support_end_days", "Days until support of the Windows Server build ends "
-                         "(Microsoft's date or the platform's retirement, the earlier); negative when past.",
-                         ("build",))
+                                    labels=(self.label,) if named else ())
+        # A point in time in base units (Prometheus's naming rules): alerts compare it with time().
+        support = family("os_support_end_timestamp", "When support of the Windows Server build ends (Microsoft's "
+                         "date or the platform's retirement, the earlier; Unix time, 00:00 UTC of that day).",
+                         ("build",), unit="seconds")
+        # Each Windows node's patch level: the release time of its update and the monthly updates it is behind.
         released = family("node_os_revision_release_timestamp", "When the Microsoft update a Windows node's OS "
                           "revision belongs to was released (Unix time; absent for a revision newer than kubectl-win's "
                           "update history).", ("node", "build"), unit="seconds")
@@ -56,40 +98,45 @@ class FiguresCollector:
         for f in self.figures:
             for node, build, when, count in f.patches:
                 if when is not None:
-                    released.add_metric([f.cluster, node, build], when)
+                    released.add_metric(key(f.cluster, node, build), when)
                 if count is not None:
-                    behind.add_metric([f.cluster, node, build], count)
-            success.add_metric([f.cluster], 1 if f.ok else 0)
-            scans.add_metric([f.cluster], f.scans)
-            duration.add_metric([f.cluster], round(f.seconds, 3))
+                    behind.add_metric(key(f.cluster, node, build), count)
+            success.add_metric(key(f.cluster), 1 if f.ok else 0)
+            scans.add_metric(key(f.cluster), f.scans)
+            duration.add_metric(key(f.cluster), round(f.seconds, 3))
             if f.last_success is not None:
-                last.add_metric([f.cluster], round(f.last_success, 3))
+                last.add_metric(key(f.cluster), round(f.last_success, 3))
             for check, severity, count in f.findings:
-                findings.add_metric([f.cluster, check, severity], count)
+                findings.add_metric(key(f.cluster, check, severity), count)
             for build, version, ready, count in f.nodes:
-                nodes.add_metric([f.cluster, build, version, ready], count)
+                nodes.add_metric(key(f.cluster, build, version, ready), count)
             for build, end in f.support_ends:
-                support.add_metric([f.cluster, build], (end - self.today).days)
+                support.add_metric(key(f.cluster, build), _midnight_utc(end))
         yield from (findings, nodes, support, released, behind, success, duration, last, scans)
 
 
-def render_openmetrics(scans: Iterable[ClusterScan], out: IO[str], now: dt.datetime | None = None) -> None:
+def _midnight_utc(day: dt.date) -> float:
+    return dt.datetime.combine(day, dt.time(), tzinfo=dt.UTC).timestamp()
+
+
+def render_openmetrics(scans: Iterable[ClusterScan], out: IO[str], now: dt.datetime | None = None,
+                       cluster_label: str | None = None) -> None:
     """The OpenMetrics text of these scans (each turned into figures, then dropped), ending in `# EOF`."""
     from prometheus_client.openmetrics.exposition import generate_latest
 
     now = now or dt.datetime.now(dt.UTC)
     figures = [figures_of(scan, now.timestamp()) for scan in scans]
-    out.write(generate_latest(FiguresCollector(figures, now.date())).decode("utf-8"))
+    out.write(generate_latest(FiguresCollector(figures, now.date(), cluster_label)).decode("utf-8"))
 
 
 def exposition(figures: Mapping[str, ClusterFigures], accept: str, accept_encoding: str = "",
-               today: dt.date | None = None) -> tuple[bytes, dict[str, str]]:
+               today: dt.date | None = None, cluster_label: str | None = None) -> tuple[bytes, dict[str, str]]:
     """The body and headers of a scrape: OpenMetrics when `accept` asks for it, else the Prometheus text format
     (0.0.4 unless a newer version is asked for), as prometheus_client negotiates; gzip when accepted."""
     from prometheus_client.exposition import gzip_accepted
 
     encoder, content_type = negotiate(accept)
-    collector = FiguresCollector(figures.values(), today or dt.datetime.now(dt.UTC).date())
+    collector = FiguresCollector(figures.values(), today or dt.datetime.now(dt.UTC).date(), cluster_label)
     try:
         body = encoder(collector)
     except Exception:  # noqa: BLE001 - a version the encoder cannot write: the default format instead
@@ -131,6 +178,7 @@ class OpenMetricsRenderer:
 
     def __init__(self, output: FleetOutput) -> None:
         self.out = output.out
+        self.cluster_label = output.cluster_label
         self.now = dt.datetime.now(dt.UTC)
         self.figures: dict[int, ClusterFigures] = {}
 
@@ -141,4 +189,4 @@ class OpenMetricsRenderer:
         from prometheus_client.openmetrics.exposition import generate_latest
 
         ordered = [self.figures[index] for index in sorted(self.figures)]
-        self.out.write(generate_latest(FiguresCollector(ordered, self.now.date())).decode("utf-8"))
+        self.out.write(generate_latest(FiguresCollector(ordered, self.now.date(), self.cluster_label)).decode("utf-8"))

@@ -43,6 +43,7 @@ class FleetOutput:
     colour: bool = False
     width: int | None = None  # a terminal's; None when piped
     scope: str = "cluster"
+    cluster_label: str | None = None  # -o openmetrics: the label that names each cluster (metrics.label_for)
 
 
 class FleetRenderer(Protocol):

@@ -31,7 +31,8 @@ def serve(options: ServeOptions, clusters: Mapping[str, str | None], log: Log, s
     one, or the in-cluster config). True when a scan was still under way: its threads end with the process."""
     fix_mmap_threshold()
     # Healthy while some cluster's scan finishes at least once per interval plus two scan deadlines.
-    board = Board(tuple(clusters), options.interval + 2 * options.scan_timeout + 60.0)
+    board = Board(tuple(clusters), options.interval + 2 * options.scan_timeout + 60.0,
+                  options.cluster_label)
     server = MetricsServer(options.host, options.port, board)  # a busy port fails here, before any scan
     http = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.1}, name="serve-http",
                             daemon=True)

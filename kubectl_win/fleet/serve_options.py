@@ -25,6 +25,7 @@ class ServeOptions:
     request_timeout: float = 30.0
     config: str | None = None  # doctor's suppression config
     scan_timeout: float = 120.0  # seconds one cluster's scan may take (--scan-timeout; default 4x the request's)
+    cluster_label: str | None = None  # --cluster-label (None: `cluster`, left out for the in-cluster config)
 
 
 def parse_listen(text: str, what: str = "listen address") -> tuple[str, int]:

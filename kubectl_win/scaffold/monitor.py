@@ -41,6 +41,15 @@ class MonitorOptions:
     interval: str = DEFAULT_INTERVAL
     service_monitor: bool = False
     allow_from: tuple[str, ...] = DEFAULT_SCRAPERS  # namespaces whose pods may scrape the metrics port
+    prometheus_rule: bool = False
+    grafana_dashboard: bool = False
+    serve_cluster_label: str | None = None  # serve --cluster-label; None: serve adds none in the cluster
+
+    @property
+    def cluster_label(self) -> str:
+        """The label the alerts and the dashboard group clusters by: serve's, else the `cluster` label
+        multi-cluster Prometheus setups add as an external or target label."""
+        return self.serve_cluster_label or "cluster"
 
 
 def interval(value: str, what: str = "interval") -> str:
@@ -94,6 +103,14 @@ def monitor_objects(opts: MonitorOptions) -> list[dict[str, Any]]:
                      "endpoints": [{"port": PORT_NAME, "path": "/metrics", "interval": "1m",
                                     "scrapeTimeout": "30s"}]},
         })
+    if opts.prometheus_rule:
+        from kubectl_win.scaffold.alerts import prometheus_rule
+
+        objects.append(prometheus_rule(ns, LABELS, opts.cluster_label))
+    if opts.grafana_dashboard:
+        from kubectl_win.scaffold.dashboard import dashboard_config_map
+
+        objects.append(dashboard_config_map(ns, LABELS, opts.cluster_label))
     return objects
 
 
@@ -115,7 +132,8 @@ def deployment(opts: MonitorOptions) -> dict[str, Any]:
         "imagePullPolicy": "IfNotPresent",  # said, not defaulted (a :latest tag would default to Always)
         # Inside a pod the listener binds every interface: the kubelet's probes and Prometheus reach the
         # pod on its IP, never on its loopback. Only the Service and the pod network expose it.
-        "args": ["serve", "--listen", f"0.0.0.0:{PORT}", "--interval", opts.interval],
+        "args": ["serve", "--listen", f"0.0.0.0:{PORT}", "--interval", opts.interval,
+                 *(("--cluster-label", opts.serve_cluster_label) if opts.serve_cluster_label else ())],
         "ports": [{"name": PORT_NAME, "containerPort": PORT, "protocol": "TCP"}],
         "resources": {key: dict(value) for key, value in RESOURCES.items()},
         "livenessProbe": {"httpGet": {"path": "/healthz", **probe_get}, "periodSeconds": 20, "timeoutSeconds": 5,

@@ -1,4 +1,4 @@
-"""Build kube-apiserver, etcd and krew from their Go modules, and cache the binaries by version.
+"""Build kube-apiserver, etcd, krew and promtool from their Go modules, and cache the binaries by version.
 
 Each Go module of ours lives in `modules/<name>/` (go.mod and go.sum are committed; `gen-module`
 regenerates them). k8s.io/kubernetes requires its staging modules at v0.0.0 and points them at
@@ -27,6 +27,9 @@ from pathlib import Path
 MODULES = Path(__file__).resolve().parent / "modules"
 APISERVER = "k8s.io/kubernetes/cmd/kube-apiserver"
 ETCD = "go.etcd.io/etcd/server/v3"
+# Only for the ValidatingAdmissionPolicy status controller (the policy's type checking); a component of its
+# own (kcm-<minor>, built from the k8s-<minor> module) so a cluster starts without it.
+CONTROLLER_MANAGER = "k8s.io/kubernetes/cmd/kube-controller-manager"
 KREW = "sigs.k8s.io/krew/cmd/krew"
 KREW_VALIDATE = "sigs.k8s.io/krew/cmd/validate-krew-manifest"
 # The reference container registry (tests of `kubectl win images`) and crane (the bench's anchor).
@@ -34,6 +37,12 @@ REGISTRY_MODULE = "github.com/distribution/distribution/v3"
 REGISTRY = f"{REGISTRY_MODULE}/cmd/registry"
 CRANE_MODULE = "github.com/google/go-containerregistry"
 CRANE = f"{CRANE_MODULE}/cmd/crane"
+# Prometheus's promtool: checks and unit-tests the PrometheusRule that `scaffold monitor` writes.
+PROMETHEUS_MODULE = "github.com/prometheus/prometheus"
+PROMTOOL = f"{PROMETHEUS_MODULE}/cmd/promtool"
+# The prometheus-operator module whose CRDs (example/prometheus-operator-crd/) the ServiceMonitor and
+# PrometheusRule of `scaffold monitor` are checked against; read from the Go module cache at test time.
+PROMETHEUS_OPERATOR = ("github.com/prometheus-operator/prometheus-operator", "v0.85.0")
 # The Kubernetes minors the suite runs against: the newest served 1.37.x and a 1.34.x.
 KUBERNETES_MINORS = ("1.37", "1.34")
 
@@ -49,7 +58,7 @@ class Tool:
     module: str  # the module whose version names the cache directory
 
     def ldflags(self, version: str) -> list[str]:
-        if self.package != APISERVER:
+        if self.package not in (APISERVER, CONTROLLER_MANAGER):
             return []
         # What hack/lib/version.sh stamps, so /version and --version report the release, not v0.0.0-master.
         major, minor = version.lstrip("v").split(".")[:2]
@@ -62,15 +71,20 @@ class Tool:
 COMPONENTS: dict[str, tuple[Tool, ...]] = {
     **{f"k8s-{minor}": (Tool("kube-apiserver", APISERVER, "k8s.io/kubernetes"), Tool("etcd", ETCD, ETCD))
        for minor in KUBERNETES_MINORS},
+    **{f"kcm-{minor}": (Tool("kube-controller-manager", CONTROLLER_MANAGER, "k8s.io/kubernetes"),)
+       for minor in KUBERNETES_MINORS},
     "krew": (Tool("krew", KREW, "sigs.k8s.io/krew"), Tool("validate-krew-manifest", KREW_VALIDATE, "sigs.k8s.io/krew")),
     "registry": (Tool("registry", REGISTRY, REGISTRY_MODULE),),
     "crane": (Tool("crane", CRANE, CRANE_MODULE),),
+    "promtool": (Tool("promtool", PROMTOOL, PROMETHEUS_MODULE),),
 }
 # Go modules whose newest release (of the given major prefix) a plain `gen-module` pins, with their tools.
 PLAIN_MODULES: dict[str, tuple[str, str, tuple[str, ...]]] = {
     "krew": ("sigs.k8s.io/krew", "v0.", (KREW, KREW_VALIDATE)),
     "registry": (REGISTRY_MODULE, "v3.", (REGISTRY,)),
     "crane": (CRANE_MODULE, "v0.", (CRANE,)),
+    # Prometheus 3.x is published as v0.3xx.y (the v2/v3 tags are not Go-module versions).
+    "promtool": (PROMETHEUS_MODULE, "v0.", (PROMTOOL,)),
 }
 
 
@@ -89,9 +103,14 @@ def go_binary() -> str | None:
     return None
 
 
+def module_folder(component: str) -> Path:
+    """modules/<name>/ of a component (kcm-<minor> is built from the k8s-<minor> module)."""
+    return MODULES / (component.replace("kcm-", "k8s-", 1) if component.startswith("kcm-") else component)
+
+
 def module_versions(component: str) -> dict[str, str]:
     """Module path -> version from the committed go.mod (require lines), read without Go."""
-    text = (MODULES / component / "go.mod").read_text()
+    text = (module_folder(component) / "go.mod").read_text()
     return dict(re.findall(r"^\s*(?:require\s+)?([\w./-]+)\s+(v[\w.+-]+)(?:\s*//.*)?$", text, re.M))
 
 
@@ -145,12 +164,25 @@ def build(component: str, log=sys.stderr) -> dict[str, Path]:  # noqa: ANN001 - 
                    "-o", str(partial), tool.package]
             print(f"building {tool.binary} {version} ({tool.package})", file=log, flush=True)
             started = time.monotonic()
-            result = subprocess.run(cmd, cwd=MODULES / component, env=_go_env(), capture_output=True, text=True)
+            result = subprocess.run(cmd, cwd=module_folder(component), env=_go_env(), capture_output=True, text=True)
             if result.returncode != 0:
                 raise BuildError(f"go build {tool.package} failed:\n{result.stderr[-4000:]}")
             partial.rename(target)
             print(f"built {target} in {time.monotonic() - started:.0f}s", file=log, flush=True)
     return paths
+
+
+def module_dir(module: str, version: str) -> Path:
+    """A module's source in the Go module cache (`go mod download`, which fetches it when missing)."""
+    go = go_binary()
+    if go is None:
+        raise BuildError("Go is not installed (looked at $GO, PATH and /usr/local/go/bin/go)")
+    with tempfile.TemporaryDirectory() as tmp:
+        info = _run([go, "mod", "download", "-json", f"{module}@{version}"], Path(tmp))
+    found = re.search(r'"Dir":\s*"([^"]+)"', info)
+    if not found:
+        raise BuildError(f"go mod download {module}@{version} gave no directory:\n{info[-2000:]}")
+    return Path(found.group(1))
 
 
 def _run(cmd: list[str], cwd: Path) -> str:
@@ -195,7 +227,8 @@ def generate_module(component: str) -> Path:
             if not names:
                 raise BuildError(f"no staging replace block in k8s.io/kubernetes@{version}'s go.mod")
             _run([go, "mod", "edit", *[f"-replace={n}={n}@{staging}" for n in names],
-                  f"-require=k8s.io/kubernetes@{version}", f"-tool={APISERVER}", f"-tool={ETCD}"], work)
+                  f"-require=k8s.io/kubernetes@{version}", f"-tool={APISERVER}", f"-tool={ETCD}",
+                  f"-tool={CONTROLLER_MANAGER}"], work)
         _run([go, "mod", "tidy"], work)
         target.mkdir(parents=True, exist_ok=True)
         header = (f"// Generated by `python -m tests.realcluster gen-module {component}` on "

@@ -61,6 +61,7 @@ class RealCluster:
         self.pki: ClusterPki | None = None
         self._etcd: subprocess.Popen | None = None
         self._apiserver: subprocess.Popen | None = None
+        self._controllers: subprocess.Popen | None = None
 
     # -- lifecycle ---------------------------------------------------------------------------------
     def binaries_missing(self) -> list[str]:
@@ -131,8 +132,23 @@ class RealCluster:
             time.sleep(0.25)
         raise StartError(f"kube-apiserver {self.version} not ready after {timeout:.0f}s: {last}")
 
+    def start_controllers(self, *controllers: str) -> None:
+        """Run kube-controller-manager with only these controllers (e.g. the ValidatingAdmissionPolicy status
+        controller, which type-checks policies), until the cluster stops; once per cluster. Its binary is the
+        kcm-<minor> component (`python -m tests.realcluster build`)."""
+        if self._controllers is not None:
+            return
+        path = builder.binary_path(f"kcm-{self.minor}", "kube-controller-manager")
+        if not path.is_file():
+            raise StartError(f"kube-controller-manager for {self.minor} not built: run "
+                             f"`python -m tests.realcluster build --version {self.minor}`")
+        self._controllers = self._spawn("kube-controller-manager", [
+            str(path), f"--kubeconfig={self.kubeconfig}", f"--controllers={','.join(controllers)}",
+            "--leader-elect=false", "--secure-port=0"], self.workdir / "logs")
+
     def stop(self) -> None:
-        """Stop kube-apiserver, then etcd; nothing is left running."""
+        """Stop kube-controller-manager, kube-apiserver, then etcd; nothing is left running."""
+        _stop(self._controllers)
         _stop(self._apiserver)
         _stop(self._etcd)
 
@@ -144,7 +160,7 @@ class RealCluster:
 
     @property
     def pids(self) -> list[int]:
-        return [p.pid for p in (self._etcd, self._apiserver) if p is not None and p.poll() is None]
+        return [p.pid for p in (self._etcd, self._apiserver, self._controllers) if p is not None and p.poll() is None]
 
     # -- clients -----------------------------------------------------------------------------------
     def write_kubeconfig(self, path: Path, cert: ClientCert, context: str = "realcluster",

@@ -23,6 +23,7 @@ class Page:
     source: str = ""  # what was read: "context eu", "dump cluster.json", ...
     label: str = ""  # the `cluster` label of -o openmetrics
     seconds: float = 0.0  # how long the scan took (-o openmetrics)
+    cluster_label: str | None = None  # -o openmetrics: --cluster-label (fleet/metrics.py label_for)
 
 
 def _json(report: DoctorReport, page: Page) -> None:
@@ -62,7 +63,8 @@ def _openmetrics(report: DoctorReport, page: Page) -> None:
     from kubectl_win.fleet.metrics import render_openmetrics
     from kubectl_win.fleet.scan import ClusterScan
 
-    render_openmetrics([ClusterScan(page.label, None, report, seconds=page.seconds)], page.out)
+    render_openmetrics([ClusterScan(page.label, None, report, seconds=page.seconds)], page.out,
+                       cluster_label=page.cluster_label)
 
 
 def _table(report: DoctorReport, page: Page, wide: bool = False) -> None:
