@@ -8,6 +8,8 @@ Each knowledge file that defines checks is one family of the same entries, read 
                                            cause and sources live with their patterns)
     hns      knowledge/hns.yaml            what hns (and doctor --deep, --from-bundle) finds in a node's HNS state
     bundle   knowledge/bundle_checks.yaml  node facts only a support bundle holds (doctor --from-bundle)
+    model    knowledge/failure_model.yaml  a failure no specific entry names, placed in its subsystem of the node
+                                           stack (one check per subsystem: title, next steps and sources)
 
 A new check is one entry in one of these files (and the code that notices it).
 """
@@ -64,6 +66,11 @@ def catalog() -> dict[str, CheckInfo]:
         out[e["id"]] = _entry("hns", e, source="; ".join(e["sources"]), pattern=int(e["pattern"]))
     for e in load("bundle_checks")["checks"]:
         out[e["id"]] = _entry("bundle", e)
+    from kubectl_win.doctor.signatures import model
+
+    for e in model.catalogue_entries():
+        out[e["id"]] = _entry("model", e, severity="warning", message=model.MESSAGE, fix="check",
+                              source="; ".join(e["sources"]), enforced_by=None, area="events")
     return out
 
 
@@ -74,8 +81,8 @@ def family(*names: str) -> dict[str, CheckInfo]:
 
 
 def doctor_checks() -> dict[str, CheckInfo]:
-    """What doctor reports on any cluster (doctor and symptom): its JUnit testcases, titles and HTML areas."""
-    return family("doctor", "symptom")
+    """What doctor reports on any cluster (doctor, symptom and model): its JUnit testcases, titles and HTML areas."""
+    return family("doctor", "symptom", "model")
 
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,

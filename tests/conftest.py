@@ -105,3 +105,15 @@ def http_apiserver(_http_apiserver_module: ApiServer) -> ApiServerHandle:
 def kubectl() -> str:
     """The real kubectl (from the test virtualenv or PATH); fails under CI when it is missing."""
     return require_kubectl()
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    """The failure corpora's figures (tests/corpus_figures.py), when a test measured one."""
+    import sys
+
+    figures = sys.modules.get("tests.corpus_figures")
+    lines = figures.summary_lines() if figures is not None else []
+    if lines:
+        terminalreporter.section("failure corpora")
+        for line in lines:
+            terminalreporter.write_line(line)

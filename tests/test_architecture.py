@@ -21,7 +21,7 @@ FLOORS: dict[str, int] = {
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.
     "build": 3, "constructors": 3, "folding": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3,
-    "signatures.symptoms": 3, "signatures.structure": 3, "signatures.agents": 3,
+    "signatures.symptoms": 3, "signatures.structure": 3, "signatures.agents": 3, "signatures.model": 3,
     # Each Windows node's patch level, worked out once from the records; checks and renderers read it. A support
     # bundle's patch facts (os.json, the hotfix list) become the revisions of nodes the API left without one.
     "patchlevel": 3, "read.hotfixes": 3,

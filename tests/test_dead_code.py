@@ -9,9 +9,10 @@ from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-# Called by a framework, never by name in our code: click's help formatting hook, and the kubernetes
-# loader's exec-plugin step (kube/credential_plugin.py overrides it to bound the plugin).
-FRAMEWORK_HOOKS = {"format_usage", "_load_from_exec_plugin"}
+# Called by a framework, never by name in our code: click's help formatting hook, the kubernetes
+# loader's exec-plugin step (kube/credential_plugin.py overrides it to bound the plugin), and socketserver's
+# error hook (fleet/httpd.py).
+FRAMEWORK_HOOKS = {"format_usage", "_load_from_exec_plugin", "handle_error"}
 
 
 def test_every_definition_is_used_somewhere():

@@ -150,9 +150,21 @@ def test_a_healthy_bundle_adds_nothing_to_the_cluster_checks(tmp_path: Path, clu
     for files in healthy.values():
         files["logs/containerd.log"] = files["logs/containerd.log"].splitlines()[0]
         files["logs/kube-proxy.log"] = files["logs/kube-proxy.log"].splitlines()[0]
+        files["events/system.log"] = ("2026-12-01T02:05:00.0000000Z Information Service Control Manager 7036: The Host "
+                                      "Network Service service entered the running state.\n")
     report = doctor_json(make_bundle(tmp_path, cluster_dump, healthy))
     from_nodes = [f["id"] for f in report["findings"] if f["file"]]
     assert from_nodes == []
+
+
+def test_a_node_event_log_failure_no_entry_knows_is_placed_in_the_model(tmp_path: Path, cluster_dump: bytes) -> None:
+    files = {"win-a": node_files("win-a"), "win-b": node_files("win-b")}
+    report = doctor_json(make_bundle(tmp_path, cluster_dump, files))
+    [crash] = [f for f in by_id(report, "windows-node-failure") if f["object"]["name"] == "win-a"]
+    assert crash["file"] == "nodes/win-a/events/system.log" and crash["line"] == 1
+    assert crash["message"].startswith("Node/win-a: system events log: node: HNS (Host Networking Service) could not "
+                                       "start a service on win-a (bundle: nodes/win-a/events/system.log:1): ")
+    assert crash["fix"]["commands"][0] == "kubectl win hns win-a"
 
 
 def test_what_could_not_be_collected_is_said(tmp_path: Path, cluster_dump: bytes) -> None:

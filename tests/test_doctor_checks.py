@@ -17,6 +17,7 @@ import pytest
 from kubectl_win.catalog import doctor_checks as catalog
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.findings import Finding
+from tests.model_examples import EXAMPLES
 from tests.test_doctor_helpers import (
     at_revision,
     daemonset_pod,
@@ -270,15 +271,11 @@ CASES = [
                             host="win-0")),
          ("(on win-0, 4x)", "spec.nodeName=win-0", "Get-HnsEndpoint")),
     Case("windows-warning-unrecognised",
-         lambda: base(*[event(("Pod", "shop", "web-1"), "FailedCreatePodSandBox",
-                              'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network '
-                              'for sandbox "3f2a": plugin type="exotic-cni" failed (add): The RPC server is '
-                              'unavailable.', host="win-0", count=n) for n in (2, 3)]),
-         lambda: base(event(("Pod", "shop", "api-1"), "FailedCreatePodSandBox",
-                            'Failed to create pod sandbox: plugin type="exotic-cni" failed (add): The RPC server is '
-                            'unavailable.', host="linux-0", count=2)),
-         ("(on win-0, 5x)", "0x6BA = RPC_S_SERVER_UNAVAILABLE",
-          "The error chain reads: sandbox via cni, cni:exotic-cni")),
+         lambda: base(*[event(("Pod", "shop", "web-1"), "Odd", "the widget said no to the gadget", host="win-0",
+                              count=n) for n in (2, 3)]),
+         lambda: base(event(("Pod", "shop", "api-1"), "Odd", "the widget said no to the gadget", host="linux-0",
+                            count=2)),
+         ("(on win-0, 5x)", "kubectl win logs")),
     Case("symptom-wincat-missing",
          lambda: base(event(("Pod", "shop", "web-1"), "FailedPortForward",
                             "unable to do port forwarding: wincat not found", host="win-0")),
@@ -330,18 +327,22 @@ CASES = [
          ("tainted only with kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "shop/Deployment/batch",
           "kubectl taint nodes win-0 os=windows:NoSchedule")),
     Case("windows-runtime-error",
-         lambda: base(event(("Pod", "shop", "web-1"), "Failed",
-                            "Error: failed to create containerd task: hcs::CreateScratch web: The requested "
-                            "resource is in use. (0xaa)", host="win-0")),
-         lambda: base(event(("Pod", "linux", "web-1"), "Failed", "hcs::CreateScratch web: The requested resource "
-                            "is in use. (0xaa)", host="linux-0")),
-         ("hcs::CreateScratch", "kubectl win logs")),
+         lambda: base(event(("Pod", "shop", "web-1"), "Odd", "the widget said no (0x1abc)", host="win-0")),
+         lambda: base(event(("Pod", "linux", "web-1"), "Odd", "the widget said no (0x1abc)", host="linux-0")),
+         ("(0x1abc)", "kubectl win logs")),
     Case("windows-error-code",
-         lambda: base(event(("Node", "", "win-0"), "ImageGCFailed", "failed to garbage collect: exit status "
-                            "0xc0000022", host="win-0")),
-         lambda: base(event(("Node", "", "linux-0"), "ImageGCFailed", "failed to garbage collect: exit status "
-                            "0xc0000022", host="linux-0")),
-         ("0xC0000022 = STATUS_ACCESS_DENIED", "windowsOptions.runAsUserName")),
+         lambda: base(event(("Node", "", "win-0"), "Odd", "the widget said no: 0xc0001234", host="win-0")),
+         lambda: base(event(("Node", "", "linux-0"), "Odd", "the widget said no: 0xc0001234", host="linux-0")),
+         ("0xC0001234 = (unknown NTSTATUS)",)),
+    *[Case(f"windows-{subsystem}-failure",
+           (lambda kind=kind, reason=reason, message=message: base(event(
+               (kind, "" if kind == "Node" else "shop", "win-0" if kind == "Node" else "web-1"), reason, message,
+               host="win-0", count=2))),
+           (lambda kind=kind, reason=reason, message=message: base(event(
+               (kind, "" if kind == "Node" else "shop", "linux-0" if kind == "Node" else "api-1"), reason, message,
+               host="linux-0", count=2))),
+           (f": {subsystem}: ", " on win-0 (2x): ", "kubectl "))
+      for subsystem, kind, reason, message in EXAMPLES],
 ]
 
 

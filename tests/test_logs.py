@@ -66,6 +66,26 @@ def test_kubelet_file_is_fetched_and_filtered_here(server) -> None:  # noqa: ANN
     assert node_logs.requests == ["/api/v1/nodes/win-a/proxy/logs/kubelet/kubelet.err.log"]
 
 
+def test_analyse_reads_the_failures_as_doctor_does(server) -> None:  # noqa: ANN001
+    mount = ('operation_generator.go:1500] "MountVolume.SetUp failed for volume \\"logs\\" : mklink '
+             'C:\\\\var\\\\lib\\\\kubelet\\\\pods\\\\x: The filename or extension is too long."')
+    log = kubelet_log() + klog("E", timedelta(minutes=5), mount) + "\n"
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})
+    result = logs(server, "win-a", "kubelet", "--since", "1h", "--analyse")
+    assert result.exit_code == 1, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[0] == "ERRORS (1)" and "WARNINGS (2)" in lines
+    assert any(line.startswith("symptom-hns-failure ") and "(on win-a, in the lines read)" in line for line in lines)
+    assert any(line.startswith("windows-runtime-failure ") and "create the pod sandbox" in line for line in lines)
+    [volume] = [line for line in lines if line.startswith("windows-volume-failure ")]
+    assert "kubelet log: volume: the kubelet could not mount the volume on win-a (in the lines read): the " \
+           "volume's path under the kubelet's directory" in volume
+    assert "      kubectl win logs win-a csi-proxy --since 1h" in lines
+    assert "old error" not in result.stdout  # two hours ago: outside --since
+    quiet = logs(server, "win-a", "kubelet", "--since", "1h", "--pattern", "register", "--analyse")
+    assert (quiet.exit_code, quiet.stdout) == (0, "win-a: no failures in the kubelet log lines read\n")
+
+
 def test_multi_line_entries_follow_their_timestamp(server) -> None:  # noqa: ANN001
     log = kubelet_log()
     server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})

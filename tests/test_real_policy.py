@@ -13,6 +13,7 @@ import os
 import re
 import subprocess
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -77,6 +78,22 @@ def apply_policy(cluster: RealCluster, tmp: Path, argv: list[str]) -> list[dict[
     else:
         raise AssertionError(f"the policies never took effect: {answer}")
     return [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+
+
+def remove_policies(cluster: RealCluster, tmp: Path) -> None:
+    """Delete every policy `scaffold policy` wrote, and wait until the admission plugin has dropped them too:
+    its informer learns of the deletion a moment later, and a Deny left in force would refuse the Windows
+    workloads the session cluster's other tests create."""
+    kubectl(cluster, "delete", "validatingadmissionpolicybindings,validatingadmissionpolicies",
+            "-l", "app.kubernetes.io/component=admission-policy", "--ignore-not-found", check=False)
+    probes = tmp / "removal-probes.yaml"
+    probes.write_text(yaml.safe_dump_all([_probe(kind, f"probe-{kind.lower()}") for kind in KINDS]))
+    for _ in range(240):
+        answer = kubectl(cluster, "apply", "--dry-run=server", "-f", str(probes), check=False, merged=True).stdout
+        if "ValidatingAdmissionPolicy" not in answer:
+            return
+        time.sleep(0.5)
+    raise AssertionError(f"the policies stayed in force after their deletion: {answer}")
 
 
 def _probe(kind: str, name: str) -> dict[str, Any]:
@@ -176,15 +193,18 @@ def explain_verdict(obj: dict[str, Any], minor: str, rules: tuple) -> tuple[str,
 
 
 @pytest.fixture(scope="module")
-def verdicts(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+def verdicts(real_cluster: RealCluster, tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
     tmp = tmp_path_factory.mktemp(f"policy-{real_cluster.minor}")
     kubectl(real_cluster, "create", "namespace", NAMESPACE)
     policy = apply_policy(real_cluster, tmp, ["--action", "Warn", "--min-severity", "info",
                                               "--k8s-version", real_cluster.minor])
     objects = manifests(real_cluster.minor)
     named = _named(objects)
-    return {"policy": policy, "objects": objects, "named": named,
-            "server": server_verdicts(real_cluster, tmp, named)}
+    try:
+        yield {"policy": policy, "objects": objects, "named": named,
+               "server": server_verdicts(real_cluster, tmp, named)}
+    finally:
+        remove_policies(real_cluster, tmp)
 
 
 def test_every_policy_and_binding_is_accepted(verdicts: dict[str, Any]) -> None:
@@ -220,8 +240,7 @@ def test_the_policies_type_check_without_warnings(real_cluster: RealCluster, tmp
     else:
         raise AssertionError(f"the status controller never checked {sorted(set(names) - set(checked))}")
     assert {n: w for n, w in warnings.items() if w} == {}
-    kubectl(real_cluster, "delete", "validatingadmissionpolicybindings,validatingadmissionpolicies",
-            "-l", "app.kubernetes.io/component=admission-policy")
+    remove_policies(real_cluster, tmp_path)
 
 
 def test_the_servers_verdict_agrees_with_explain_object_by_object(real_cluster: RealCluster,
@@ -282,8 +301,7 @@ def test_deny_rejects_and_names_the_field(real_cluster: RealCluster, tmp_path: P
         pod["metadata"]["namespace"] = "kube-system"
         answer(real_cluster, tmp_path, pod, None)
     finally:
-        kubectl(real_cluster, "delete", "validatingadmissionpolicybindings,validatingadmissionpolicies",
-                "-l", "app.kubernetes.io/component=admission-policy", check=False)
+        remove_policies(real_cluster, tmp_path)
 
 
 def answer(cluster: RealCluster, folder: Path, obj: dict[str, Any], refused: str | None) -> None:
@@ -320,5 +338,4 @@ def test_the_docs_show_what_kubectl_prints_in_the_rollout(real_cluster: RealClus
                               merged=True, cwd=ROOT).stdout.replace(str(ROOT) + "/", "")
             assert differences(example.output, printed.splitlines()) == [], printed
     finally:
-        kubectl(real_cluster, "delete", "validatingadmissionpolicybindings,validatingadmissionpolicies",
-                "-l", "app.kubernetes.io/component=admission-policy", check=False)
+        remove_policies(real_cluster, tmp_path)

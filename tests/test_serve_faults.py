@@ -194,10 +194,17 @@ def address(serve: Serve) -> tuple[str, int]:
 SCRAPE_TIMEOUT = 30.0  # a common Prometheus scrape_timeout: a scrape not answered by then is lost
 
 
-def test_a_burst_of_200_scrapes_is_answered_in_full(served):
-    with concurrent.futures.ThreadPoolExecutor(200) as pool:
-        statuses = list(pool.map(lambda _: served.get("/metrics", timeout=SCRAPE_TIMEOUT)[0], range(200)))
+def test_a_burst_of_200_scrapes_is_answered_in_full(apiserver):
+    apiserver.seed(SAMPLE)
+    serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--interval", "1h")  # the limits as shipped
+    try:
+        wait_until(lambda: serve.get("/readyz")[0] == 200, "the first scan")
+        with concurrent.futures.ThreadPoolExecutor(200) as pool:
+            statuses = list(pool.map(lambda _: serve.get("/metrics", timeout=SCRAPE_TIMEOUT)[0], range(200)))
+    finally:
+        assert serve.stop() == 0
     assert statuses == [200] * 200
+    assert not any("Traceback" in line or "internal error" in line for line in serve.lines), serve.lines
 
 
 def threads_of(serve: Serve) -> int:

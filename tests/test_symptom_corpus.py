@@ -108,14 +108,19 @@ def test_repeated_events_are_folded_with_their_count() -> None:
     assert "7x" in finding.message
 
 
-def test_an_unclaimed_windows_message_is_a_generic_warning_only_on_windows() -> None:
+def test_a_windows_message_no_entry_claims_is_placed_in_the_model_only_on_windows() -> None:
     text = "Error: hcs::System::Start web: The requested compute operation is not supported. (0xc0370119)"
     objs = [node("win-0"), node("linux-0", os="linux"), pod("web", windows_spec(), node="win-0"),
             event(("Pod", "shop", "web"), "Failed", text, host="win-0"),
             event(("Pod", "shop", "api"), "Failed", text, host="linux-0")]
-    findings = [f for f in run_checks(snapshot_of(*objs)) if f.id == "windows-runtime-error"]
-    assert [(f.object.display(), f.severity) for f in findings] == [("shop/Pod/web", "warning")]
-    assert "HCS_E_OPERATION_SYSTEM_CALLBACK_ALREADY_SET" in findings[0].message
+    findings = [f for f in run_checks(snapshot_of(*objs)) if f.id.endswith("-failure")]
+    assert [(f.id, f.object.display(), f.severity) for f in findings] == [
+        ("windows-runtime-failure", "shop/Pod/web", "warning")]
+    [found] = findings
+    assert found.message.startswith("shop/Pod/web: Failed: runtime: hcsshim / HCS (vmcompute) could not start the "
+                                    "container on win-0: ")
+    assert "HCS_E_OPERATION_SYSTEM_CALLBACK_ALREADY_SET" in found.message
+    assert found.fix.commands[0] == ("kubectl", "win", "logs", "win-0", "containerd", "--since", "1h")
 
 
 def test_a_cluster_value_stays_one_argument_of_the_fix_command() -> None:
@@ -141,25 +146,37 @@ def test_a_not_ready_windows_node_is_matched_on_its_ready_message() -> None:
 
 
 def test_an_unrecognised_windows_warning_is_reported_folded_by_reason_with_codes_decoded() -> None:
-    text = 'Failed to mount volume "data": plugin wrote: The trust relationship between this workstation and the ' \
-           'domain is lost'  # no entry, no rule, no Windows marker
-    sandbox = "Failed to create pod sandbox: something new: A specified logon session does not exist. It may " \
-              "already have been terminated."
+    """Only a message in which the model finds no operation, component or Windows condition is unrecognised."""
+    text = "the widget said no"  # no operation, component or condition
+    other = "something new happened to the gadget"
     objs = [node("win-0"), node("linux-0", os="linux"), pod("web", windows_spec(), node="win-0"),
-            event(("Pod", "shop", "web"), "FailedMount", text, host="win-0", count=2),
-            event(("Pod", "shop", "web"), "FailedMount", text, host="win-0", count=3),
-            event(("Pod", "shop", "web"), "FailedCreatePodSandBox", sandbox, host="win-0"),
-            event(("Pod", "shop", "api"), "FailedMount", text, host="linux-0", count=9)]
+            event(("Pod", "shop", "web"), "Odd", text, host="win-0", count=2),
+            event(("Pod", "shop", "web"), "Odd", text, host="win-0", count=3),
+            event(("Pod", "shop", "web"), "Strange", other, host="win-0"),
+            event(("Pod", "shop", "api"), "Odd", text, host="linux-0", count=9)]
     found = [f for f in run_checks(snapshot_of(*objs)) if f.id == symptoms.UNRECOGNISED]
     assert sorted((f.object.display(), f.severity, f.message.split(": ")[1]) for f in found) == [
-        ("shop/Pod/web", "info", "FailedCreatePodSandBox"), ("shop/Pod/web", "info", "FailedMount")]
-    [mount] = [f for f in found if "FailedMount" in f.message]
-    assert "5x" in mount.message
-    [logon] = [f for f in found if "FailedCreatePodSandBox" in f.message]
-    assert "0x520 = ERROR_NO_SUCH_LOGON_SESSION" in logon.message and "sandbox" in logon.fix.text()
+        ("shop/Pod/web", "info", "Odd"), ("shop/Pod/web", "info", "Strange")]
+    [odd] = [f for f in found if "Odd" in f.message]
+    assert "5x" in odd.message
 
 
-def test_failing_container_states_and_not_ready_conditions_nobody_claims_are_reported() -> None:
+def test_a_new_mount_or_sandbox_failure_is_placed_by_its_operation_and_condition() -> None:
+    mount = 'Failed to mount volume "data": plugin wrote: The trust relationship between this workstation and the ' \
+            'domain is lost'
+    sandbox = "Failed to create pod sandbox: something new: A specified logon session does not exist. It may " \
+              "already have been terminated."
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "web"), "FailedMount", mount, host="win-0", count=2),
+            event(("Pod", "shop", "web"), "FailedCreatePodSandBox", sandbox, host="win-0")]
+    found = {f.id: f for f in run_checks(snapshot_of(*objs)) if f.id.endswith("-failure")}
+    assert set(found) == {"windows-volume-failure", "windows-identity-failure"}
+    assert "could not mount the volume on win-0 (2x)" in found["windows-volume-failure"].message
+    logon = found["windows-identity-failure"]
+    assert "0x520 ERROR_NO_SUCH_LOGON_SESSION" in logon.message and "create the pod sandbox" in logon.message
+
+
+def test_failing_container_states_and_not_ready_conditions_are_placed_in_the_model() -> None:
     status = {"name": "app", "image": "img", "ready": False, "restartCount": 0,
               "state": {"waiting": {"reason": "CreateContainerConfigError",
                                     "message": "couldn't find key db-password in Secret shop/db"}}}
@@ -170,8 +187,11 @@ def test_failing_container_states_and_not_ready_conditions_nobody_claims_are_rep
     objs = [node("win-0"), win, pod("web", windows_spec(), node="win-0", statuses=[status]),
             pod("web2", windows_spec(), node="win-0", statuses=[status]),
             pod("loop", windows_spec(), node="win-0", statuses=[crash])]
-    found = {(f.object.display(), f.message) for f in run_checks(snapshot_of(*objs)) if f.id == symptoms.UNRECOGNISED}
-    assert any(o == "Node/win-1" and "a new failure nobody has seen" in m for o, m in found), found
-    states = [m for o, m in found if "CreateContainerConfigError" in m]
-    assert len(states) == 2 and all("couldn't find key" in m for m in states)
-    assert not [m for o, m in found if "back-off" in m]  # a back-off only restates the last termination
+    found = {(f.id, f.object.display(), f.message) for f in run_checks(snapshot_of(*objs))
+             if f.id.endswith("-failure")}
+    assert any(i == "windows-node-failure" and o == "Node/win-1" and "reach the container runtime" in m
+               for i, o, m in found), found
+    states = [m for i, o, m in found if "CreateContainerConfigError" in m]
+    assert len(states) == 2 and all("a ConfigMap, Secret or key the pod references does not exist" in m
+                                    for m in states)
+    assert not [m for i, o, m in found if "back-off" in m]  # a back-off only restates the last termination

@@ -29,6 +29,7 @@ EXAMPLES = """examples:
   kubectl win logs win-node-1 kubelet --since 1h --pattern 'error|fail'
   kubectl win logs win-node-1 kube-proxy containerd --tail 200
   kubectl win logs win-node-1 kubelet --since 2h --until 1h -v  # -v: where the filtering was done, and why
+  kubectl win logs win-node-1 kubelet containerd kube-proxy --since 1h --analyse  # the failures, read as doctor does
   kubectl win logs win-node-1 Microsoft-Windows-Security-SPP   # an Application event-log provider
 
 needs get on nodes/proxy (and get on pods/log for components running as pods)
@@ -59,6 +60,7 @@ class LogsFlags(Connection):
     pattern: str | None = None
     distribution: str | None = None
     verbose: bool = False
+    analyse: bool = False
 
 
 @dataclass(kw_only=True)
@@ -89,6 +91,9 @@ def logs(
     verbose: Annotated[bool, typer.Option(
         "-v", "--verbose", help="say on stderr when the filtering is done here rather than by the kubelet, and why")
     ] = False,
+    analyse: Annotated[bool, typer.Option(
+        "--analyse", "--analyze", help="print the failures the lines report, read as doctor reads them (subsystem, "
+        "component, cause, next steps), instead of the lines; exit 1 when there are any")] = False,
     **shared: Any,
 ) -> int:
     return invoke(COMMAND, {**locals(), "services": list(services or ())})
@@ -148,11 +153,17 @@ def run(options: LogsRun, env: Env) -> int:
         log_options = LogOptions(options.node, list(options.services), since=since, tail=options.tail,
                                  pattern=options.pattern, distribution=options.distribution, until=until)
         _, results = read_logs(cluster, log_options)
+        findings: list[Any] = []
         for result in results:  # one at a time: each log is streamed to stdout as it is read
             if result.lines is None:
                 notes.append(result.note)
                 continue
             read += 1
+            if options.analyse:
+                from kubectl_win.doctor.deep import scan_lines
+
+                findings.extend(scan_lines(options.node, result.service, list(result.lines), "in the lines read"))
+                continue
             if options.verbose and result.filtered_here:
                 _say_once(env, said, f"note: {result.service}: {flags} applied here: {result.filtered_here}")
             if len(options.services) > 1:
@@ -163,7 +174,19 @@ def run(options: LogsRun, env: Env) -> int:
         raise UsageError("; ".join(notes))
     for note in notes:
         env.stderr.write(f"note: {note}\n")
+    if options.analyse:
+        return _render_analysis(options.node, list(options.services), findings, env)
     return 0
+
+
+def _render_analysis(node: str, services: list[str], findings: list[Any], env: Env) -> int:
+    from kubectl_win.output.findings_table import render_by_severity
+
+    if not findings:
+        env.stdout.write(f"{node}: no failures in the {', '.join(services)} log lines read\n")
+        return 0
+    render_by_severity(findings, env.stdout, colour=env.color)
+    return 1 if any(f.severity in ("warning", "error") for f in findings) else 0
 
 
 def _say_once(env: Env, said: set[str], line: str) -> None:

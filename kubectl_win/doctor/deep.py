@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from kubectl_win.doctor.records import Skipped, Snapshot
-from kubectl_win.doctor.signatures import symptoms
+from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.errors import KubectlWinError
 from kubectl_win.findings import Finding, ObjectRef
 
@@ -133,9 +133,10 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
     return findings
 
 
-def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
-    """One finding per symptom per component: the catalogue's own entries (generic matches are too noisy in
-    logs), then kube-proxy's HNS failures the catalogue does not claim."""
+def scan_lines(node: str, component: str, lines: list[str], window: str = "in the last hour") -> list[Finding]:
+    """One finding per symptom per component (per place in the model for the failures it places): the
+    catalogue's own entries (generic matches are too noisy in logs), the model's, then kube-proxy's HNS failures
+    the catalogue does not claim."""
     from kubectl_win.catalog import finding
     from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
@@ -145,24 +146,33 @@ def scan_lines(node: str, component: str, lines: list[str]) -> list[Finding]:
     seen: dict[str, tuple[int, str, symptoms.Match]] = {}
     unclaimed = []
     for line in lines:
-        found = symptoms.match(line, "", "log")
-        if found is None or found.generic:
-            unclaimed.append(line)
+        found = symptoms.match(line, "", "log", component)
+        if found is None or found.generic or (found.placed and component == "kube-proxy"
+                                              and kube_proxy_matches([line])):
+            unclaimed.append(line)  # kube-proxy's own sync errors (hns/analyze.py) are more specific than the model
             continue
-        count = seen[found.check][0] + 1 if found.check in seen else 1
-        seen[found.check] = (count, line, found)
+        key = model.fold_key(found, line, component)
+        count = seen[key][0] + 1 if key in seen else 1
+        seen[key] = (count, line, found)
     out = []
-    for check, (count, line, found) in sorted(seen.items()):
+    for _key, (count, line, found) in sorted(seen.items()):
+        check = found.check
         text = " ".join(line.split())
         excerpt = (text if len(text) <= EXCERPT else text[:EXCERPT - 1] + "…") + describe(found.codes)
         values = {"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()}
         fix = fix_from_template(found.fix, values) if found.fix else Fix(commands=(
             ("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
              found.check.removeprefix("symptom-")),))
-        where = f" (on {node}, {count}x in the last hour)" if count > 1 else f" (on {node}, in the last hour)"
+        where = f" (on {node}, {count}x {window})" if count > 1 else f" (on {node}, {window})"
+        labels: dict[str, str] = {}
+        if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
+            reading = model.read(line, "", "node", component)
+            labels = reading.labels()
+            fix = model.next_steps(reading, node)
+            where = f" ({count}x {window})" if count > 1 else f" ({window})"
         try:
             out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                               excerpt=excerpt, where=where, node=node, fix=fix))
+                               excerpt=excerpt, where=where, node=node, fix=fix, **labels))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

@@ -18,6 +18,7 @@ from kubectl_win.redact import redact
 # Container states that are not failures (a container on its way up) or only restate one (a back-off
 # after the termination or pull error the container status already shows).
 _NOT_FAILING = frozenset({"ContainerCreating", "PodInitializing", "Completed", "CrashLoopBackOff", "ImagePullBackOff"})
+_ON_ITS_WAY = frozenset({"ContainerCreating", "PodInitializing", "Completed"})
 
 
 class SymptomFolder:
@@ -66,6 +67,8 @@ class SymptomFolder:
             for where, reason, message in (("waiting", state.waiting_reason, state.waiting_message),
                                            ("terminated", state.terminated_reason, state.terminated_message)):
                 found = symptoms.match(message, reason, where)
+                if found is not None and found.placed and reason in _ON_ITS_WAY:
+                    continue  # a container on its way up: the model places failures only
                 if found is None:
                     if not (message and on_windows and reason not in _NOT_FAILING):
                         continue

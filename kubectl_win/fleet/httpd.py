@@ -289,6 +289,16 @@ class MetricsServer(ThreadingHTTPServer):
         finally:
             self._slots.release()
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """No traceback per request: a client that went away, or whose time ran out, is nothing to report; a
+        bug is one line on stderr."""
+        import sys
+
+        error = sys.exc_info()[1]
+        if isinstance(error, OSError):
+            return
+        sys.stderr.write(f"serve: internal error answering a request: {type(error).__name__}: {error}\n")
+
     def server_close(self) -> None:
         self.reaper.stop()
         super().server_close()

@@ -1,6 +1,7 @@
-"""A support bundle's node logs and event logs through the symptom matcher (klog, logfmt and event text made
-readable by collect.loglines), each finding on the node or on the pod the line names, with its file and line;
-kube-proxy lines the symptoms do not claim through hns's sync-failure patterns."""
+"""A support bundle's node logs and event logs through the symptom matcher and the model of the node stack
+(klog, logfmt and event text made readable by collect.loglines), each finding on the node or on the pod the
+line names, with its file and line; kube-proxy lines the symptoms do not claim through hns's sync-failure
+patterns."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Any
 from kubectl_win.catalog import finding
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
 from kubectl_win.doctor.records import Snapshot
-from kubectl_win.doctor.signatures import symptoms
+from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 
 EXCERPT = 240
@@ -42,17 +43,19 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
         if not raw.strip():
             continue
         line = parse(raw)
-        found = symptoms.match(line.text, "", "log")
-        if found is None or found.generic:
-            unclaimed.append((number, line.text))
+        found = symptoms.match(line.text, "", "log", component.split()[0])
+        if found is None or found.generic or (found.placed and component == "kube-proxy"
+                                              and kube_proxy_matches([line.text])):
+            unclaimed.append((number, line.text))  # kube-proxy's own sync errors are more specific than the model
             continue
-        key = (found.check, line.pod)
+        key = (model.fold_key(found, line.text, component.split()[0]), line.pod)
         if key in seen:
             seen[key][0] += 1
         else:
             seen[key] = [1, number, line.text, found]
     out = []
-    for (check, pod), (count, number, text_line, found) in sorted(seen.items(), key=lambda kv: kv[1][1]):
+    for (_key, pod), (count, number, text_line, found) in sorted(seen.items(), key=lambda kv: kv[1][1]):
+        check = found.check
         ref = ObjectRef("v1", "Pod", pod[0], pod[1]) if pod else node_ref(node)
         flat = " ".join(text_line.split())
         excerpt = (flat if len(flat) <= EXCERPT else flat[:EXCERPT - 1] + "…") + describe(found.codes)
@@ -63,9 +66,15 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
             note=f"See {member} line {number} in the bundle, and the node's current log.")
         times = f", {count}x" if count > 1 else ""
         where = f" (on {node}, bundle: {member}:{number}{times})"
+        labels: dict[str, str] = {}
+        if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
+            reading = model.read(text_line, "", "node", component.split()[0])
+            labels = reading.labels()
+            fix = model.next_steps(reading, node)
+            where = f" (bundle: {member}:{number}{times})"
         try:
             out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                               excerpt=excerpt, where=where, node=node, fix=fix, at=(member, number)))
+                               excerpt=excerpt, where=where, node=node, fix=fix, at=(member, number), **labels))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Iterator
 
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.records import EventRecord, PodRecord, Snapshot
-from kubectl_win.doctor.signatures import structure, symptoms
+from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
+from kubectl_win.doctor.signatures import model, structure, symptoms
+from kubectl_win.doctor.signatures.agents import agent_kinds
 from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
@@ -35,10 +37,9 @@ def _node_conditions(snapshot: Snapshot) -> list[Finding]:
     for node in snapshot.windows_nodes:
         if node.ready is not False or not node.ready_message:
             continue
-        found = symptoms.match(node.ready_message, node.ready_reason, "condition") or \
-            symptoms.unrecognised(node.ready_message)
-        if found.generic and found.check != symptoms.UNRECOGNISED:
-            continue
+        found = symptoms.match(node.ready_message, node.ready_reason, "condition")
+        if found is None or found.generic:
+            found = symptoms.unrecognised(node.ready_message)  # nothing Windows-related is dropped
         event = EventRecord(found.check, node.ref, node.ready_reason or "NotReady", node.ready_message, node.name,
                             1, codes=found.codes)
         out.append(_event_finding(event, snapshot, {}))
@@ -57,8 +58,31 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
         place.append(f"{event.count}x")
     where = f" ({', '.join(place)})" if place else ""
     values = {"object": event.ref.display(), "reason": event.reason or "status", "excerpt": excerpt,
-              "where": where, "node": node_name, "fix": _fix(event, snapshot, pod, node)}
+              "where": where, "node": node_name}
+    subsystem = model.subsystem_of_check(event.check)
+    if subsystem:
+        reading = model.read(event.message, event.reason, "node" if event.ref.kind == "Node" else "pod")
+        if reading.subsystem != subsystem:  # the record keeps the redacted text: the check read the original
+            reading = dataclasses.replace(reading, subsystem=subsystem)
+        place = [f"{event.count}x"] if event.count > 1 else []
+        values.update(reading.labels(), where=f" ({', '.join(place)})" if place else "",
+                      fix=model.next_steps(reading, node_name if node_name != "the node" else None,
+                                           _agents_on(snapshot, node_name)))
+    else:
+        values["fix"] = _fix(event, snapshot, pod, node)
     return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(), **values)
+
+
+def _agents_on(snapshot: Snapshot, node_name: str) -> model.AgentPods:
+    """The node agents' pods on the node (kind -> namespace, name), the first of each kind, for their logs."""
+    out: model.AgentPods = {}
+    for pod in snapshot.pods:
+        if pod.node != node_name:
+            continue
+        owner = pod.controller.name if pod.controller else ""
+        for kind in agent_kinds(pod.name, owner, *(c.image for c in pod.containers)):
+            out.setdefault(kind, (pod.namespace, pod.name))
+    return out
 
 
 def _template_fix(event: EventRecord, pod: PodRecord | None, node_name: str) -> Fix:
@@ -175,12 +199,13 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
             if state.last_exit_code is None:
                 continue
             decoded = decode_exit(state.last_exit_code)
-            if decoded is None:
-                continue
             key = (pod.owner_ref, state.name, state.last_exit_code)
-            if key in seen:
-                continue
+            if key in seen or (decoded is None and (state.last_exit_code == 0 or state.terminated_message)):
+                continue  # a clean exit, or a termination whose message is read (and placed) as such
             seen.add(key)
+            if decoded is None:
+                out.append(_exit_placed(pod, state, snapshot))
+                continue
             path = f"status.containerStatuses[{state.name}].lastState.terminated.exitCode"
             out.append(finding(
                 "symptom-ntstatus-exit", pod.ref, path,
@@ -189,3 +214,19 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
                 restarts=state.restarts,
                 fix=Fix(note=decoded.hint or f"Look up {decoded.hex} in Microsoft's [MS-ERREF] reference.")))
     return out
+
+
+def _exit_placed(pod: PodRecord, state: ContainerState, snapshot: Snapshot) -> Finding:
+    """A Windows container that exited with a code that is no Windows status: the application's own failure,
+    placed in the model with the container's previous log as the first step."""
+    reading = model.read_exit(state.last_exit_code or 0, state.terminated_reason)
+    node_name = pod.node or "the node"
+    fix = model.next_steps(reading, pod.node, _agents_on(snapshot, node_name))
+    fix = Fix(commands=(("kubectl", "logs", "-n", pod.namespace, pod.name, "-c", state.name, "--previous"),
+                        *fix.commands[:3]), note=fix.note)
+    restarts = f"restarted {state.restarts} times" if state.restarts > 1 else ""
+    return finding(reading.check, pod.ref, f"status.containerStatuses[{state.name}].lastState.terminated.exitCode",
+                   ignores=pod.ignores, object=pod.ref.display(), reason=state.terminated_reason or "Terminated",
+                   node=node_name, where=f" ({restarts})" if restarts else "",
+                   excerpt=f"container {state.name} exited with code {state.last_exit_code}", fix=fix,
+                   **reading.labels())

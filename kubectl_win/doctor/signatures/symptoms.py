@@ -5,9 +5,11 @@ entry of knowledge/symptoms.yaml that claims it, with every Windows error code i
 node logs elsewhere. It tries, in order: the catalogue's specific entries (their text is the failure),
 the structural matcher (doctor/structure.py: operation, component and Windows code of the error chain,
 mapped to a check by knowledge/error_chains.yaml), then the catalogue's `broad` entries (text shared by
-many failures, such as an hcs::CreateComputeSystem prefix). A Windows runtime message nothing claims still
-comes back, as the generic `windows-runtime-error`; a message whose only Windows trace is an error code
-comes back as `windows-error-code`. Callers decide whether the context is Windows: the generic results and
+many failures, such as an hcs::CreateComputeSystem prefix), then the model of the node stack
+(doctor/signatures/model.py: the subsystem check `windows-<subsystem>-failure`, with the component, operation
+and condition it reads). Only a message in which the model finds nothing comes back as a generic result:
+`windows-runtime-error` for Windows runtime text, `windows-error-code` for a bare Windows error code.
+Callers decide whether the context is Windows: the generic results and
 the `windows_only` ones (structural matches, text that Linux nodes print too) are only meaningful there.
 """
 
@@ -18,7 +20,7 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import Any
 
-from kubectl_win.doctor.signatures import structure
+from kubectl_win.doctor.signatures import model, structure
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, find_codes
 
@@ -49,6 +51,8 @@ class Symptom:
     fix: Any  # a fix template (findings.fix_from_template): a note, or {commands, note}; "" when built by the check
     broad: bool = False  # tried after the structural matcher
     windows_only: bool = False
+    subsystem: str = ""  # its place in the model of the node stack (knowledge/failure_model.yaml)
+    component: str = ""
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class Match:
     generic: bool = False
     windows_only: bool = False  # only meaningful on a Windows node or pod
     structural: bool = False  # claimed by its structure (knowledge/error_chains.yaml), not its text
+    placed: bool = False  # placed by the model of the node stack (knowledge/failure_model.yaml), no specific entry
 
 
 @cache
@@ -72,7 +77,8 @@ def catalogue() -> tuple[Symptom, ...]:
                            frozenset(entry.get("reasons") or ()), pattern,
                            frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
                            " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
-                           bool(entry.get("broad")), bool(entry.get("windows_only"))))
+                           bool(entry.get("broad")), bool(entry.get("windows_only")), str(entry.get("subsystem") or ""),
+                           str(entry.get("component") or "")))
     return tuple(out)
 
 
@@ -118,20 +124,42 @@ def match_structure(message: str, reason: str = "", where: str = "events") -> Ma
                  structural=True)
 
 
-def match(message: str, reason: str = "", where: str = "events") -> Match | None:
-    """The catalogue entry claiming the text, else a generic Windows result, else None."""
+def match_model(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
+    """The subsystem check the model places the message in (doctor/signatures/model.py), or None when it finds
+    neither an operation, a component nor a Windows condition. A node log line counts only when it reports a
+    failure."""
+    if model.restates(message):
+        return None
+    reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod", writer)
+    if not reading.identified:
+        return None
+    if where == "log" and not model.is_error_level(message) and not model.says_it_failed(message) and not (
+            (model.is_failure_line(message) or reading.condition or reading.codes)
+            and (reading.operation or reading.condition or model.names_a_layer(reading)
+                 or not model.has_level(message))):
+        return None  # a progress line, or one logged below error level that only waits or retries
+    return Match(reading.check, reading.cause(), "", find_codes(message), windows_only=True, structural=True,
+                 placed=True)
+
+
+def match(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
+    """The catalogue entry claiming the text, else the model's subsystem check, else a generic Windows result,
+    else None. `writer` names the log a line came from (where="log")."""
     if not message:
         return None
-    return _match(message, reason, where)
+    return _match(message, reason, where, writer)
 
 
 @lru_cache(maxsize=4096)
-def _match(message: str, reason: str, where: str) -> Match | None:
+def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
     # A cluster repeats its messages (every pod of a crashing Deployment, every event of a failing sandbox):
     # each distinct text is matched once. Matches are frozen, so sharing them is safe.
     codes = find_codes(message)
     found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
              or _text_match(message, reason, where, codes, True))
+    if found is not None:
+        return found
+    found = match_model(message, reason, where, writer)
     if found is not None:
         return found
     if _RUNTIME_MARKERS.search(message):
@@ -147,6 +175,15 @@ def unrecognised(message: str) -> Match:
     also the ones it names only by their text, so nothing Windows-related is silently dropped."""
     return Match(UNRECOGNISED, "no catalogue entry or error-chain rule recognises this Windows warning", "",
                  structure.parse(message).codes if message else (), generic=True)
+
+
+def subsystem(check: str) -> str | None:
+    """The subsystem of the node stack a check's failures belong to: the catalogue entry's, the model's own
+    checks' (windows-<subsystem>-failure); None for the generic fallbacks."""
+    symptom = _by_check().get(check)
+    if symptom is not None and symptom.subsystem:
+        return symptom.subsystem
+    return model.subsystem_of_check(check)
 
 
 def cause(check: str) -> str:

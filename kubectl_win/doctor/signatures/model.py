@@ -1,0 +1,418 @@
+"""The model of the Windows node stack (knowledge/failure_model.yaml): a failure message -> who reported it
+(component), what was being done (operation), on what (object) and with which Windows condition, placed in
+a subsystem of the node (network, dns, proxy, volume, image, runtime, node, resources, identity), with the
+cause in one sentence and the next steps that fit that subsystem on that node.
+
+The catalogue (knowledge/symptoms.yaml, knowledge/error_chains.yaml) names specific root causes; this reads
+any failure by its structure, so a text nobody has seen before still gets its place, its likely cause and
+where to look, and the generic fallback is left for a message in which none of the four can be found.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import cache, lru_cache
+from typing import Any
+
+from kubectl_win.findings import Fix
+from kubectl_win.knowledge import load
+from kubectl_win.wincodes import Decoded, codes_in_text, find_codes
+
+SUBSYSTEMS = ("network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity")
+CHECK_PREFIX = "windows-"
+CHECK_SUFFIX = "-failure"
+MESSAGE = ("{object}: {reason}: {subsystem}: {component} could not {operation} on {node}{where}: {cause}. "
+           "Message: {excerpt}")
+# A node log line is read only when it reports a failure (klog E/W lines, logrus/zap error and warning levels,
+# or failure words): component logs are mostly progress.
+_LOG_FAILURE = re.compile(
+    r"^[EWF]\d{4} |level=(error|warn|warning|fatal)|\"level\":\s*\"(error|warn|warning|fatal)\"|"
+    r"\b(ERROR|WARN(ING)?|FATAL)\b|"
+    r"\b(fail(ed|ure|s)?|error|unable|cannot|can't|could not|refused|denied|timed[- ]?out|timeout|not found|invalid|"
+    r"not (available|ready|connected|configured|supported|allowed|authorized)|unavailable|does not exist|no such|"
+    r"exited|exit status|aborted|retrying|missing|is nil|no \w+ (found|available)|too long|waiting (for|to)|"
+    r"deprecated|could not be|exception|FullyQualifiedErrorId|CategoryInfo|does not support|"
+    r"already (been )?(closed|stopped|exited)|unexpectedly|did not|not recognized|needs to|must|no longer|lost|"
+    r"rejected|skipping|giving up|panic|fatal|insufficient|exceeded|is full|busy|conflict|corrupt|mismatch|"
+    r"incompatible|fault(ing|ed)?|succeeded\s*:\s*false)\b",
+    re.IGNORECASE)
+
+
+def check_id(subsystem: str) -> str:
+    return f"{CHECK_PREFIX}{subsystem}{CHECK_SUFFIX}"
+
+
+def subsystem_of_check(check: str) -> str | None:
+    """'windows-volume-failure' -> 'volume'; None for any other check."""
+    if check.startswith(CHECK_PREFIX) and check.endswith(CHECK_SUFFIX):
+        middle = check[len(CHECK_PREFIX):-len(CHECK_SUFFIX)]
+        return middle if middle in SUBSYSTEMS else None
+    return None
+
+
+@dataclass(frozen=True)
+class _Component:
+    id: str
+    title: str
+    subsystem: str
+    pattern: re.Pattern[str]
+    logs: str | None
+    agent: str | None
+    next: tuple[dict[str, Any], ...]
+    decides: bool
+    weak: bool
+    named: tuple[tuple[str, re.Pattern[str]], ...]  # (cni:flannel, its pattern), (csi:smb, ...)
+    log_names: frozenset[str] = frozenset()  # the names its log goes by (a node log, a bundle member)
+
+
+@dataclass(frozen=True)
+class _Operation:
+    id: str
+    phrase: str
+    subsystem: str
+    pattern: re.Pattern[str] | None
+    reasons: frozenset[str]
+    weak: bool
+
+
+@dataclass(frozen=True)
+class _Condition:
+    id: str
+    meaning: str
+    subsystem: str | None
+    codes: frozenset[str]
+    pattern: re.Pattern[str] | None
+    causes: dict[str, str]
+    moves: dict[str, str]  # operation -> the subsystem this condition puts that operation's failure in
+
+
+@dataclass(frozen=True)
+class _Model:
+    subsystems: dict[str, dict[str, Any]]
+    components: tuple[_Component, ...]
+    operations: tuple[_Operation, ...]
+    objects: tuple[tuple[str, str, re.Pattern[str], str | None], ...]  # id, phrase, pattern, subsystem
+    conditions: tuple[_Condition, ...]
+
+
+def _any(patterns: list[str] | None) -> re.Pattern[str] | None:
+    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
+
+
+@cache
+def _model() -> _Model:
+    data = load("failure_model")
+    components = []
+    for c in data["components"]:
+        named: list[tuple[str, re.Pattern[str]]] = []
+        for binary in c.get("binaries") or ():
+            named.append((f"cni:{binary}", re.compile(rf"(?<![\w-]){re.escape(binary)}(?![\w-])", re.IGNORECASE)))
+        for driver, pattern in (c.get("drivers") or {}).items():
+            named.append((f"csi:{driver}", re.compile(pattern, re.IGNORECASE)))
+        components.append(_Component(c["id"], c["title"], c["subsystem"], _any(c["patterns"]),  # type: ignore[arg-type]
+                                     c.get("logs"), c.get("agent"), tuple(c.get("next") or ()), bool(c.get("decides")),
+                                     bool(c.get("weak")), tuple(named),
+                                     frozenset(str(n).lower() for n in c.get("log_names") or ())))
+    operations = tuple(_Operation(o["id"], o["phrase"], o["subsystem"], _any(o.get("patterns")),
+                                  frozenset(o.get("reasons") or ()), bool(o.get("weak"))) for o in data["operations"])
+    objects = tuple((o["id"], o["phrase"], _any(o["patterns"]), o.get("subsystem")) for o in data["objects"])
+    conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
+                                  _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}))
+                       for c in data["conditions"])
+    return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
+                  conditions)
+
+
+def _core(name: str) -> str:
+    """HRESULT_FROM_WIN32(ERROR_ACCESS_DENIED) -> ERROR_ACCESS_DENIED."""
+    return name.partition("(")[2].rstrip(")") or name
+
+
+_CNI_TYPE = re.compile(r"""plugin type=\\?["']([\w.-]+)""")
+
+
+@dataclass(frozen=True)
+class Reading:
+    """Where a failure sits in the model. Any of the parts may be unknown; `identified` says whether one is known."""
+
+    subsystem: str
+    component: str | None  # the one that reported it (the deepest layer found)
+    components: tuple[str, ...]
+    operation: str | None
+    object: str | None
+    condition: str | None
+    code: Decoded | None  # the Windows code that names the condition, when one does
+    codes: tuple[Decoded, ...]
+
+    @property
+    def identified(self) -> bool:
+        return bool(self.operation or self.components or self.condition)
+
+    @property
+    def check(self) -> str:
+        return check_id(self.subsystem)
+
+    def component_title(self) -> str:
+        if self.component is None:
+            return "a node component"
+        if self.component == "container-process":
+            return "the container's process"
+        if self.component.startswith(("cni:", "csi:")):
+            kind, _, name = self.component.partition(":")
+            return f"the {name} {'CNI plugin' if kind == 'cni' else 'CSI driver'}"
+        info = _component(self.component)
+        return info.title if info else self.component
+
+    def operation_phrase(self) -> str:
+        if self.operation == "run":
+            return "keep running"
+        info = next((o for o in _model().operations if o.id == self.operation), None)
+        return info.phrase if info else "complete its operation"
+
+    def cause(self) -> str:
+        """One sentence: who could not do what, and the likely cause the condition gives in this subsystem."""
+        condition = next((c for c in _model().conditions if c.id == self.condition), None)
+        code = f" ({self.code.hex} {self.code.name})" if self.code else ""
+        if condition is not None:
+            why = condition.causes.get(self.subsystem) or condition.meaning
+        elif self.code is not None:
+            why = self.code.hint or self.code.meaning.rstrip(".")
+        else:
+            where = self.component_title() if self.component else "the node component"
+            return f"no Windows condition is named; {where}'s own log says why"
+        return f"{why.rstrip('.')}{code}"
+
+    def names_its_cause(self) -> bool:
+        """Whether the cause is the condition's own for this subsystem (a code's generic hint would blur it)."""
+        condition = next((c for c in _model().conditions if c.id == self.condition), None)
+        return condition is not None and self.subsystem in condition.causes
+
+    def labels(self) -> dict[str, str]:
+        """The finding's values: subsystem, component, operation, cause."""
+        return {"subsystem": self.subsystem, "component": self.component_title(),
+                "operation": self.operation_phrase(), "cause": self.cause()}
+
+
+def _component(cid: str) -> _Component | None:
+    return next((c for c in _model().components if c.id == cid), None)
+
+
+def read(message: str, reason: str = "", context: str = "pod", writer: str = "") -> Reading:
+    """The message's place in the model; context ('pod' or 'node') decides only when nothing else does. `writer`
+    names the log a line came from (kubelet, azure-vnet, calico-node, ...): the component whose log it is."""
+    return _read(message or "", reason or "", context, writer or "")
+
+
+def _components_in(text: str) -> tuple[list[_Component], list[str]]:
+    found = [c for c in _model().components if c.pattern.search(text)]
+    names: list[str] = []
+    for component in found:
+        named = [cid for cid, pattern in component.named if pattern.search(text)]
+        if component.id == "cni":
+            named = [f"cni:{m.group(1)}" for m in _CNI_TYPE.finditer(text)] + named
+        names.extend(dict.fromkeys(named) or [component.id])
+    return found, names
+
+
+@lru_cache(maxsize=4096)
+def _read(message: str, reason: str, context: str, writer: str) -> Reading:
+    model = _model()
+    operation = next((o for o in model.operations if o.pattern is not None and o.pattern.search(message)), None)
+    if operation is None and reason:
+        operation = next((o for o in model.operations if reason in o.reasons), None)
+    found, names = _components_in(message)
+    if writer:  # the log's writer reported the line, unless the line names a layer below it
+        by_name = [c for c in model.components if writer.lower() in c.log_names]
+        written, written_names = (by_name, [by_name[0].id]) if by_name else _components_in(writer)
+        if written and written[0] not in found:
+            if any(not c.weak for c in found):
+                found, names = [*found, written[0]], [*names, written_names[0]]
+            else:
+                found, names = [written[0], *found], [written_names[0], *names]
+    found_object = next((o for o in model.objects if o[2].search(message)), None)
+    obj = found_object[0] if found_object else None
+    numeric = find_codes(message)
+    seen = {c.code for c in numeric}
+    codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
+    condition, code = _condition(message, codes)
+    subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
+    if condition is not None and operation is not None and operation.id in condition.moves:
+        subsystem = condition.moves[operation.id]
+    return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
+                   operation.id if operation else None, obj, condition.id if condition else None, code, codes)
+
+
+def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None]:
+    known = [c for c in codes if not c.name.startswith("(unknown")]
+    for condition in _model().conditions:
+        for code in known:
+            if _core(code.name) in condition.codes:
+                return condition, code
+    for condition in _model().conditions:
+        if condition.pattern is not None and condition.pattern.search(message):
+            return condition, None  # named by its text: a code elsewhere in the message is not its code
+    return None, known[0] if known else None
+
+
+def _subsystem(operation: _Operation | None, components: list[_Component], condition: _Condition | None,
+               object_subsystem: str | None, context: str) -> str:
+    if operation is not None and not operation.weak:
+        return operation.subsystem
+    decider = next((c for c in components if c.decides), None)
+    if decider is not None:
+        return decider.subsystem
+    if condition is not None and condition.subsystem:
+        return condition.subsystem
+    strong = next((c for c in components if not c.weak), None)
+    if strong is not None:
+        return strong.subsystem
+    if object_subsystem:
+        return object_subsystem
+    if operation is not None:
+        return operation.subsystem
+    if components:
+        return components[0].subsystem
+    return "node" if context == "node" else "runtime"
+
+
+@cache
+def _restating() -> re.Pattern[str] | None:
+    return _any((load("failure_model").get("restating") or {}).get("patterns"))
+
+
+def restates(message: str) -> bool:
+    """Whether the message only restates an earlier failure (a restart back-off), which the model does not place."""
+    pattern = _restating()
+    return bool(pattern is not None and pattern.search(message))
+
+
+def names_a_layer(reading: Reading) -> bool:
+    """Whether the reading names a component below the kubelet and containerd (every chain passes them)."""
+    return any((info := _component(c.partition(":")[0])) is not None and not info.weak for c in reading.components)
+
+
+_ERROR_LEVEL = re.compile(r"^[EF]\d{4} |level=(error|fatal)\b|\"level\":\s*\"(error|fatal)\"", re.IGNORECASE)
+
+
+_ANY_LEVEL = re.compile(r"^[IWEF]\d{4} |level=\w+|\"level\":", re.IGNORECASE)
+
+
+def has_level(line: str) -> bool:
+    """Whether the line carries its writer's log level (without one, its words decide)."""
+    return bool(_ANY_LEVEL.search(line))
+
+
+def is_error_level(line: str) -> bool:
+    """Whether the line is logged at error level (klog E/F, logrus and zap error/fatal): a failure by its writer."""
+    return bool(_ERROR_LEVEL.search(line))
+
+
+_STRONG_FAILURE = re.compile(r"\b(fail(ed|ure)?|error|unable to|cannot|can't|could not|refused|denied|timed[- ]?out|"
+                             r"invalid)\b", re.IGNORECASE)
+
+
+def says_it_failed(line: str) -> bool:
+    """Whether the line's own words say something failed (not only that something waits or retries)."""
+    return bool(_STRONG_FAILURE.search(line))
+
+
+def fold_key(found: Any, line: str, writer: str = "") -> str:
+    """How a log's findings fold: a catalogue entry per check, a placed failure per place in the model (its
+    subsystem, component, operation and condition), so two different failures of one subsystem stay two."""
+    if not getattr(found, "placed", False):
+        return str(found.check)
+    reading = read(line, "", "node", writer)
+    return "\x00".join((found.check, reading.component or "", reading.operation or "", reading.condition or ""))
+
+
+def is_failure_line(line: str) -> bool:
+    """Whether a node log line reports a failure (the model reads only those)."""
+    return bool(_LOG_FAILURE.search(line))
+
+
+def read_exit(exit_code: int, reason: str = "") -> Reading:
+    """A terminated container's exit code that is no Windows status (1, 2, 255, ...): its own process failed. An
+    OOMKilled reason puts it in resources."""
+    condition = "out-of-memory" if reason == "OOMKilled" else "crashed"
+    return Reading("resources" if condition == "out-of-memory" else "runtime", "container-process",
+                   ("container-process",), "run", None, condition, None, ())
+
+
+def subsystem_info(subsystem: str) -> dict[str, Any]:
+    return _model().subsystems[subsystem]
+
+
+def catalogue_entries() -> list[dict[str, Any]]:
+    """One catalogue check per subsystem (kubectl_win/catalog.py, family "model"): id, title, remediation, sources."""
+    out = []
+    for subsystem in SUBSYSTEMS:
+        info = subsystem_info(subsystem)
+        out.append({"id": check_id(subsystem), "subsystem": subsystem, "title": info["title"],
+                    "remediation": f"The failure is in the {subsystem} subsystem ({info['meaning']}); follow the "
+                                   f"next steps the finding gives for its node.",
+                    "sources": list(info.get("sources") or ())})
+    return out
+
+
+# --- next steps -------------------------------------------------------------------------------------------
+
+AgentPods = dict[str, tuple[str, str]]  # agent kind -> (namespace, pod) on the node
+
+
+def next_steps(reading: Reading, node: str | None, agents: AgentPods | None = None) -> Fix:
+    """The commands a user pastes next for this failure on this node: the reporting component's log and agent
+    pod first, then what the subsystem needs, at most four; a note with what the Windows code means."""
+    steps: list[dict[str, Any]] = []
+    for cid in reading.components[:2]:
+        info = _component(cid.partition(":")[0] if ":" in cid else cid)
+        if info is None or info.weak:
+            continue
+        if info.logs:
+            steps.append({"logs": info.logs})
+        if info.agent:
+            steps.append({"agent": info.agent})
+        steps.extend(info.next)
+    steps.extend(subsystem_info(reading.subsystem).get("next") or ())
+    for cid in reading.components:
+        info = _component(cid.partition(":")[0] if ":" in cid else cid)
+        if info is not None and info.weak and info.logs:
+            steps.append({"logs": info.logs})
+    commands: list[tuple[str, ...]] = []
+    for step in steps:
+        argv = _command(step, node, agents or {})
+        if argv is not None and argv not in commands:
+            commands.append(argv)
+    code = reading.code
+    hints = [f"{code.hex} {code.name}: {code.hint}"] if code is not None and code.hint and \
+        not reading.names_its_cause() else []
+    reporter = _component(reading.component.partition(":")[0]) if reading.component else None
+    on_node = reporter is None or bool(reporter.logs or reporter.agent in ("cni", "csi_node", "csi_proxy",
+                                                                             "kube_proxy"))
+    where = f" on {node}" if node and on_node else ""
+    note = (f"Start with {reading.component_title()}{where}, the commands in order. "
+            f"The {reading.subsystem} subsystem is {subsystem_info(reading.subsystem)['meaning']}.")
+    return Fix(commands=tuple(commands[:4]), note=" ".join([note, *[h.rstrip('.') + '.' for h in hints]]))
+
+
+def _command(step: dict[str, Any], node: str | None, agents: AgentPods) -> tuple[str, ...] | None:
+    target = node or "NODE"
+    if "logs" in step:
+        return ("kubectl", "win", "logs", target, str(step["logs"]), "--since", "1h")
+    if step.get("hns"):
+        return ("kubectl", "win", "hns", target)
+    if step.get("configz"):
+        return ("kubectl", "get", "--raw", f"/api/v1/nodes/{target}/proxy/configz")
+    if step.get("describe"):
+        return ("kubectl", "describe", "node", target)
+    if "agent" in step:
+        kind = str(step["agent"])
+        if kind in agents:
+            namespace, pod = agents[kind]
+            return ("kubectl", "logs", "-n", namespace, pod, "--all-containers", "--since", "1h")
+        if kind == "gmsa_webhook":
+            return None  # it runs on Linux nodes; the subsystem's own steps find it
+        return ("kubectl", "get", "pods", "-A", "-o", "wide", "--field-selector", f"spec.nodeName={target}")
+    if "command" in step:
+        return tuple(str(arg).replace("{node}", target) for arg in step["command"])
+    return None

@@ -1,0 +1,269 @@
+"""How doctor answers a corpus of real failure messages, measured through doctor's own paths.
+
+Each entry is placed on a Windows (or, for Linux controls, a Linux) object exactly as a cluster shows it: an
+Event on its pod or node, a container's waiting state, a terminated state (its message or exit code), a node's
+Ready=False condition, or a line of a node component's log (read as `kubectl win logs --analyse` and doctor
+--deep read one). doctor then runs on the whole dump at once; an entry's answer is the finding on its object:
+
+  specific  a catalogue entry names the root cause (knowledge/symptoms.yaml, error_chains.yaml, exit codes)
+  placed    the model of the node stack places it (windows-<subsystem>-failure: component, operation, cause)
+  generic   only a generic fallback answers (windows-warning-unrecognised, windows-runtime-error,
+            windows-error-code)
+  none      nothing answers
+
+`named` = specific + placed. Subsystem agreement compares the answer's subsystem with the entry's
+expect.subsystem (corpora without one: the subsystem of the entry's class).
+
+The figures of every corpus measured in a session are printed in pytest's terminal summary (tests/conftest.py).
+Only aggregate figures are ever printed or put in an assertion message, so a held-out corpus is measured without
+anyone reading its messages.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from kubectl_win.doctor.signatures import symptoms
+
+CORPUS_DIR = Path(__file__).parent / "corpus"
+GENERIC = symptoms.GENERIC
+# Specific answers outside the symptom family: a decoded exit code, kube-proxy's own sync errors.
+ANSWERS = frozenset({"symptom-ntstatus-exit", "hns-kube-proxy-sync-error"})
+FIGURES: list[Figures] = []  # every corpus measured in this session, for the terminal summary
+CONTROLS: list[str] = []  # what the Linux controls drew, for the terminal summary
+
+
+def load(*paths: Path) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = []
+    for path in paths:
+        out.extend(yaml.safe_load(path.read_text(encoding="utf-8")) or [])
+    return out
+
+
+@dataclass
+class Figures:
+    corpus: str
+    total: int = 0
+    answers: Counter[str] = field(default_factory=Counter)
+    agree: int = 0
+    judged: int = 0  # entries with an expected subsystem and a named answer
+
+    def percent(self, kind: str) -> float:
+        return 100.0 * self.answers[kind] / self.total if self.total else 0.0
+
+    @property
+    def named(self) -> float:
+        return self.percent("specific") + self.percent("placed")
+
+    @property
+    def agreement(self) -> float:
+        return 100.0 * self.agree / self.judged if self.judged else 0.0
+
+    def row(self) -> list[str]:
+        return [self.corpus, str(self.total), f"{self.named:.1f}%", f"{self.percent('specific'):.1f}%",
+                f"{self.percent('placed'):.1f}%", f"{self.percent('generic'):.1f}%", f"{self.percent('none'):.1f}%",
+                f"{self.agreement:.1f}%" if self.judged else "-"]
+
+    def counts(self) -> str:
+        """For assertion messages: counts only, never a message."""
+        return (f"{self.corpus}: {self.total} entries, specific {self.answers['specific']}, placed "
+                f"{self.answers['placed']}, generic {self.answers['generic']}, none {self.answers['none']}, "
+                f"subsystem agreement {self.agree}/{self.judged}")
+
+
+HEADERS = ["corpus", "entries", "named a cause", "specific", "placed by the model", "generic fallback",
+           "no answer", "subsystem agreement"]
+
+
+def _node(name: str, os_name: str = "windows", ready: bool = True, message: str = "",
+          reason: str = "") -> dict[str, Any]:
+    from tests.test_doctor_helpers import node
+
+    obj = node(name, os=os_name, ready=ready)
+    if not ready:
+        obj["status"]["conditions"][0]["message"] = message
+        obj["status"]["conditions"][0]["reason"] = reason or "KubeletNotReady"
+    return obj
+
+
+def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[list[dict[str, Any]], dict[int, str]]:
+    """The objects of a cluster showing every (non-log) entry, and per entry index the object it is on."""
+    from tests.test_doctor_helpers import event, pod, windows_spec
+
+    spec = windows_spec() if os_name == "windows" else {"containers": [{"name": "app", "image": "nginx:1.27"}],
+                                                        "nodeSelector": {"kubernetes.io/os": "linux"}}
+    host = "host-0"
+    objs: list[dict[str, Any]] = [_node(host, os_name)]
+    where: dict[int, str] = {}
+    for index, entry in enumerate(entries):
+        kind = entry["where"]
+        reason = entry.get("reason") or ""
+        message = str(entry.get("message") or "")
+        if kind == "log":
+            continue
+        if kind == "condition" or (entry.get("context") == "node" and kind == "event"):
+            name = f"node-{index:03d}"
+            if kind == "condition":
+                objs.append(_node(name, os_name, ready=False, message=message, reason=reason))
+            else:
+                objs.append(_node(name, os_name))
+                objs.append(event(("Node", "", name), reason or "Warning", message, host=name))
+            where[index] = f"Node/{name}"
+            continue
+        name = f"case-{index:03d}"
+        status: dict[str, Any] = {"name": "app", "image": "img", "ready": False, "restartCount": 3, "state": {}}
+        statuses = None
+        if kind == "waiting":
+            status["state"] = {"waiting": {"reason": reason or "CreateContainerError", "message": message}}
+            statuses = [status]
+        elif kind == "terminated":
+            terminated: dict[str, Any] = {"exitCode": entry.get("exit_code", 1), "reason": reason or "Error"}
+            if message:
+                terminated["message"] = message
+            status["lastState"] = {"terminated": terminated}
+            statuses = [status]
+        objs.append(pod(name, spec, node=host, statuses=statuses))
+        if kind == "event":
+            objs.append(event(("Pod", "shop", name), reason, message, host=host, count=2))
+        where[index] = f"shop/Pod/{name}"
+    return objs, where
+
+
+def _answer(ids: set[str]) -> tuple[str, str | None]:
+    """(specific | placed | generic | none, the answer's check)."""
+    from kubectl_win.catalog import catalog
+
+    families = catalog()
+    relevant = {i for i in ids if i in GENERIC or i in ANSWERS or (i in families and (
+        families[i].family in ("symptom", "model") or families[i].area == "events"))}
+    specific = sorted(i for i in relevant if i not in GENERIC and symptoms.model.subsystem_of_check(i) is None)
+    if specific:
+        return "specific", specific[0]
+    placed = sorted(i for i in relevant if symptoms.model.subsystem_of_check(i))
+    if placed:
+        return "placed", placed[0]
+    if relevant & GENERIC:
+        return "generic", sorted(relevant & GENERIC)[0]
+    return "none", None
+
+
+def _subsystem_of(check: str | None) -> str | None:
+    if check is None:
+        return None
+    if check == "symptom-ntstatus-exit":
+        return "runtime"
+    if check.startswith("hns-"):
+        return "proxy" if "kube-proxy" in check else "network"
+    return symptoms.subsystem(check)
+
+
+def answers(entries: list[dict[str, Any]], os_name: str = "windows") -> list[tuple[str, str | None]]:
+    """Per entry (in order): how doctor answers it and with which check."""
+    from kubectl_win.doctor.checks.plan import run_checks
+    from kubectl_win.doctor.deep import scan_lines
+    from tests.test_doctor_helpers import snapshot_of
+
+    objs, where = dump_of(entries, os_name)
+    by_object: dict[str, set[str]] = {}
+    for finding in run_checks(snapshot_of(*objs)):
+        by_object.setdefault(finding.object.display(), set()).add(finding.id)
+    out: list[tuple[str, str | None]] = []
+    for index, entry in enumerate(entries):
+        if entry["where"] == "log":
+            ids = {f.id for f in scan_lines("host-0", str(entry.get("log") or "kubelet"), [str(entry["message"])])}
+        else:
+            ids = by_object.get(where[index], set())
+        out.append(_answer(ids))
+    return out
+
+
+def measure(name: str, entries: list[dict[str, Any]], expected: list[str | None] | None = None) -> Figures:
+    """The figures of a corpus (and they are kept for the terminal summary)."""
+    figures = Figures(name, total=len(entries))
+    for index, (kind, check) in enumerate(answers(entries)):
+        figures.answers[kind] += 1
+        want = expected[index] if expected is not None else (entries[index].get("expect") or {}).get("subsystem")
+        if want and kind in ("specific", "placed"):
+            figures.judged += 1
+            figures.agree += _subsystem_of(check) == want
+    FIGURES[:] = [f for f in FIGURES if f.corpus != name] + [figures]
+    return figures
+
+
+def findings_on_linux(entries: list[dict[str, Any]]) -> int:
+    """How many Linux control entries draw any finding (on their Linux object, or from their log line)."""
+    from kubectl_win.doctor.checks.plan import run_checks
+    from tests.test_doctor_helpers import snapshot_of
+
+    objs, where = dump_of(entries, "linux")
+    flagged = {f.object.display() for f in run_checks(snapshot_of(*objs))}
+    drawn = 0
+    for index, entry in enumerate(entries):
+        if entry["where"] == "log":
+            # doctor reads only Windows nodes' logs (kubectl win logs refuses a Linux node): a Linux log line
+            # counts when a catalogue entry that is not Windows-only would claim it anywhere.
+            found = symptoms.match(str(entry["message"]), "", "log")
+            drawn += found is not None and not (found.generic or found.windows_only)
+        else:
+            drawn += where[index] in flagged
+    return drawn
+
+
+def note(corpus: str, text: str) -> None:
+    """A line about a corpus for the terminal summary (replacing an earlier one about it)."""
+    CONTROLS[:] = [line for line in CONTROLS if not line.startswith(f"{corpus}: ")] + [f"{corpus}: {text}"]
+
+
+def model_alone(entries: list[dict[str, Any]], expected: list[str | None]) -> str:
+    """How the model alone (no catalogue entry) reads a corpus: how many it identifies, how many it places in the
+    expected subsystem (a check that the model is not fitted to the catalogue's texts)."""
+    from kubectl_win.doctor.signatures import model
+
+    readable = [(e, want) for e, want in zip(entries, expected, strict=True) if e.get("message")]
+    readings = [(model.read(str(e["message"]), e.get("reason") or "",
+                            "node" if e.get("context") == "node" or e["where"] in ("log", "condition") else "pod",
+                            str(e.get("log") or "")), want) for e, want in readable]
+    identified = sum(r.identified for r, _ in readings)
+    agree = sum(r.subsystem == want for r, want in readings)
+    return (f"the model alone: identifies {identified} of {len(readings)}, places {agree} "
+            f"({100.0 * agree / len(readings):.1f}%) in the expected subsystem")
+
+
+def summary_lines() -> list[str]:
+    from tabulate import tabulate
+
+    if not FIGURES and not CONTROLS:
+        return []
+    return ["How doctor answers the failure corpora (tests/corpus_figures.py):",
+            *tabulate([f.row() for f in FIGURES], HEADERS).splitlines(), *CONTROLS]
+
+
+def update_docs(path: str) -> None:
+    """Rewrite docs/doctor.md's table of figures from what the corpora measure now (aggregates only)."""
+    from kubectl_win.doctor.signatures import symptoms as catalogue
+
+    file = Path(path)
+    text = file.read_text(encoding="utf-8")
+    earlier = load(CORPUS_DIR / "windows_messages.yaml")
+    measured = [("`tests/corpus/windows_messages.yaml` (earlier)",
+                 measure("windows_messages (earlier)", earlier, [catalogue.subsystem(e["class"]) for e in earlier])),
+                ("`tests/corpus/failures/` (training)",
+                 measure("failures (training)", load(*sorted((CORPUS_DIR / "failures").glob("*.yaml"))))),
+                ("`tests/corpus/held_out/` (held out)",
+                 measure("held_out", load(*sorted((CORPUS_DIR / "held_out").glob("*.yaml")))))]
+    head, rest = text.split("<!-- corpus figures -->\n", 1)
+    table, tail = rest.split("\n\n", 1)
+    rows = [f"| {name} | " + " | ".join(figures.row()[1:]) + " |" for name, figures in measured]
+    lines = table.splitlines()[:2] + rows
+    file.write_text(head + "<!-- corpus figures -->\n" + "\n".join(lines) + "\n\n" + tail, encoding="utf-8")
+
+
+if __name__ == "__main__":  # python -m tests.corpus_figures docs/doctor.md
+    import sys
+
+    update_docs(sys.argv[1])
