@@ -1,4 +1,4 @@
-"""Shared fixtures: a running test API server and its kubeconfig.
+"""Shared fixtures (a running test API server and its kubeconfig) and the test tiers.
 
     def test_something(apiserver):
         apiserver.store.put({...})         # seed objects (or apiserver.server.seed(path))
@@ -7,11 +7,19 @@
 
 One server is started per test module (cheap: ~20 ms) and reset before each test, so tests
 do not see each other's objects, faults or RBAC denials.
+
+Tiers are markers (registered in pyproject.toml) given at collection from what a test uses, so a new test
+gets its tier without saying so: a server fixture (apiserver, real_cluster, registries), the browser or Wine
+fixtures, or a module that drives its tool itself (imports pty, the browser, Wine, a server package, or
+subprocess). Everything else is `unit`: in process, no server, no subprocess; `pytest -m unit` runs in
+seconds, and a unit test that starts a process or a server fails, naming the tier it belongs in.
 """
 
 from __future__ import annotations
 
+import functools
 import os
+import re
 import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -29,7 +37,74 @@ from tests.apiserver import ApiServer, FaultInjector, Store
 from tests.apiserver.auth import Auth
 from tests.realcluster.fixtures import real_cluster, real_sample, sample_refused  # noqa: F401 - fixtures
 from tests.registry.fixtures import htpasswd_registry, plain_registry, token_registry  # noqa: F401 - fixtures
-from tests.tools import require_kubectl
+from tests.support.tools import require_kubectl
+
+# Tier -> the fixtures that bring its server or tool (the fixture closure counts, so fixtures built on
+# these, such as exec_settings or real_sample, bring the tier too).
+TIER_FIXTURES = {
+    "apiserver": {"_apiserver_module", "_http_apiserver_module"},
+    "realcluster": {"real_cluster"},
+    "registry": {"plain_registry", "htpasswd_registry", "token_registry"},
+    "browser": {"browser"},
+    "wine": {"wine_prefix"},
+    "tools": {"kubectl"},
+}
+# Tier -> modules whose import by a test module means its tests drive that tool themselves.
+TIER_MODULES = {
+    "pty": ("pty",),
+    "browser": ("tests.support.browser",),
+    "wine": ("tests.windows", "tests.apiserver.exec"),
+    "apiserver": ("tests.apiserver", "tests.apiserver.server", "tests.apiserver.process"),
+    "realcluster": ("tests.realcluster", "tests.realcluster.cluster"),
+    "registry": ("tests.registry", "tests.registry.server"),
+    "tools": ("subprocess",),
+}
+TIERS = ("unit", *dict.fromkeys([*TIER_FIXTURES, *TIER_MODULES]))
+
+
+@functools.cache
+def _imported(path: str) -> frozenset[str]:
+    """The modules a test module imports, at its top or inside a test (`import subprocess` in a function)."""
+    text = Path(path).read_text(encoding="utf-8")
+    return frozenset(re.findall(r"^\s*(?:from|import)\s+([\w.]+)", text, flags=re.M))
+
+
+def tiers_of(item: pytest.Item) -> set[str]:
+    fixtures = set(getattr(item, "fixturenames", ()))
+    found = {tier for tier, names in TIER_FIXTURES.items() if fixtures & names}
+    imported = _imported(str(item.path))
+    found |= {tier for tier, modules in TIER_MODULES.items() if imported & set(modules)}
+    return found
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if any(item.get_closest_marker(tier) for tier in TIERS):
+            continue  # a tier said explicitly wins
+        for tier in sorted(tiers_of(item)) or ["unit"]:
+            item.add_marker(tier)
+
+
+@pytest.fixture(autouse=True)
+def _unit_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A unit test runs in process: starting a program or a server fails it, naming the fix."""
+    if request.node.get_closest_marker("unit") is None:
+        yield
+        return
+    import subprocess
+
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError(f"{request.node.nodeid} is in the unit tier but starts a process or a server: "
+                             "use the fixture that brings it, or mark the test with its tier (pytest.mark.tools)")
+
+    patch = pytest.MonkeyPatch()
+    patch.setattr(subprocess.Popen, "__init__", refuse)
+    patch.setattr(ApiServer, "start", refuse)
+    try:
+        yield
+    finally:
+        patch.undo()
 
 
 @dataclass
@@ -108,10 +183,10 @@ def kubectl() -> str:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
-    """The failure corpora's figures (tests/corpus_figures.py), when a test measured one."""
+    """The failure corpora's figures (tests/support/corpus_figures.py), when a test measured one."""
     import sys
 
-    figures = sys.modules.get("tests.corpus_figures")
+    figures = sys.modules.get("tests.support.corpus_figures")
     lines = figures.summary_lines() if figures is not None else []
     if lines:
         terminalreporter.section("failure corpora")

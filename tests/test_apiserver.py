@@ -14,7 +14,7 @@ import pytest
 from tests.apiserver import ApiServer
 from tests.apiserver.store import Store
 from tests.apiserver.synthetic import SyntheticSpec, generate
-from tests.tools import require_corpus
+from tests.support.tools import require_corpus
 
 
 def _node(name: str, os_name: str = "windows", ready: str = "True") -> dict:

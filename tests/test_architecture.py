@@ -10,13 +10,13 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parent.parent / "kubectl_win"
+from tests.support.paths import PACKAGE
 
 # doctor's floors, in the order data flows (kubectl_win/doctor/__init__.py draws the same map). A module on a
 # floor may import its own floor and those above it (lower numbers).
 FLOORS: dict[str, int] = {
     "read": 1, "read.plan": 1, "read.fields": 1, "read.api": 1, "read.dump": 1, "read.reduce": 1,
-    "read.share": 1, "read.bundle": 1,
+    "read.share": 1, "read.bundle": 1, "read.typed": 1,
     "records": 2, "interning": 2, "quantity": 2,
     # Records are grouped, each new pod template linted and Linux-pinned controllers told apart (scheduling)
     # as the builder makes them: one floor.

@@ -13,8 +13,8 @@ from kubectl_win.commands.base import HELP_OPTIONS
 from kubectl_win.completion.export import export_app
 from kubectl_win.completion.protocol import respond
 from kubectl_win.completion.tree import TREE_FILE, load
-from tests.clirun import run_cli
-from tests.completion_helpers import directive, values
+from tests.support.cli import run_cli
+from tests.support.completion import directive, values
 
 
 def _walk(command: click.Command, path: tuple[str, ...], parent: click.Context | None):
@@ -95,7 +95,7 @@ def test_a_reader_that_goes_away_is_not_an_error():
     import subprocess
     import sys
 
-    from tests.completion_helpers import ROOT
+    from tests.support.paths import ROOT
 
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "explain", "--list"], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE)
@@ -131,7 +131,7 @@ def test_a_run_builds_only_the_command_it_runs(argv, loaded):
     import sys
     import textwrap
 
-    from tests.completion_helpers import ROOT
+    from tests.support.paths import ROOT
 
     code = textwrap.dedent(f"""\
         import contextlib, io, sys

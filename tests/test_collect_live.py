@@ -22,13 +22,13 @@ from kubectl_win.collect import script
 from kubectl_win.collect.gather import APP
 from kubectl_win.kube.hostprocess import APP_LABEL
 from tests.apiserver.exec import settings_for
-from tests.bundle_fixtures import node_archive, node_files
-from tests.clirun import CliResult, run_cli
-from tests.hns_scenarios import cluster_items
-from tests.powershell_grammar import parse_errors
+from tests.support.cli import CliResult, run_cli
+from tests.support.hns_scenarios import cluster_items
+from tests.support.node_archives import node_archive, node_files
+from tests.support.paths import ROOT
+from tests.support.powershell_grammar import parse_errors
 from tests.test_hns_live import FakeKubelet
 
-ROOT = Path(__file__).resolve().parents[1]
 NODES = ("win-a", "win-b", "win-c")
 
 

@@ -16,7 +16,8 @@ from kubectl_win.completion.engine import complete
 from kubectl_win.completion.model import Directive
 from kubectl_win.completion.protocol import respond
 from kubectl_win.completion.tree import load
-from tests.completion_helpers import ROOT, directive, values
+from tests.support.completion import directive, values
+from tests.support.paths import ROOT
 
 NAMESPACES = [("default", ""), ("kube-system", ""), ("win-apps", "")]
 
@@ -204,7 +205,7 @@ def test_explain_offers_the_field_paths_it_knows_as_its_first_argument(parser):
 
 
 def test_every_offered_field_path_is_one_explain_accepts(parser):
-    from tests.clirun import run_cli
+    from tests.support.cli import run_cli
 
     for path in ask(parser, "explain", "spec.host")[0]:
         result = run_cli("explain", path)

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.completion_helpers import directive, make_bin, shell_env, values
+from tests.support.completion import directive, make_bin, shell_env, values
 
 
 @pytest.fixture(scope="module")

@@ -11,9 +11,10 @@ import pytest
 
 from kubectl_win.completion.model import Directive
 from kubectl_win.completion.scripts import FILE_NAMES, SHELLS, script
-from tests.clirun import run_cli
-from tests.completion_helpers import ROOT, make_bin, shell_env
-from tests.tools import require_kubectl
+from tests.support.cli import run_cli
+from tests.support.completion import make_bin, shell_env
+from tests.support.paths import ROOT
+from tests.support.tools import require_kubectl
 
 COMPLETIONS = ROOT / "completions"
 

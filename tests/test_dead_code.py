@@ -6,9 +6,9 @@ from __future__ import annotations
 import ast
 import re
 from collections import Counter
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+
 # Called by a framework, never by name in our code: click's help formatting hook, the kubernetes
 # loader's exec-plugin step (kube/credential_plugin.py overrides it to bound the plugin), and socketserver's
 # error hook (fleet/httpd.py).

@@ -17,11 +17,9 @@ import pytest
 from kubectl_win.collect.bundle import BUNDLE_FORMAT, read_folder, read_tar
 from kubectl_win.collect.gather import CollectOptions, NodeResult, write_bundle
 from kubectl_win.errors import InputError
-from tests.bundle_fixtures import CONTAINERD_CONFIG, node_archive, node_files
-from tests.clirun import CliResult, run_cli
-from tests.hns_scenarios import FIXTURES, SCENARIOS
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.cli import CliResult, run_cli
+from tests.support.hns_scenarios import HNS_FIXTURES, SCENARIOS
+from tests.support.node_archives import CONTAINERD_CONFIG, node_archive, node_files
 
 
 def kwin(*args: str) -> CliResult:
@@ -32,7 +30,7 @@ def kwin(*args: str) -> CliResult:
 @pytest.fixture(scope="module")
 def cluster_dump(tmp_path_factory: pytest.TempPathFactory) -> bytes:
     path = tmp_path_factory.mktemp("dump") / "cluster.json"
-    result = kwin("doctor", "--from-dump", str(FIXTURES / "cluster.json"), "--save-dump", str(path), "-o", "json")
+    result = kwin("doctor", "--from-dump", str(HNS_FIXTURES / "cluster.json"), "--save-dump", str(path), "-o", "json")
     assert path.exists(), result.stderr
     return path.read_bytes()
 

@@ -17,8 +17,7 @@ import pytest
 from kubectl_win.catalog import doctor_checks as catalog
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.findings import Finding
-from tests.model_examples import EXAMPLES
-from tests.test_doctor_helpers import (
+from tests.support.kube_objects import (
     at_revision,
     daemonset_pod,
     deployment_pod,
@@ -35,6 +34,7 @@ from tests.test_doctor_helpers import (
     windows_spec,
     workload,
 )
+from tests.support.model_examples import EXAMPLES
 
 HP = {"securityContext": {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}},
       "hostNetwork": True}

@@ -13,9 +13,8 @@ import pytest
 import yaml
 
 from kubectl_win.cli import main
-from tests.test_doctor_helpers import deployment_pod, linux_spec, namespace, node, windows_spec, workload
-
-SAMPLE = Path(__file__).resolve().parent.parent / "kubectl_win" / "examples" / "cluster-dump.json"
+from tests.support.kube_objects import deployment_pod, linux_spec, namespace, node, windows_spec, workload
+from tests.support.paths import SAMPLE_DUMP
 
 
 def doctor(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -30,7 +29,7 @@ def write_list(path: Path, *objs: dict[str, Any]) -> str:
 
 
 def test_sample_dump_table_groups_by_severity_with_fixes_and_summary(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = doctor(capsys, "--from-dump", str(SAMPLE))
+    code, out, err = doctor(capsys, "--from-dump", str(SAMPLE_DUMP))
     assert code == 1
     assert err == ""
     assert out.index("ERRORS (") < out.index("WARNINGS (") < out.index("INFO (")
@@ -40,7 +39,7 @@ def test_sample_dump_table_groups_by_severity_with_fixes_and_summary(capsys: pyt
 
 
 def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "json")
+    code, out, _ = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     assert code == 1
     report = json.loads(out)
     assert report["schemaVersion"] == "kubectl-win/v1"
@@ -67,16 +66,16 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_yaml_junit_and_sarif(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "yaml")
+    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "yaml")
     as_yaml = yaml.safe_load(out)
     assert as_yaml["schemaVersion"] == "kubectl-win/v1"
     assert {f["enforcedBy"] for f in as_yaml["findings"]} == {None, "api-server", "kubelet", "runtime"}
-    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "junit")
+    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "junit")
     suite = ET.fromstring(out).find("testsuite")
     assert suite is not None and int(suite.get("failures") or 0) > 0
     names = {case.get("name") for case in suite.iter("testcase")}
     assert {"windows-node-untainted", "kubelet-too-old", "windows-run-as-user"} <= names
-    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "sarif")
+    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "sarif")
     run = json.loads(out)["runs"][0]
     rules = {r["id"]: r for r in run["tool"]["driver"]["rules"]}
     assert rules["kubelet-too-old"]["shortDescription"]["text"] == "A kubelet is too far behind the API server"
@@ -86,13 +85,13 @@ def test_yaml_junit_and_sarif(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_wide_table_shows_paths_and_fixes_inline(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "wide")
+    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "wide")
     assert "PATH" in out and "FIX" in out and "  fix:" not in out
     assert "status.nodeInfo.kubeletVersion" in out
 
 
 def test_fail_on_decides_the_exit_code(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    assert doctor(capsys, "--from-dump", str(SAMPLE), "--fail-on", "never")[0] == 0
+    assert doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "--fail-on", "never")[0] == 0
     healthy = write_list(tmp_path / "ok.json", node("linux-0", os="linux"),
                          node("win-0", runtime="containerd://1.6.28"))
     code, out, _ = doctor(capsys, "--from-dump", healthy, "--fail-on", "warning")
@@ -101,7 +100,7 @@ def test_fail_on_decides_the_exit_code(capsys: pytest.CaptureFixture[str], tmp_p
 
 
 def test_nodes_scope_is_the_windows_inventory(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = doctor(capsys, "nodes", "--from-dump", str(SAMPLE))
+    code, out, _ = doctor(capsys, "nodes", "--from-dump", str(SAMPLE_DUMP))
     lines = out.splitlines()
     assert lines[0].split()[:8] == ["NAME", "READY", "OS-IMAGE", "BUILD", "REVISION", "UPDATE", "BEHIND",
                                     "BUILD-LABEL"]
@@ -111,16 +110,16 @@ def test_nodes_scope_is_the_windows_inventory(capsys: pytest.CaptureFixture[str]
     assert "os=windows:NoSchedule" in row
     assert not any(line.startswith("aks-linux") for line in lines)
     assert "kubelet-too-old" in out and "image-build-mismatch" not in out
-    _, out, _ = doctor(capsys, "nodes", "--from-dump", str(SAMPLE), "-o", "json")
+    _, out, _ = doctor(capsys, "nodes", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     report = json.loads(out)
     assert {n["name"] for n in report["nodes"]} == {"win19-0", "win22-0", "win22-1"}
     assert {f["object"]["kind"] for f in report["findings"]} <= {"Node", "Cluster"}
-    _, out, _ = doctor(capsys, "nodes", "--from-dump", str(SAMPLE), "-o", "wide")
+    _, out, _ = doctor(capsys, "nodes", "--from-dump", str(SAMPLE_DUMP), "-o", "wide")
     assert "PORT-FORWARD" in out and "wincat" in out
 
 
 def test_workloads_scope_in_one_namespace(capsys: pytest.CaptureFixture[str]) -> None:
-    _, out, _ = doctor(capsys, "workloads", "-n", "shop", "--from-dump", str(SAMPLE), "-o", "json")
+    _, out, _ = doctor(capsys, "workloads", "-n", "shop", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     findings = json.loads(out)["findings"]
     assert findings
     assert {f["object"]["namespace"] for f in findings} == {"shop"}
@@ -130,7 +129,7 @@ def test_config_file_and_annotation_suppress(capsys: pytest.CaptureFixture[str],
     config = tmp_path / "kw.yaml"
     config.write_text("checks:\n  disable: [kubelet-too-old]\n  severity: {windows-node-untainted: error}\n"
                       "exclude:\n  - namespace: monitoring\n")
-    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "json", "--config", str(config))
+    _, out, _ = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "json", "--config", str(config))
     findings = json.loads(out)["findings"]
     assert not [f for f in findings if f["id"] == "kubelet-too-old"]
     assert not [f for f in findings if f["object"]["namespace"] == "monitoring"]
@@ -169,14 +168,14 @@ def test_bad_dumps_give_one_line_and_exit_2(capsys: pytest.CaptureFixture[str], 
 def test_missing_dump_and_conflicting_flags(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     code, _, err = doctor(capsys, "--from-dump", str(tmp_path / "nope.json"))
     assert code == 2 and err == f"error: dump not found: {tmp_path / 'nope.json'}\n"
-    code, _, err = doctor(capsys, "--from-dump", str(SAMPLE), "--context", "prod")
+    code, _, err = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "--context", "prod")
     assert code == 2 and "cannot be combined" in err
-    code, _, err = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "csv")
+    code, _, err = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "csv")
     assert code == 2 and "invalid choice" in err
 
 
 def test_truncated_real_dump_file(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    text = SAMPLE.read_text()
+    text = SAMPLE_DUMP.read_text()
     path = tmp_path / "cut.json"
     path.write_text(text[: len(text) // 2])
     code, out, err = doctor(capsys, "--from-dump", str(path))
@@ -186,7 +185,7 @@ def test_truncated_real_dump_file(capsys: pytest.CaptureFixture[str], tmp_path: 
 
 def test_save_dump_round_trip_gives_the_same_report(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
     saved = tmp_path / "saved.json"
-    _, first, _ = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "json", "--save-dump", str(saved))
+    _, first, _ = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "json", "--save-dump", str(saved))
     _, second, _ = doctor(capsys, "--from-dump", str(saved), "-o", "json")
     assert json.loads(first) == json.loads(second)
     assert json.loads(saved.read_text())["kubectlWin"]["format"] == "doctor-dump/v1"
@@ -223,14 +222,14 @@ def test_typed_lists_and_concatenated_documents(capsys: pytest.CaptureFixture[st
 
 
 def test_no_progress_or_noise_on_stderr_when_not_a_terminal(capsys: pytest.CaptureFixture[str]) -> None:
-    _, _, err = doctor(capsys, "--from-dump", str(SAMPLE), "-o", "json")
+    _, _, err = doctor(capsys, "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     assert err == ""
 
 
 def test_dump_mode_does_not_import_the_kubernetes_client() -> None:
     code = ("import sys\nfrom kubectl_win.cli import main\nimport contextlib, io\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    main(['doctor', '--from-dump', {str(SAMPLE)!r}])\n"
+            f"    main(['doctor', '--from-dump', {str(SAMPLE_DUMP)!r}])\n"
             "print(sorted(m for m in ('kubernetes', 'urllib3', 'aiohttp') if m in sys.modules))")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.strip() == "[]", result.stderr
@@ -238,11 +237,10 @@ def test_dump_mode_does_not_import_the_kubernetes_client() -> None:
 
 def test_a_dump_saved_by_windows_powershell_is_read(tmp_path) -> None:
     """Windows PowerShell 5.1 writes `kubectl get ... -o json > dump.json` as UTF-16 with CRLF."""
-    from pathlib import Path
 
-    from tests.clirun import run_cli
+    from tests.support.cli import run_cli
 
-    sample = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "cluster-dump.json"
+    sample = SAMPLE_DUMP
     utf16 = tmp_path / "dump.json"
     utf16.write_bytes(sample.read_text().replace("\n", "\r\n").encode("utf-16"))
     plain = run_cli("doctor", "--from-dump", str(sample), "-o", "json")

@@ -12,8 +12,9 @@ import pytest
 
 from tests.apiserver.exec import settings_for
 from tests.apiserver.nodelogs import NodeLogs
-from tests.clirun import run_cli
-from tests.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
+from tests.support.cli import run_cli
+from tests.support.hns_scenarios import HNS_FIXTURES, SCENARIOS, cluster_items
+from tests.support.paths import ROOT
 from tests.test_hns_live import FakeKubelet
 
 
@@ -48,7 +49,7 @@ def deep_cluster(apiserver, tmp_path: Path):  # noqa: ANN001, ANN201
     broken, _ = {s.name: s for s in SCENARIOS}["missing load balancer"].build()  # recorded on win-a
     (tmp_path / "win-a.json").write_text(json.dumps(broken))
     settings.hns_dumps["win-a"] = (str(tmp_path / "win-a.json"), 0.3)
-    settings.hns_dumps["win-b"] = (str(FIXTURES / "win-b-v2.json"), 0.3)
+    settings.hns_dumps["win-b"] = (str(HNS_FIXTURES / "win-b-v2.json"), 0.3)
     apiserver.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": "\n".join([
         klog("E", timedelta(hours=3), '"RunPodSandbox failed" err="hnsCall failed in Win32: old (0x1392)"'),
         klog("E", timedelta(minutes=20), '"RunPodSandbox from runtime service failed" err="failed to setup network '
@@ -109,7 +110,7 @@ def test_concurrency_is_bounded(apiserver, deep_cluster) -> None:  # noqa: ANN00
             "status": {"nodeInfo": {"operatingSystem": "windows", "kernelVersion": "10.0.20348.2762"},
                        "conditions": [{"type": "Ready", "status": "True"}]}}
         apiserver.put(node)
-        settings.hns_dumps[f"win-{index}"] = (str(FIXTURES / "win-b-v2.json"), 0.5)
+        settings.hns_dumps[f"win-{index}"] = (str(HNS_FIXTURES / "win-b-v2.json"), 0.5)
     flags = KubeFlags(kubeconfig=str(apiserver.kubeconfig))
     snapshot = take_snapshot(DoctorOptions(kube_flags=flags))
     with connect(flags) as cluster:
@@ -119,7 +120,7 @@ def test_concurrency_is_bounded(apiserver, deep_cluster) -> None:  # noqa: ANN00
 
 
 def test_deep_needs_a_live_cluster() -> None:
-    result = run_cli("doctor", "--deep", "--from-dump", str(FIXTURES / "cluster.json"))
+    result = run_cli("doctor", "--deep", "--from-dump", str(HNS_FIXTURES / "cluster.json"))
     assert result.exit_code == 2 and "--deep looks inside live nodes" in result.stderr
 
 
@@ -133,7 +134,7 @@ def test_interrupting_deep_deletes_every_pod(deep_cluster) -> None:  # noqa: ANN
     for node in ("win-a", "win-b"):
         settings.hns_dumps[node] = (settings.hns_dumps[node][0], 60.0)
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "doctor", "--deep", "--kubeconfig",
-                                str(apiserver.kubeconfig)], cwd=Path(__file__).resolve().parents[1],
+                                str(apiserver.kubeconfig)], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 30

@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.clirun import run_cli
 from tests.conftest import ApiServerHandle
-from tests.test_doctor_helpers import deployment_pod, event, gmsa, linux_spec, namespace, node, windows_spec, workload
+from tests.support.cli import run_cli
+from tests.support.kube_objects import deployment_pod, event, gmsa, linux_spec, namespace, node, windows_spec, workload
 
 DEBUG_PATH = "spec.ephemeralContainers[0].securityContext.capabilities"
 

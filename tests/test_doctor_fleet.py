@@ -15,10 +15,9 @@ import pytest
 import yaml
 
 from tests.apiserver import ApiServer
-from tests.clirun import CliResult, run_cli
+from tests.support.cli import CliResult, run_cli
+from tests.support.paths import ROOT, SAMPLE_DUMP
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
 LINUX_NODE = {"apiVersion": "v1", "kind": "Node",
               "metadata": {"name": "linux-1", "labels": {"kubernetes.io/os": "linux"}},
               "status": {"conditions": [{"type": "Ready", "status": "True"}],
@@ -58,7 +57,7 @@ def fleet(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Fleet]:
     for server in servers.values():
         server.start()
     try:
-        items = json.loads(SAMPLE.read_text())["items"]
+        items = json.loads(SAMPLE_DUMP.read_text())["items"]
         for name in ("eu", "us", "lab"):
             for item in items:
                 servers[name].store.put(json.loads(json.dumps(item)))
@@ -228,7 +227,7 @@ def test_the_docs_example_is_what_doctor_prints(fleet: Fleet) -> None:
     """docs/doctor.md's fleet example, run against these servers (same context names), line by line."""
     import shlex
 
-    from tests.readme_output import differences
+    from tests.support.readme_examples import differences
 
     text = (ROOT / "docs" / "doctor.md").read_text()
     block = re.search(r"```console\n\$ (kubectl win doctor --context eu [^\n]*)\n(.*?)```", text, re.S)
@@ -258,7 +257,7 @@ def test_ctrl_c_ends_a_fleet_run_at_once(fleet: Fleet) -> None:
     import subprocess
     import sys
 
-    from tests.waiting import wait_until
+    from tests.support.waiting import wait_until
 
     rules = [fleet.servers[name].faults.delay(r"^/api/v1/nodes", 3600.0) for name in ("eu", "us")]
     try:

@@ -17,8 +17,9 @@ from kubectl_win.doctor.run import DoctorOptions, run_doctor
 from kubectl_win.fleet.html import HtmlRenderer
 from kubectl_win.fleet.render import FleetOutput, render_fleet
 from kubectl_win.fleet.scan import ClusterScan
-from tests.browser import Browser
-from tests.html_fixtures import SAMPLE, hostile_dump
+from tests.support.browser import Browser
+from tests.support.html_reports import hostile_dump
+from tests.support.paths import SAMPLE_DUMP
 from tests.test_doctor_html_browser import assert_inert, browser, no_horizontal_overflow, visible  # noqa: F401
 
 HOSTILE_CONTEXT = '<img src=x onerror="window.__kwPwned=7">prod\u202e'
@@ -26,7 +27,7 @@ HOSTILE_CONTEXT = '<img src=x onerror="window.__kwPwned=7">prod\u202e'
 
 def fleet_page(folder: Path) -> str:
     scans = [
-        ClusterScan("eu", "https://eu.example:6443", run_doctor(DoctorOptions(from_dump=str(SAMPLE))), index=0),
+        ClusterScan("eu", "https://eu.example:6443", run_doctor(DoctorOptions(from_dump=str(SAMPLE_DUMP))), index=0),
         ClusterScan(HOSTILE_CONTEXT, "https://x.example\"><script>window.__kwPwned=8</script>",
                     run_doctor(DoctorOptions(from_dump=str(hostile_dump(folder)))), index=1),
         ClusterScan("gone", None, None, 'cannot connect: <a href="javascript:window.__kwPwned=9">x</a>', 3, index=2),

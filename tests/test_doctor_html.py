@@ -14,8 +14,9 @@ import pytest
 from kubectl_win.doctor.render.html import _fix, decoded_codes
 from kubectl_win.findings import Fix
 from kubectl_win.output.html import text
-from tests.clirun import run_cli
-from tests.html_fixtures import HOSTILE, SAMPLE, hostile_dump, report_html
+from tests.support.cli import run_cli
+from tests.support.html_reports import HOSTILE, hostile_dump, report_html
+from tests.support.paths import SAMPLE_DUMP
 
 URL_ATTRIBUTES = {"src", "href", "xlink:href", "action", "formaction", "poster", "srcset", "data", "background",
                   "cite", "longdesc", "manifest", "ping", "icon"}
@@ -51,12 +52,12 @@ def elements(document: str) -> Elements:
 
 @pytest.fixture(scope="module")
 def sample_html() -> str:
-    return report_html(SAMPLE)
+    return report_html(SAMPLE_DUMP)
 
 
 @pytest.fixture(scope="module")
 def sample_json() -> dict:
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "-o", "json")
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     return result.json
 
 
@@ -174,7 +175,7 @@ def test_hns_chart_uses_counts_read_from_the_nodes_when_present() -> None:
     from kubectl_win.doctor.render.html import render_html
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
 
-    report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
+    report = run_doctor(DoctorOptions(from_dump=str(SAMPLE_DUMP)))
     report.hns = [{"node": "win22-0", "counts": {"loadBalancers": 1400}},
                   {"node": "win22-1", "counts": {"loadBalancers": 9}}, {"node": "win19-0"}]
     page = render_html(report)
@@ -183,7 +184,7 @@ def test_hns_chart_uses_counts_read_from_the_nodes_when_present() -> None:
 
 
 def test_report_without_problems_says_so(tmp_path: Path) -> None:
-    from tests.test_doctor_helpers import node
+    from tests.support.kube_objects import node
 
     dump = tmp_path / "clean.json"
     win = node("win-0")
@@ -197,7 +198,7 @@ def test_report_without_problems_says_so(tmp_path: Path) -> None:
 def test_report_flag_writes_the_page_and_keeps_the_table_on_stdout(tmp_path: Path) -> None:
     target = tmp_path / "out" / "report.html"
     target.parent.mkdir()
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "--report", str(target))
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--report", str(target))
     assert result.exit_code == 1
     assert result.stdout.startswith("ERRORS (12)")
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
@@ -206,7 +207,7 @@ def test_report_flag_writes_the_page_and_keeps_the_table_on_stdout(tmp_path: Pat
 
 def test_output_html_with_report_writes_only_the_file(tmp_path: Path) -> None:
     target = tmp_path / "report.html"
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "-o", "html", "--report", str(target))
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "html", "--report", str(target))
     assert (result.exit_code, result.stdout) == (1, "")
     assert "</html>" in target.read_text(encoding="utf-8")
 
@@ -214,34 +215,35 @@ def test_output_html_with_report_writes_only_the_file(tmp_path: Path) -> None:
 def test_report_never_overwrites_without_force(tmp_path: Path) -> None:
     target = tmp_path / "report.html"
     target.write_text("keep me")
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "--report", str(target))
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--report", str(target))
     assert result.exit_code == 2
     assert result.stderr == f"error: {target} already exists (use --force to overwrite)\n"
     assert result.stdout == ""
     assert target.read_text() == "keep me"
-    forced = run_cli("doctor", "--from-dump", str(SAMPLE), "--report", str(target), "--force")
+    forced = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--report", str(target), "--force")
     assert forced.exit_code == 1
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 @pytest.mark.parametrize("args, message", [
     (["--force"], "--force only applies to --report PATH and --save-dump PATH"),
-    (["--report", str(SAMPLE)], f"--report {SAMPLE} is the same file as --from-dump {SAMPLE}; name another file"),
+    (["--report", str(SAMPLE_DUMP)],
+     f"--report {SAMPLE_DUMP} is the same file as --from-dump {SAMPLE_DUMP}; name another file"),
 ])
 def test_report_flag_usage_errors(args: list[str], message: str) -> None:
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), *args)
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), *args)
     assert result.exit_code == 2
     assert result.stderr == f"error: {message}\n"
 
 
 def test_report_into_a_missing_folder_is_one_error_line(tmp_path: Path) -> None:
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "--report", str(tmp_path / "nope" / "r.html"))
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--report", str(tmp_path / "nope" / "r.html"))
     assert result.exit_code == 2
     assert result.stderr == f"error: --report {tmp_path}/nope/r.html: folder {tmp_path}/nope does not exist\n"
 
 
 def test_live_cluster_report_matches_the_json_report(apiserver, tmp_path: Path) -> None:  # noqa: ANN001
-    for item in json.loads(SAMPLE.read_text())["items"]:
+    for item in json.loads(SAMPLE_DUMP.read_text())["items"]:
         apiserver.put(item)
     target = tmp_path / "live.html"
     kube = ["--kubeconfig", str(apiserver.kubeconfig)]
@@ -261,7 +263,7 @@ def test_pools_on_a_retiring_windows_server_are_a_move_table() -> None:
     from kubectl_win.doctor.checks.plan import run_checks
     from kubectl_win.doctor.render.html import render_html
     from kubectl_win.doctor.render.report import DoctorReport
-    from tests.test_doctor_helpers import node, snapshot_of
+    from tests.support.kube_objects import node, snapshot_of
 
     aks = {"kubernetes.azure.com/cluster": "mc_rg_prod", "kubernetes.azure.com/agentpool": "win19"}
     snapshot = snapshot_of(node("linux-0", os="linux"), node("win-a", build=17763, labels=aks),
@@ -279,7 +281,7 @@ def test_sections_for_a_shared_page_prefix_every_id_and_in_page_link() -> None:
     from kubectl_win.doctor.render.html import render_sections
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
 
-    report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
+    report = run_doctor(DoctorOptions(from_dump=str(SAMPLE_DUMP)))
     report.hns = [{"node": n.name, "counts": {"loadBalancers": 7}} for n in report.nodes if n.windows]
     sections = render_sections(report, id_prefix="c9-")
     ids = re.findall(r'\bid="([^"]*)"', sections)

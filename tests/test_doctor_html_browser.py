@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from tests.browser import Browser, BrowserMissing, Visit, find_chromium
-from tests.html_fixtures import SAMPLE, hostile_dump, report_html
+from tests.support.browser import Browser, BrowserMissing, Visit, find_chromium
+from tests.support.html_reports import hostile_dump, report_html
+from tests.support.paths import SAMPLE_DUMP
 
 IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
 
@@ -43,7 +44,7 @@ def browser() -> Iterator[Browser]:
 def pages(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     folder = tmp_path_factory.mktemp("html")
     sample = folder / "sample.html"
-    sample.write_text(report_html(SAMPLE), encoding="utf-8")
+    sample.write_text(report_html(SAMPLE_DUMP), encoding="utf-8")
     hostile_html = report_html(hostile_dump(folder))
     hostile = folder / "hostile.html"
     hostile.write_text(hostile_html, encoding="utf-8")
@@ -145,8 +146,8 @@ def test_hostile_names_stay_inert_and_keep_the_layout(browser: Browser, pages: d
 @pytest.fixture(scope="module")
 def large_report(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict]:
     """doctor's page and JSON for a generated cluster of 1,000 nodes (200 Windows) and 30,000 pods."""
-    from tests.clirun import run_cli
-    from tests.doctor_identity import synthetic_dump
+    from tests.support.cli import run_cli
+    from tests.support.doctor_digests import synthetic_dump
 
     folder = tmp_path_factory.mktemp("large")
     dump = synthetic_dump("nodes=1000,pods=30000,windows=0.2,seed=1", folder)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from tests.doctor_identity import digests, recorded
+from tests.support.doctor_digests import digests, recorded
 
 
 def test_doctor_outputs_are_unchanged_by_the_move() -> None:

@@ -18,13 +18,11 @@ import pytest
 from kubectl_win.cli import main, parse_args
 from kubectl_win.env import Env
 from tests.conftest import ApiServerHandle
-
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
+from tests.support.paths import ROOT, SAMPLE_DUMP
 
 
 def seed_sample(apiserver: ApiServerHandle) -> None:
-    for item in json.loads(SAMPLE.read_text())["items"]:
+    for item in json.loads(SAMPLE_DUMP.read_text())["items"]:
         apiserver.put(item)
 
 

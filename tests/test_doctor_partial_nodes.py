@@ -10,7 +10,7 @@ from typing import Any
 
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.render.report import DoctorReport
-from tests.test_doctor_helpers import node, snapshot_of
+from tests.support.kube_objects import node, snapshot_of
 
 
 def partial(name: str, labels: dict[str, str]) -> dict[str, Any]:

@@ -8,8 +8,8 @@ from pathlib import Path
 from kubectl_win.doctor.constructors import node_record
 from kubectl_win.doctor.grouping import node_pools
 from kubectl_win.findings import Finding, ObjectRef
-from tests.clirun import run_cli
-from tests.test_doctor_helpers import node
+from tests.support.cli import run_cli
+from tests.support.kube_objects import node
 
 
 def _finding(check: str, name: str) -> Finding:

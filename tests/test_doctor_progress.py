@@ -13,19 +13,16 @@ import struct
 import subprocess
 import sys
 import termios
-from pathlib import Path
 
 import pytest
 
 from kubectl_win.doctor.render.progress import Progress, wanted
 from tests.conftest import ApiServerHandle
-
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
+from tests.support.paths import ROOT, SAMPLE_DUMP
 
 
 def seed_sample(apiserver: ApiServerHandle) -> None:
-    for item in json.loads(SAMPLE.read_text())["items"]:
+    for item in json.loads(SAMPLE_DUMP.read_text())["items"]:
         apiserver.put(item)
 
 

@@ -19,9 +19,10 @@ from kubectl_win.catalog import doctor_checks as catalog
 from kubectl_win.doctor.signatures import structure, symptoms
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import codes_in_text, find_codes
+from tests.support.paths import MESSAGES
 
 CORPUS: list[dict[str, Any]] = yaml.safe_load(
-    (Path(__file__).parent / "corpus" / "windows_messages.yaml").read_text(encoding="utf-8"))
+    MESSAGES.read_text(encoding="utf-8"))
 HELD_OUT = [e for e in CORPUS if e.get("held_out")]
 WHERE = {"event": "events"}
 KNOWLEDGE = Path(symptoms.__file__).parent.parent / "knowledge"

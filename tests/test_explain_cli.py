@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.clirun import run_cli
-
-EXAMPLES = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
+from tests.support.cli import run_cli
+from tests.support.paths import EXAMPLE_MANIFESTS
 
 WINDOWS_DEPLOY = """\
 apiVersion: apps/v1
@@ -310,7 +309,7 @@ def test_usage_errors_are_one_line_exit_2(argv: list[str], message: str) -> None
 
 
 def test_bundled_example_reports_both_severities() -> None:
-    data = run_cli("explain", "-f", str(EXAMPLES), "-o", "json").json
+    data = run_cli("explain", "-f", str(EXAMPLE_MANIFESTS), "-o", "json").json
     severities = {f["severity"] for f in data["findings"]}
     assert severities == {"error", "warning"}
     assert not [f for f in data["findings"] if f["object"]["name"] == "node-agent"]

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.clirun import run_cli
-from tests.tools import CORPUS, require_corpus
+from tests.support.cli import run_cli
+from tests.support.paths import SHARED_MANIFESTS
+from tests.support.tools import require_corpus
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -17,7 +18,7 @@ def _corpus() -> None:
 
 @pytest.fixture(scope="module")
 def report() -> dict:
-    result = run_cli("explain", "-f", str(CORPUS), "-o", "json")
+    result = run_cli("explain", "-f", str(SHARED_MANIFESTS), "-o", "json")
     assert result.exit_code in (0, 1), result.stderr
     assert "error:" not in result.stderr  # every file is readable
     return result.json

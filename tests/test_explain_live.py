@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 
-from tests.clirun import run_cli
-from tests.plugin_shim import install_shim, path_with
+from tests.support.cli import run_cli
+from tests.support.paths import EXAMPLE_MANIFESTS, ROOT
+from tests.support.plugin_shim import install_shim, path_with
 
 
 def deployment(name: str, namespace: str, os_name: str, privileged: bool = True) -> dict[str, Any]:
@@ -112,7 +113,7 @@ def test_through_the_real_kubectl(seeded: Any, tmp_path: Path, kubectl: str) -> 
     )
     assert live.returncode == 1, live.stderr
     assert '"windows-privileged"' in live.stdout
-    example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
+    example = EXAMPLE_MANIFESTS
     offline = subprocess.run(
         [kubectl, "win", "explain", "-f", str(example)], env=env, capture_output=True, text=True, timeout=60
     )
@@ -121,7 +122,7 @@ def test_through_the_real_kubectl(seeded: Any, tmp_path: Path, kubectl: str) -> 
 
 
 def test_offline_explain_does_not_import_kubernetes(tmp_path: Path) -> None:
-    example = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "manifests"
+    example = EXAMPLE_MANIFESTS
     code = (
         "import sys\nfrom kubectl_win.cli import main\n"
         f"rc = main(['explain', '-f', {str(example)!r}, '-o', 'json'])\n"
@@ -133,6 +134,6 @@ def test_offline_explain_does_not_import_kubernetes(tmp_path: Path) -> None:
         capture_output=True,
         text=True,
         timeout=60,
-        cwd=Path(__file__).resolve().parents[1],
+        cwd=ROOT,
     )
     assert "HEAVY []" in out.stdout, out.stdout[-500:] + out.stderr

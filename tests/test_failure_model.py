@@ -14,8 +14,9 @@ import pytest
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.knowledge import load
-from tests import corpus_figures
-from tests.test_doctor_helpers import event, node, pod, snapshot_of, windows_spec
+from tests.support import corpus_figures
+from tests.support.kube_objects import event, node, pod, snapshot_of, windows_spec
+from tests.support.paths import DOCS
 
 KNOWLEDGE = Path(symptoms.__file__).parent.parent / "knowledge"
 CORPUS = corpus_figures.CORPUS_DIR
@@ -180,16 +181,16 @@ def test_no_linux_control_draws_a_finding() -> None:
 @pytest.mark.parametrize("subsystem", model.SUBSYSTEMS)
 def test_the_docs_worked_example_is_what_doctor_prints(subsystem: str) -> None:
     """docs/doctor.md "How doctor reads a failure": one example per subsystem, its output as doctor prints it
-    (`python -m tests.model_examples docs/doctor.md` rewrites the blocks)."""
-    from tests import model_examples
+    (`python -m tests.support.model_examples docs/doctor.md` rewrites the blocks)."""
+    from tests.support import model_examples
 
-    text = (Path(__file__).resolve().parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
+    text = (DOCS / "doctor.md").read_text(encoding="utf-8")
     assert model_examples.shown(text, subsystem) == model_examples.rendered(subsystem)
 
 
 def test_the_docs_figures_are_the_measured_ones() -> None:
     """docs/doctor.md's table of figures is what the corpora measure now (aggregates only)."""
-    text = (Path(__file__).resolve().parents[1] / "docs" / "doctor.md").read_text(encoding="utf-8")
+    text = (DOCS / "doctor.md").read_text(encoding="utf-8")
     table = text.split("<!-- corpus figures -->\n", 1)[1].split("\n\n", 1)[0].splitlines()[2:]
     earlier = corpus_figures.load(CORPUS / "windows_messages.yaml")
     measured = [corpus_figures.measure("windows_messages (earlier)", earlier,

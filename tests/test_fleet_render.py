@@ -7,7 +7,6 @@ import io
 import itertools
 import json
 import xml.etree.ElementTree as ET
-from pathlib import Path
 
 import pytest
 import yaml
@@ -16,13 +15,12 @@ from kubectl_win.doctor.run import DoctorOptions, run_doctor
 from kubectl_win.fleet.render import FleetOutput, render_fleet, renderer
 from kubectl_win.fleet.scan import ClusterScan
 from kubectl_win.fleet.summary import fleet_exit_code
-from tests.clirun import run_cli
-
-SAMPLE = Path(__file__).resolve().parent.parent / "kubectl_win" / "examples" / "cluster-dump.json"
+from tests.support.cli import run_cli
+from tests.support.paths import SAMPLE_DUMP
 
 
 def scans() -> list[ClusterScan]:
-    report = run_doctor(DoctorOptions(from_dump=str(SAMPLE)))
+    report = run_doctor(DoctorOptions(from_dump=str(SAMPLE_DUMP)))
     return [ClusterScan("a", "https://a:6443", report, index=0),
             ClusterScan("b", None, None, "cannot connect to https://b:6443: connection refused", 3, index=1),
             ClusterScan("c", "https://c:6443", report, index=2)]
@@ -44,7 +42,7 @@ def test_the_order_asked_for_whatever_the_order_of_finishing(output: str) -> Non
 
 def test_json_clusters_carry_the_single_cluster_findings_and_yaml_is_the_same_document() -> None:
     doc = json.loads(rendered("json", (2, 1, 0)))
-    single = run_cli("doctor", "--from-dump", str(SAMPLE), "-o", "json").json
+    single = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "json").json
     assert [c["context"] for c in doc["clusters"]] == ["a", "b", "c"]
     assert doc["clusters"][0]["findings"] == single["findings"] == doc["clusters"][2]["findings"]
     assert doc["clusters"][1] == {"context": "b", "server": None, "ok": False,

@@ -18,9 +18,8 @@ from kubectl_win.hns.analyze import analyze
 from kubectl_win.hns.cluster import build_view
 from kubectl_win.hns.model import parse
 from kubectl_win.hns.service import analyze_objects, parse_hns_text
-from tests.hns_scenarios import FIXTURES, SCENARIOS, Scenario, cluster_items, load
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.hns_scenarios import HNS_FIXTURES, SCENARIOS, Scenario, cluster_items, load
+from tests.support.paths import ROOT
 
 
 def run_cli(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
@@ -129,8 +128,8 @@ def test_json_envelope_and_exit_codes(tmp_path: Path) -> None:
 
 
 def test_table_and_wide_output() -> None:
-    result = run_cli("--from-file", str(FIXTURES / "win-b-v2.json"), "--cluster-from-dump",
-                     str(FIXTURES / "cluster.json"))
+    result = run_cli("--from-file", str(HNS_FIXTURES / "win-b-v2.json"), "--cluster-from-dump",
+                     str(HNS_FIXTURES / "cluster.json"))
     assert result.returncode == 0
     assert result.stdout.splitlines()[0] == ("win-b: HNS 15.1 (V2): 1 network, 9 endpoints (3 local, 6 remote), "
                                              "9 load balancers (2 DSR, 2 node port)")
@@ -140,7 +139,7 @@ def test_table_and_wide_output() -> None:
 def test_doctor_dump_carries_what_hns_compares(tmp_path: Path) -> None:
     saved = tmp_path / "doctor.json"
     doctor = subprocess.run([sys.executable, "-m", "kubectl_win", "doctor", "--from-dump",
-                             str(FIXTURES / "cluster.json"), "--save-dump", str(saved), "-o", "json"],
+                             str(HNS_FIXTURES / "cluster.json"), "--save-dump", str(saved), "-o", "json"],
                             cwd=ROOT, capture_output=True, text=True)
     assert doctor.returncode in (0, 1), doctor.stderr
     assert "endpointslices" not in {s["resource"] for s in json.loads(doctor.stdout)["skipped"]}
@@ -149,7 +148,8 @@ def test_doctor_dump_carries_what_hns_compares(tmp_path: Path) -> None:
     result = run_cli("--from-file", str(tmp_path / "hns.json"), "--cluster-from-dump", str(saved), "-o", "json")
     ids = [f["id"] for f in json.loads(result.stdout)["findings"]]
     assert ids == ["hns-missing-loadbalancer"]
-    healthy = run_cli("--from-file", str(FIXTURES / "win-b-v2.json"), "--cluster-from-dump", str(saved), "-o", "json")
+    healthy = run_cli("--from-file", str(HNS_FIXTURES / "win-b-v2.json"), "--cluster-from-dump", str(saved),
+                      "-o", "json")
     assert json.loads(healthy.stdout)["findings"] == []
 
 

@@ -22,10 +22,9 @@ from kubectl_win.hns.from_node import APP
 from kubectl_win.hns.model import KNOWN_KEYS
 from kubectl_win.kube.hostprocess import APP_LABEL
 from tests.apiserver.exec import settings_for
-from tests.hns_scenarios import FIXTURES, SCENARIOS, cluster_items
-from tests.waiting import HANG_GUARD, wait_until
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.hns_scenarios import HNS_FIXTURES, SCENARIOS, cluster_items
+from tests.support.paths import ROOT
+from tests.support.waiting import HANG_GUARD, wait_until
 
 
 class FakeKubelet:
@@ -72,7 +71,7 @@ def cluster(apiserver) -> Iterator[tuple]:  # noqa: ANN001
     apiserver.put(*cluster_items())
     settings = settings_for(apiserver.server)
     settings.hns_dumps.clear()
-    settings.hns_dumps["win-a"] = (str(FIXTURES / "win-a-v1.json"), 0.0)
+    settings.hns_dumps["win-a"] = (str(HNS_FIXTURES / "win-a-v1.json"), 0.0)
     with settings.lock:
         settings.commands.clear()
     with FakeKubelet(apiserver.store) as kubelet:
@@ -122,7 +121,7 @@ def test_killing_the_plugin_mid_run_deletes_the_pod(cluster, signum: int) -> Non
     apiserver, settings, kubelet = cluster
     # The dump never finishes by itself, so the signal always lands mid-run however slow the machine is;
     # the test waits for events (the dump started, the process ended), not for a time budget.
-    settings.hns_dumps["win-a"] = (str(FIXTURES / "win-a-v1.json"), float("inf"))
+    settings.hns_dumps["win-a"] = (str(HNS_FIXTURES / "win-a-v1.json"), float("inf"))
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "hns", "win-a", "--kubeconfig",
                                 str(apiserver.kubeconfig)], cwd=ROOT, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
@@ -138,7 +137,7 @@ def test_killing_the_plugin_mid_run_deletes_the_pod(cluster, signum: int) -> Non
     assert process.returncode == 130, stderr
     assert kubelet.ours() == []
     # A second run starts from a clean namespace and leaves nothing behind either.
-    settings.hns_dumps["win-a"] = (str(FIXTURES / "win-a-v1.json"), 0.0)
+    settings.hns_dumps["win-a"] = (str(HNS_FIXTURES / "win-a-v1.json"), 0.0)
     again = hns(apiserver, "win-a")
     assert again.returncode == 0, again.stderr
     assert kubelet.ours() == [] and len(kubelet.seen) == 2
@@ -199,7 +198,7 @@ def decoded(argv: list[str]) -> str:
 def test_the_script_holds_no_user_text(cluster) -> None:  # noqa: ANN001
     # The exec argv is the same whatever node, namespace and image the user names, and none of them is in it.
     apiserver, settings, _ = cluster
-    settings.hns_dumps["win-b"] = (str(FIXTURES / "win-b-v2.json"), 0.0)
+    settings.hns_dumps["win-b"] = (str(HNS_FIXTURES / "win-b-v2.json"), 0.0)
     marker = "x$(Remove-Item C:\\)'\";calc"
     assert hns(apiserver, "win-a", "-n", "ns-one").returncode == 0
     assert hns(apiserver, "win-b", "-n", "ns-two", "--image", f"img:{marker}").returncode in (0, 1)

@@ -16,11 +16,10 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
+from tests.support.paths import EXAMPLE_MANIFESTS, ROOT, SAMPLE_DUMP
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
-MANIFEST = ROOT / "kubectl_win" / "examples" / "manifests" / "iis-hardened-for-linux.yaml"
+MANIFEST = EXAMPLE_MANIFESTS / "iis-hardened-for-linux.yaml"
 DEEP = 100_000
 BOMB = "".join([f"{name}: &{name} [{', '.join(['*' + prev] * 9)}]\n"
                 for prev, name in zip("abcdefgh", "bcdefghi", strict=True)])
@@ -41,7 +40,7 @@ def _command(path: str, tool: str) -> list[str]:
         "doctor": ["doctor", "--from-dump", path],
         "hns": ["hns", "--from-file", path, "win-a"],
         "scaffold-patch": ["scaffold", "patch", "-f", path, "--dry-run"],
-        "config": ["doctor", "--from-dump", str(SAMPLE), "--config", path],
+        "config": ["doctor", "--from-dump", str(SAMPLE_DUMP), "--config", path],
         "kubeconfig": ["doctor", "--kubeconfig", path],
     }[tool]
 
@@ -153,13 +152,13 @@ def test_a_directory_without_objects_is_exit_2_no_objects_found(tmp_path, tool, 
 
 def test_from_dump_reads_yaml_as_explain_does(tmp_path):
     as_yaml = tmp_path / "cluster.yaml"
-    as_yaml.write_text(yaml.safe_dump(json.loads(SAMPLE.read_text())))
+    as_yaml.write_text(yaml.safe_dump(json.loads(SAMPLE_DUMP.read_text())))
     from_yaml = run_cli("doctor", "--from-dump", str(as_yaml), "-o", "json")
-    from_json = run_cli("doctor", "--from-dump", str(SAMPLE), "-o", "json")
+    from_json = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     assert from_yaml.exit_code == from_json.exit_code == 1
     assert from_yaml.json["findings"] == from_json.json["findings"]
     several = tmp_path / "several.yaml"  # kubectl get nodes -o yaml; kubectl get pods -A -o yaml
-    items = json.loads(SAMPLE.read_text())["items"]
+    items = json.loads(SAMPLE_DUMP.read_text())["items"]
     lists = [{"apiVersion": "v1", "kind": "List", "items": items[:5]},
              {"apiVersion": "v1", "kind": "List", "items": items[5:]}]
     several.write_text(yaml.safe_dump_all(lists))

@@ -8,8 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.clirun import run_cli
 from tests.registry.fixtures import WINDOWS_BUILDS
+from tests.support.cli import run_cli
+from tests.support.paths import ROOT
 
 
 @pytest.fixture
@@ -168,7 +169,7 @@ def test_a_dump_maps_each_workload_to_the_builds_of_its_nodes(plain_registry, cl
 
     manifests = clean_env / "deploy.yaml"
     manifests.write_text(WORKLOADS.format(host=plain_registry.host))
-    from tests.test_doctor_helpers import deployment_pod
+    from tests.support.kube_objects import deployment_pod
 
     items = [_node("win-2019", "10.0.17763"), _node("win-2025", "10.0.26100")]
     items += [o.obj for o in read_objects([str(manifests)])]
@@ -218,11 +219,10 @@ def test_help_and_completion_do_not_import_the_registry_client(tmp_path) -> None
             "bad = sorted(m for m in sys.modules if m.startswith('kubectl_win.registry') or m in "
             "('ssl', 'http.client', 'kubernetes', 'kubectl_win.images.service'))\n"
             "open(sys.argv[0] + '.out', 'w').write(f'LOADED {bad}')\n")
-    root = Path(__file__).resolve().parents[1]
     script = tmp_path / "probe.py"
     script.write_text(code)
     for argv in (["images", "--help"], ["completion", "__complete", "images", "--b"], ["--help"]):
-        subprocess.run([sys.executable, str(script), *argv], cwd=root, capture_output=True, text=True, timeout=60)
+        subprocess.run([sys.executable, str(script), *argv], cwd=ROOT, capture_output=True, text=True, timeout=60)
         assert Path(f"{script}.out").read_text() == "LOADED []", argv
 
 

@@ -4,18 +4,16 @@ the public source it was taken from) and against the edge cases of containerd's 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from kubectl_win.images.compat import Platform, decide, parse_host, process_compatible
 from kubectl_win.registry.media import index_platforms
-
-FIXTURES = Path(__file__).parent / "fixtures" / "images"
+from tests.support.paths import FIXTURES
 
 
 def published(name: str) -> list[Platform]:
-    data = json.loads((FIXTURES / name).read_text())
+    data = json.loads((FIXTURES / "images" / name).read_text())
     assert data["source"].startswith("https://")
     return index_platforms(data["index"])
 

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from kubectl_win import knowledge
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 NAMES = sorted(p.stem for p in (ROOT / "kubectl_win" / "knowledge").glob("*.yaml"))
 
 

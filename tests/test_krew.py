@@ -15,8 +15,8 @@ import yaml
 from kubectl_win import __version__
 from release import archive, krew, platforms
 from tests.realcluster.fixtures import go_tool
+from tests.support.paths import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 ROOT_MANIFEST = ROOT / "krew-manifest.yaml"
 SHA = "0123456789abcdef" * 4
 ALL_PLATFORMS = {("linux", "amd64"): SHA, ("linux", "arm64"): SHA, ("darwin", "amd64"): SHA,
@@ -157,7 +157,7 @@ def test_a_stale_root_manifest_is_reported_and_rewritten(tmp_path, capsys):
 def test_docs_install_md_shows_what_python_m_release_krew_prints(tmp_path, capsys):
     import shlex
 
-    from tests.readme_output import console_examples, differences
+    from tests.support.readme_examples import console_examples, differences
 
     page = (ROOT / "docs" / "install.md").read_text(encoding="utf-8")
     examples = [e for e in console_examples(page) if e.command.startswith("python -m release.krew ")]

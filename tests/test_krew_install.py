@@ -22,7 +22,8 @@ import yaml
 from kubectl_win import __version__
 from release import archive, krew, platforms
 from tests.realcluster.fixtures import go_tool
-from tests.tools import require_kubectl
+from tests.support.paths import DOCS, PACKAGE
+from tests.support.tools import require_kubectl
 
 TAG = f"v{__version__}"
 
@@ -139,9 +140,9 @@ def test_the_root_manifest_linux_entry_installs_with_krew_as_docs_install_md_sho
     folder holding the two files, prints what the page shows, and installs a plugin that runs."""
     import shlex
 
-    from tests.readme_output import console_examples, differences
+    from tests.support.readme_examples import console_examples, differences
 
-    page = (Path(__file__).resolve().parents[1] / "docs" / "install.md").read_text(encoding="utf-8")
+    page = (DOCS / "install.md").read_text(encoding="utf-8")
     [example] = [e for e in console_examples(page) if e.command.startswith("kubectl krew install --manifest=")]
     argv = shlex.split(example.command)
     assert argv[3] == "--manifest=krew-manifest.yaml"
@@ -184,7 +185,7 @@ def test_the_archive_has_no_links_and_carries_the_license(release_dir):
 
 
 def source_data_files() -> set[str]:
-    package = Path(__file__).resolve().parent.parent / "kubectl_win"
+    package = PACKAGE
     return {p.relative_to(package).as_posix() for p in package.rglob("*")
             if p.is_file() and p.suffix not in (".py", ".pyc") and "__pycache__" not in p.parts}
 

@@ -11,7 +11,7 @@ import pytest
 
 from kubectl_win.kube import Forbidden, KubeconfigError, KubeFlags, NoKubeconfig, connect
 from kubectl_win.kube.incluster import join_host_port
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
 
 
 def _rotate(folder: Path, name: str, text: str) -> None:

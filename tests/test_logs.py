@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import copy
 from datetime import UTC, datetime, timedelta
-from pathlib import Path
 
 import pytest
 
 from kubectl_win.nodelogs import locations
 from kubectl_win.nodelogs.filtering import filter_stream, parse_time, timestamp
 from tests.apiserver.nodelogs import NodeLogs
-from tests.clirun import CliResult, run_cli
-from tests.hns_scenarios import cluster_items
+from tests.support.cli import CliResult, run_cli
+from tests.support.hns_scenarios import cluster_items
+from tests.support.paths import DOCS
 
 
 def klog(level: str, ago: timedelta, text: str) -> str:
@@ -372,7 +372,6 @@ def test_bad_time_and_count_options(server, args: list[str], expected: str) -> N
 
 
 # -- docs/hns-and-logs.md -------------------------------------------------------------------------------------
-DOCS = Path(__file__).resolve().parents[1] / "docs" / "hns-and-logs.md"
 DOCS_KUBELET_LOG = """\
 I1201 02:10:31.511870    4321 server.go:1290] "Started kubelet"
 I1201 02:10:32.006153    4321 kubelet_node_status.go:76] "Attempting to register node" node="win-node-1"
@@ -398,12 +397,12 @@ def docs_cluster(server) -> None:  # noqa: ANN001
 
 def test_the_docs_show_what_logs_prints(server) -> None:  # noqa: ANN001
     """Each `$ kubectl win logs ...` example that shows output prints it (stderr, then stdout, as a terminal
-    shows them), compared as the README's examples are (tests/readme_output.py)."""
+    shows them), compared as the README's examples are (tests/support/readme_examples.py)."""
     import shlex
 
-    from tests.readme_output import console_examples, differences
+    from tests.support.readme_examples import console_examples, differences
 
-    text = DOCS.read_text(encoding="utf-8")
+    text = (DOCS / "hns-and-logs.md").read_text(encoding="utf-8")
     checked = console_examples(text[text.index("# `kubectl win logs`"):])
     assert len(checked) >= 4
     docs_cluster(server)

@@ -18,10 +18,9 @@ from prometheus_client.parser import text_string_to_metric_families as parse_tex
 from kubectl_win.fleet.figures import ClusterFigures, known_checks
 from kubectl_win.fleet.metrics import exposition, render_openmetrics
 from kubectl_win.fleet.scan import ClusterScan
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
+from tests.support.paths import DOCS, ROOT, SAMPLE_DUMP
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = "kubectl_win/examples/cluster-dump.json"
 FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_timestamp_seconds",
             "kubectl_win_scan_success", "kubectl_win_scan_duration_seconds",
             "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans",
@@ -42,7 +41,7 @@ def by_labels(found: list, *names: str) -> dict[tuple[str, ...], float]:
 def sample_report(tmp_path: Path | None = None, edit=None):  # type: ignore[no-untyped-def]
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
 
-    path = ROOT / SAMPLE
+    path = SAMPLE_DUMP
     if edit is not None:
         assert tmp_path is not None
         data = json.loads(path.read_text())
@@ -53,12 +52,12 @@ def sample_report(tmp_path: Path | None = None, edit=None):  # type: ignore[no-u
 
 
 def expected_findings() -> Counter:
-    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "json")
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     return Counter((f["id"], f["severity"]) for f in result.json["findings"])
 
 
 def test_doctor_openmetrics_on_a_dump_is_read_by_the_openmetrics_parser() -> None:
-    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics")
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "openmetrics")
     assert result.exit_code == 1 and result.stderr == ""  # the sample has errors: exit status as with any -o
     assert result.stdout.endswith("# EOF\n")
     found = samples(result.stdout)
@@ -171,7 +170,7 @@ def test_gzip_is_sent_only_when_accepted() -> None:
 
 
 def test_doctor_openmetrics_on_one_live_context_is_labelled_with_that_context(apiserver) -> None:
-    apiserver.seed(ROOT / SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     result = run_cli("doctor", "--kubeconfig", str(apiserver.kubeconfig), "-o", "openmetrics")
     assert result.exit_code == 1, result.stderr
     found = samples(result.stdout)
@@ -188,16 +187,16 @@ def test_help_and_an_offline_openmetrics_run_import_neither_prometheus_client_no
             "    main(['serve', '--help']); main(['doctor', '--help'])\n"
             "print(sorted(m for m in ('kubernetes', 'prometheus_client') if m in sys.modules))\n"
             "with contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    main(['doctor', '--from-dump', {SAMPLE!r}, '-o', 'openmetrics'])\n"
+            f"    main(['doctor', '--from-dump', {str(SAMPLE_DUMP)!r}, '-o', 'openmetrics'])\n"
             "print(sorted(m for m in ('kubernetes', 'urllib3') if m in sys.modules))\n")
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.stdout.split("\n")[:2] == ["[]", "[]"], result.stderr
 
 
 def test_the_docs_show_what_doctor_o_openmetrics_prints() -> None:
-    from tests.readme_output import differences, examples, real_output
+    from tests.support.readme_examples import differences, examples, real_output
 
-    checked = [e for e in examples((ROOT / "docs" / "serve.md").read_text()) if "openmetrics" in e.command]
+    checked = [e for e in examples((DOCS / "serve.md").read_text()) if "openmetrics" in e.command]
     assert checked
     for example in checked:
         assert differences(example.output, real_output(example.command)) == [], example.command
@@ -227,12 +226,12 @@ def test_the_cluster_label_is_left_out_in_cluster_and_named_as_asked() -> None:
     (["--cluster-label", "k8s-cluster"], "invalid --cluster-label 'k8s-cluster'"),
 ])
 def test_a_bad_cluster_label_is_a_usage_error(argv: list[str], message: str) -> None:
-    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics", *argv)
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "openmetrics", *argv)
     assert result.exit_code == 2 and message in result.stderr
 
 
 def test_doctor_openmetrics_names_the_cluster_label_asked_for() -> None:
-    result = run_cli("doctor", "--from-dump", str(ROOT / SAMPLE), "-o", "openmetrics", "--cluster-label",
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "openmetrics", "--cluster-label",
                      "k8s_cluster")
     found = samples(result.stdout)
     assert by_labels(found["kubectl_win_scan_success"], "k8s_cluster") == {("cluster-dump.json",): 1}

@@ -8,7 +8,7 @@ import sys
 import textwrap
 
 from kubectl_win.output.table import RESET, SEVERITY_COLOURS, render_rows, render_table
-from tests.completion_helpers import ROOT
+from tests.support.paths import ROOT
 
 
 def test_headers_upper_case_three_spaces_apart_nothing_padded_at_the_end():

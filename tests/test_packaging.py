@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from kubectl_win import __version__
-from tests.tools import require_kubectl
+from tests.support.paths import ROOT
+from tests.support.tools import require_kubectl
 
-ROOT = Path(__file__).resolve().parent.parent
 HEAVY = ("kubernetes", "aiohttp", "ruamel", "websocket", "websockets", "urllib3", "prometheus_client",
-         "grafana_foundation_sdk")
+         "grafana_foundation_sdk", "msgspec")
 
 
 @pytest.fixture(scope="module")

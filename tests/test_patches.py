@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from kubectl_win import updates
-from tests.clirun import run_cli
 from tests.conftest import ApiServerHandle
+from tests.support.cli import run_cli
 
 AKS = {"kubernetes.azure.com/agentpool": "win25", "kubernetes.azure.com/cluster": "MC_rg_c_eu"}
 EKS = {"eks.amazonaws.com/nodegroup": "win22"}
@@ -328,7 +328,7 @@ WIN-A         Update           KB5043935     NT AUTHORITY\\SYSTEM  10/9/2024 12:
 
 
 def test_the_bundle_hotfix_list_gives_the_same_verdicts(tmp_path: Path) -> None:
-    from tests.bundle_fixtures import OS_WIN2022, node_files
+    from tests.support.node_archives import OS_WIN2022, node_files
     from tests.test_doctor_bundle import doctor_json, make_bundle
 
     # The bundle's cluster.json lost the nodes' kernelVersion: the node's os.json and hotfix list stand in.
@@ -368,7 +368,7 @@ def test_metrics_carry_each_nodes_release_time_and_updates_behind(tmp_path: Path
 
 
 def test_the_docs_show_what_doctor_nodes_prints() -> None:
-    from tests.readme_output import differences, examples, real_output
+    from tests.support.readme_examples import differences, examples, real_output
 
     root = Path(__file__).resolve().parents[1]
     checked = [e for e in examples((root / "docs" / "doctor.md").read_text()) if "patch-levels" in e.command]

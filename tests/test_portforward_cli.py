@@ -11,9 +11,9 @@ import sys
 
 import pytest
 
-from tests.clirun import run_cli
-from tests.test_portforward_rig import (  # noqa: F401 - fixtures
-    REPO,
+from tests.support.cli import run_cli
+from tests.support.paths import ROOT
+from tests.support.portforward_rig import (  # noqa: F401 - fixtures
     Upstream,
     echo_then_report,
     exchange,
@@ -24,7 +24,7 @@ from tests.test_portforward_rig import (  # noqa: F401 - fixtures
     windows_pod,
     wine_prefix,
 )
-from tests.waiting import HANG_GUARD
+from tests.support.waiting import HANG_GUARD
 
 
 # --- bad input: one line, exit 2, before touching any cluster -----------------------------------
@@ -95,7 +95,7 @@ def test_unreachable_cluster_is_exit_3(apiserver, tmp_path):
 
 # --- the real process: Ctrl-C ---------------------------------------------------------------------
 def _start_cli(apiserver, *args: str) -> tuple[subprocess.Popen, list[str]]:  # noqa: ANN001
-    env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+    env = dict(os.environ, PYTHONPATH=str(ROOT), PYTHONUNBUFFERED="1")
     process = subprocess.Popen([sys.executable, "-m", "kubectl_win", "port-forward", *args,
                                 "--kubeconfig", str(apiserver.kubeconfig)],
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)

@@ -26,8 +26,8 @@ import pytest
 
 from kubectl_win.portforward import frames
 from kubectl_win.portforward.relays.powershell_mux import MUX_SCRIPT
+from tests.support.tools import missing_tool
 from tests.test_portforward_frames import Honeypot, Stuck, _starts_with_an_open, assert_clean, fuzz_cases
-from tests.tools import missing_tool
 
 MAIN = "\npublic static class Program { public static void Main() { KwinMux.Run(); } }\n"
 

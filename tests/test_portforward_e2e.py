@@ -15,8 +15,8 @@ import time
 
 import pytest
 
-from tests import test_portforward_rig as rig
-from tests.test_portforward_rig import (  # noqa: F401 - fixtures
+from tests.support import portforward_rig as rig
+from tests.support.portforward_rig import (  # noqa: F401 - fixtures
     Upstream,
     echo_then_report,
     exchange,

@@ -20,7 +20,7 @@ import pytest
 from kubectl_win.portforward import frames
 from kubectl_win.portforward.relays import posix_mux
 from tests.apiserver.exec import wine_binary
-from tests.test_portforward_rig import NATIVE_DIR, run_wine, wine_prefix  # noqa: F401 - fixture
+from tests.support.portforward_rig import NATIVE_DIR, run_wine, wine_prefix  # noqa: F401 - fixture
 
 
 # --- byte-exact encoding -------------------------------------------------------------------------------

@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from tests.test_portforward_rig import (  # noqa: F401 - fixtures
+from tests.support.portforward_rig import (  # noqa: F401 - fixtures
     Upstream,
     echo_then_report,
     exchange,

@@ -12,7 +12,7 @@ import threading
 import pytest
 
 from tests.apiserver.exec import wine_binary
-from tests.test_portforward_rig import NATIVE_DIR, Upstream, echo_then_report, run_wine, wine_prefix  # noqa: F401
+from tests.support.portforward_rig import NATIVE_DIR, Upstream, echo_then_report, run_wine, wine_prefix  # noqa: F401
 
 COMPILER = "x86_64-w64-mingw32-gcc"
 SHIPPED = NATIVE_DIR / "kwin-relay.exe"

@@ -33,7 +33,7 @@ from kubectl_win.kube.exec_stream import (
     WebsocketTarget,
 )
 from kubectl_win.portforward.listener import bind_all
-from tests.test_portforward_rig import (  # noqa: F401 - fixtures
+from tests.support.portforward_rig import (  # noqa: F401 - fixtures
     Upstream,
     echo_then_report,
     exchange,

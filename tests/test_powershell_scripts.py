@@ -19,9 +19,8 @@ from kubectl_win.completion.scripts import script as completion_script
 from kubectl_win.hns import script as hns_script
 from kubectl_win.portforward.relays import powershell as relays
 from kubectl_win.portforward.relays.powershell_mux import MUX_SCRIPT
-from tests.powershell_grammar import assert_parses, parse_errors
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+from tests.support.powershell_grammar import assert_parses, parse_errors
 
 
 def decoded(argv: list[str] | tuple[str, ...]) -> str:

@@ -16,11 +16,10 @@ import yaml
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
 from kubectl_win.scaffold.alerts import ALERTS, RUNBOOK_BASE, anchor, rule_groups
-from tests.clirun import run_cli
-from tests.tools import missing_tool
+from tests.support.cli import run_cli
+from tests.support.paths import ROOT, SAMPLE_DUMP
+from tests.support.tools import missing_tool
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
 CLUSTER = "prod-eu"
 DAY = 86400
 
@@ -41,7 +40,7 @@ def run_promtool(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module")
 def exported() -> dict[str, list[dict[str, str]]]:
     """family -> label sets of `doctor -o openmetrics` on the sample cluster (the cluster renamed)."""
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "-o", "openmetrics")
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "openmetrics")
     assert result.exit_code in (0, 1), result.stderr
     found: dict[str, list[dict[str, str]]] = {}
     for family in text_string_to_metric_families(result.stdout):

@@ -8,7 +8,7 @@ import socket
 import pytest
 
 from kubectl_win.proxies import ProxyEnvironment, proxy_for
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
 
 PROXY = "http://proxy.corp:3128"
 

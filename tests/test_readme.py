@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import re
 import shlex
-from pathlib import Path
 
-from tests.clirun import run_cli
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.cli import run_cli
+from tests.support.paths import ROOT
 
 
 def readme_commands() -> list[str]:
@@ -62,18 +60,18 @@ def test_every_readme_example_on_a_bundled_file_runs() -> None:
 
 
 def test_readme_example_output_is_what_the_commands_print() -> None:
-    """Checked against the real output; `python -m tests.readme_output --update` rewrites stale blocks."""
-    from tests.readme_output import differences, examples, real_output
+    """Checked against the real output; `python -m tests.support.readme_examples --update` rewrites stale blocks."""
+    from tests.support.readme_examples import differences, examples, real_output
 
     checked = examples()
     assert {e.command.split()[2] for e in checked} >= {"doctor", "explain"}
     stale = {e.command: differences(e.output, real_output(e.command)) for e in checked}
     assert {command: problems for command, problems in stale.items() if problems} == {}, \
-        "run: python -m tests.readme_output --update"
+        "run: python -m tests.support.readme_examples --update"
 
 
 def test_the_readme_checker_catches_a_wrong_order_and_a_wrong_line() -> None:
-    from tests.readme_output import differences, updated
+    from tests.support.readme_examples import differences, updated
 
     real = ["ERRORS (2)", "ID  OBJECT  MESSAGE", "a   x       first", "b   y       second", "  fix:", "    do it"]
     assert differences(["ERRORS (2)", "...", "b y second", "  fix:"], real) == []

@@ -17,11 +17,10 @@ from kubectl_win.doctor.read import reduce
 from kubectl_win.doctor.read.share import for_sharing
 from kubectl_win.kube import KubeFlags, NotFound, connect
 from tests.apiserver import ApiServer
-from tests.clirun import run_cli
 from tests.realcluster.cluster import RealCluster
+from tests.support.cli import run_cli
+from tests.support.paths import SAMPLE_DUMP
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
 # What doctor reads (kubectl_win/doctor/read/plan.py), as API collections.
 COLLECTIONS = {
     "nodes": "/api/v1/nodes", "namespaces": "/api/v1/namespaces",
@@ -51,7 +50,7 @@ def test_the_sample_objects_a_real_server_refuses_are_the_ones_explain_says_it_r
         assert predicted, f"{obj['kind']}/{obj['metadata']['name']} refused but explain predicts nothing: {message}"
         assert all(f.path in message for f in predicted), (message, [f.path for f in predicted])
         refused_names.add(obj["metadata"]["name"])
-    items = json.loads(SAMPLE.read_text())["items"]
+    items = json.loads(SAMPLE_DUMP.read_text())["items"]
     for obj in items:
         if obj["metadata"]["name"] not in refused_names:
             assert not [f for f in lint_object(obj, k8s_version=parse_version(real_cluster.minor))
@@ -200,7 +199,7 @@ def test_a_narrow_role_gets_a_partial_report_without_a_traceback(real_sample: Re
     assert {"pods", "events", "namespaces", "services", "gmsacredentialspecs"} <= set(skipped)
     assert 'User "narrow" cannot list resource "pods" in API group "" at the cluster scope' in skipped["pods"]
     assert {n["name"] for n in report["nodes"]} == {o["metadata"]["name"] for o in json.loads(
-        SAMPLE.read_text())["items"] if o["kind"] == "Node"}
+        SAMPLE_DUMP.read_text())["items"] if o["kind"] == "Node"}
     assert "windows-node-untainted" in {f["id"] for f in report["findings"]}
 
     code, report, err = doctor_json(config, "workloads", "-n", "shop")

@@ -18,8 +18,8 @@ import yaml
 
 from kubectl_win.doctor.read import plan
 from kubectl_win.kube.resources import resolve
-from tests.clirun import run_cli
 from tests.realcluster.cluster import RealCluster
+from tests.support.cli import run_cli
 
 NAMESPACE = "kubectl-win"
 ACCOUNT = f"system:serviceaccount:{NAMESPACE}:kubectl-win"
@@ -61,7 +61,7 @@ def installed(real_cluster: RealCluster, sample_refused: list,
               tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     """The sample cluster with the monitor applied by `kubectl apply -f DIR` (as docs/monitor.md says) and a
     kubeconfig holding a token minted for its ServiceAccount."""
-    from tests.tools import require_kubectl
+    from tests.support.tools import require_kubectl
 
     real_sample = real_cluster
     assert real_sample.pki is not None

@@ -26,13 +26,12 @@ from kubectl_win.manifests.objects import pod_templates
 from kubectl_win.scaffold.admission import policy_rules
 from kubectl_win.scaffold.options import Taint
 from kubectl_win.versions import parse_version
-from tests.clirun import run_cli
 from tests.realcluster.cluster import RealCluster, StartError
 from tests.realcluster.knowledge_cases import KINDS, OS_VARIANTS, cases, checked_rules, with_os, wrap
-from tests.tools import missing_tool, require_corpus, require_kubectl
+from tests.support.cli import run_cli
+from tests.support.paths import EXAMPLE_MANIFESTS, ROOT
+from tests.support.tools import missing_tool, require_corpus, require_kubectl
 
-ROOT = Path(__file__).resolve().parents[1]
-EXAMPLES = ROOT / "kubectl_win" / "examples" / "manifests"
 NAMESPACE = "policy-verdicts"
 WARNING = re.compile(r"^Warning: Validation failed for ValidatingAdmissionPolicy '([^']+)' with binding '[^']+': (.*)$")
 DONE = re.compile(r"^[\w.]+/(obj-\d+) (?:created|configured|unchanged) \(server dry run\)$")
@@ -110,7 +109,7 @@ def manifests(minor: str) -> list[tuple[str, dict[str, Any]]]:
     knowledge cases of every field the server's minor has (it refuses fields it does not know)."""
     found = []
     files = sorted(p for p in require_corpus().iterdir() if p.suffix in (".yaml", ".yml"))
-    files += sorted(EXAMPLES.glob("*.y*ml"))
+    files += sorted(EXAMPLE_MANIFESTS.glob("*.y*ml"))
     for path in files:
         for index, doc in enumerate(yaml.safe_load_all(path.read_text(encoding="utf-8"))):
             if isinstance(doc, dict) and pod_templates(doc) and \
@@ -324,7 +323,7 @@ def _write(folder: Path, obj: dict[str, Any]) -> str:
 
 def test_the_docs_show_what_kubectl_prints_in_the_rollout(real_cluster: RealCluster, tmp_path: Path) -> None:
     """docs/scaffold.md's Warn and Deny examples, run with the real kubectl on the bundled example."""
-    from tests.readme_output import console_examples, differences
+    from tests.support.readme_examples import console_examples, differences
 
     shown = [e for e in console_examples((ROOT / "docs" / "scaffold.md").read_text())
              if e.command.startswith("kubectl apply --dry-run=server")]
@@ -333,7 +332,7 @@ def test_the_docs_show_what_kubectl_prints_in_the_rollout(real_cluster: RealClus
     try:
         for example, action in zip(shown, ("Warn", "Deny"), strict=True):
             apply_policy(real_cluster, tmp_path, ["--action", action])
-            path = ROOT / "kubectl_win" / "examples" / "manifests" / "iis-hardened-for-linux.yaml"
+            path = EXAMPLE_MANIFESTS / "iis-hardened-for-linux.yaml"
             printed = kubectl(real_cluster, "apply", "--dry-run=server", "-f", str(path), check=False,
                               merged=True, cwd=ROOT).stdout.replace(str(ROOT) + "/", "")
             assert differences(example.output, printed.splitlines()) == [], printed

@@ -132,7 +132,7 @@ def test_targets_resolve_to_the_ready_pod_kubectl_picks(pf_cluster: RealCluster,
 
 def plugin_error(cluster: RealCluster, target: str, tmp_path: Path) -> str:
     """Start `kubectl-win port-forward`, make one connection, and return the error it reports."""
-    from tests.plugin_shim import install_shim
+    from tests.support.plugin_shim import install_shim
 
     shim = install_shim(tmp_path / "bin")
     proc = subprocess.Popen([str(shim), "port-forward", target, ":8080", "-n", NS, "--kubeconfig",

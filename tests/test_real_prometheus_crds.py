@@ -11,10 +11,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.clirun import run_cli
 from tests.realcluster.build import PROMETHEUS_OPERATOR, BuildError, module_dir
 from tests.realcluster.cluster import RealCluster
-from tests.tools import missing_tool, require_kubectl
+from tests.support.cli import run_cli
+from tests.support.tools import missing_tool, require_kubectl
 
 CRDS = ("monitoring.coreos.com_servicemonitors.yaml", "monitoring.coreos.com_prometheusrules.yaml")
 

@@ -15,11 +15,11 @@ from kubectl_win.kube.resources import for_kind
 from kubectl_win.manifests.objects import pod_templates
 from kubectl_win.scaffold.generate import scaffold_workload
 from kubectl_win.scaffold.options import HOSTPROCESS_USERS, PlacementOptions, Taint, WorkloadOptions, build_name
-from tests.clirun import run_cli
 from tests.realcluster.cluster import RealCluster, RestClient
 from tests.realcluster.seed import path_for
+from tests.support.cli import run_cli
+from tests.support.tools import require_corpus
 from tests.test_scaffold_templates import BUILDS, CASES, KIND_MATRIX
-from tests.tools import require_corpus
 
 
 def ensure_namespace(client: RestClient, name: str) -> None:

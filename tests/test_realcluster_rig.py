@@ -10,9 +10,8 @@ from pathlib import Path
 
 from tests.realcluster import build as builder
 from tests.realcluster.cluster import RealCluster
-from tests.tools import missing_tool
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
+from tests.support.tools import missing_tool
 
 
 def test_version_reports_the_release_the_module_pins(real_cluster: RealCluster, kubectl: str) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
 
 WS2022, WS2019 = "10.0.20348", "10.0.17763"
 

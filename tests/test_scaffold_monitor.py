@@ -9,7 +9,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
@@ -18,11 +17,11 @@ from kubectl_win.doctor.read import plan
 from kubectl_win.kube.resources import resolve
 from kubectl_win.scaffold.monitor import MonitorOptions, monitor_objects, role_rules
 from kubectl_win.versions import NEWEST_KNOWN, format_version
-from tests.clirun import run_cli
-from tests.readme_output import differences, examples, real_output
-from tests.tools import missing_tool
+from tests.support.cli import run_cli
+from tests.support.paths import ROOT
+from tests.support.readme_examples import differences, examples, real_output
+from tests.support.tools import missing_tool
 
-ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT / "tests" / "golden" / "scaffold" / "monitor-service-monitor.yaml"
 DOCKERFILE = ROOT / "docs" / "monitor.Dockerfile"
 IMAGE = "registry.example.com/kubectl-win:0.1.0"

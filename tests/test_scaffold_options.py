@@ -7,7 +7,7 @@ import pytest
 from kubectl_win.builds import build_of_image, resolve_build
 from kubectl_win.errors import UsageError
 from kubectl_win.scaffold import options as valid
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
 
 IMAGE = ["--image", "example.com/app:1.0"]
 

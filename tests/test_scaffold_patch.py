@@ -13,8 +13,8 @@ import pytest
 import yaml
 
 from kubectl_win.manifests.objects import pod_templates
-from tests.clirun import run_cli
-from tests.tools import require_corpus
+from tests.support.cli import run_cli
+from tests.support.tools import require_corpus
 
 # shared/ sits beside the checkout (here and in CI); tests skip when it is absent.
 

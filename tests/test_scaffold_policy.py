@@ -26,9 +26,8 @@ from kubectl_win.scaffold.admission import (
     policy_rules,
 )
 from kubectl_win.versions import NEWEST_KNOWN, parse_version
-from tests.clirun import run_cli
-
-ROOT = Path(__file__).resolve().parents[1]
+from tests.support.cli import run_cli
+from tests.support.paths import ROOT
 
 
 def _scaffold(*argv: str) -> list[dict]:
@@ -162,7 +161,7 @@ def test_from_cluster_reads_the_windows_nodes_taints_and_the_servers_version(api
 def test_the_docs_show_what_scaffold_policy_out_prints(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import shlex
 
-    from tests.readme_output import console_examples, differences
+    from tests.support.readme_examples import console_examples, differences
 
     [example] = [e for e in console_examples((ROOT / "docs" / "scaffold.md").read_text())
                  if e.command.startswith("kubectl win scaffold policy --action Warn --out")]

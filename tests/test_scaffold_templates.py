@@ -6,7 +6,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-from pathlib import Path
 
 import pytest
 import yaml
@@ -15,11 +14,11 @@ from kubectl_win.explain import lint_object
 from kubectl_win.scaffold.generate import scaffold_workload
 from kubectl_win.scaffold.options import HOSTPROCESS_USERS, PlacementOptions, Taint, WorkloadOptions, build_name
 from kubectl_win.versions import NEWEST_KNOWN, format_version
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
+from tests.support.paths import GOLDEN
 
 kubernetes_validate = pytest.importorskip("kubernetes_validate")
 
-GOLDEN = Path(__file__).parent / "golden" / "scaffold"
 UPDATE = os.environ.get("KUBECTL_WIN_UPDATE_GOLDEN") == "1"
 IIS = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"
 # spec.os is GA since 1.25: the oldest schema the output must still pass, and the newest we know.
@@ -60,7 +59,7 @@ def test_golden_output_validates_and_lints_clean(case: str) -> None:
     fmt = "json" if "json" in argv else "yaml"
     result = run_cli("scaffold", *argv)
     assert result.exit_code == 0, result.stderr
-    golden = GOLDEN / f"{case}.{fmt}"
+    golden = GOLDEN / "scaffold" / f"{case}.{fmt}"
     if UPDATE:
         golden.write_text(result.stdout, encoding="utf-8")
     assert result.stdout == golden.read_text(encoding="utf-8"), f"{golden} differs (KUBECTL_WIN_UPDATE_GOLDEN=1)"

@@ -10,7 +10,7 @@ import yaml
 
 from kubectl_win.errors import InputError, UsageError
 from kubectl_win.scaffold import writer
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
 
 ARGS = ["deployment", "web", "--image", "example.com/web:1", "--port", "80", "--service", "ClusterIP"]
 

@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 from kubectl_win.redact import redact
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
 
 
 def _kubeconfig(tmp_path, apiserver, user: dict, server: str | None = None) -> str:

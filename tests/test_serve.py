@@ -20,11 +20,10 @@ import yaml
 from prometheus_client.openmetrics.parser import text_string_to_metric_families as parse_openmetrics
 from prometheus_client.parser import text_string_to_metric_families as parse_text
 
-from tests.clirun import run_cli
-from tests.waiting import HANG_GUARD, wait_until
+from tests.support.cli import run_cli
+from tests.support.paths import ROOT, SAMPLE_DUMP
+from tests.support.waiting import HANG_GUARD, wait_until
 
-ROOT = Path(__file__).resolve().parents[1]
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="SIGTERM is a POSIX signal")
 
 
@@ -111,7 +110,7 @@ def two_contexts(apiserver, tmp_path: Path, stalled: Stalled) -> Path:  # type: 
 
 
 def sample_findings() -> Counter:
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "-o", "json")
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
     return Counter((f["id"], f["severity"]) for f in result.json["findings"])
 
 
@@ -120,7 +119,7 @@ def success(serve: Serve) -> dict[str, float]:
 
 
 def test_serve_answers_the_last_completed_scan_in_both_formats_and_keeps_it_when_a_scan_fails(apiserver, tmp_path):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     stalled = Stalled()
     serve = Serve("--kubeconfig", str(two_contexts(apiserver, tmp_path, stalled)), "--context", "lab",
                   "--context", "stalled", "--interval", "0.2s")
@@ -168,7 +167,7 @@ def test_serve_answers_the_last_completed_scan_in_both_formats_and_keeps_it_when
 
 @pytest.mark.parametrize("sent", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
 def test_a_stop_signal_ends_serve_at_once_even_in_the_middle_of_a_scan(apiserver, sent):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     hold = apiserver.faults.delay("^/api/v1/nodes", HANG_GUARD * 2)  # a list that would outlast the test
     serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--interval", "5m")
     wait_until(lambda: hold.hits >= 1, "the scan to be waiting for the node list")
@@ -238,9 +237,9 @@ def test_the_docs_show_what_serve_answers(apiserver, tmp_path):
     """docs/serve.md's scrape of a cluster seeded with the bundled sample, checked against a real one."""
     import re
 
-    from tests.readme_output import differences
+    from tests.support.readme_examples import differences
 
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     kubeconfig = apiserver.server.write_kubeconfig(tmp_path / "kubeconfig", context="prod-eu")
     text = (ROOT / "docs" / "serve.md").read_text()
     curls = re.findall(r"```console\n\$ (curl [^\n]*)\n(.*?)```", text, re.S)
@@ -259,7 +258,7 @@ def test_the_docs_show_what_serve_answers(apiserver, tmp_path):
 
 
 def test_serve_names_the_cluster_label_asked_for(apiserver) -> None:
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--cluster-label", "k8s_cluster", "--interval", "5m")
     try:
         wait_until(lambda: serve.get("/readyz")[0] == 200, "the first scan")

@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.test_serve import SAMPLE, Serve
-from tests.waiting import HANG_GUARD, wait_until
+from tests.support.paths import ROOT, SAMPLE_DUMP
+from tests.support.waiting import HANG_GUARD, wait_until
+from tests.test_serve import Serve
 
-ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.skipif(os.name == "nt", reason="process groups and SIGTERM are POSIX here")
 
 # A credential plugin that starts a child, writes both pids, and never answers.
@@ -109,7 +109,7 @@ def doctor(*args: str) -> subprocess.CompletedProcess:
 
 
 def test_a_hung_credential_plugin_costs_only_its_cluster_and_is_killed_with_its_child(apiserver, tmp_path):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     pids = tmp_path / "pids"
     config = kubeconfig_with(apiserver, tmp_path, {"hung": {"server": apiserver.url, "user": hung_user(pids)}})
     done = doctor("--kubeconfig", str(config), "--context", "lab", "--context", "hung", "--scan-timeout", "3",
@@ -123,7 +123,7 @@ def test_a_hung_credential_plugin_costs_only_its_cluster_and_is_killed_with_its_
 
 
 def test_serve_publishes_the_others_and_fails_a_hung_plugin_then_kills_it_on_sigterm(apiserver, tmp_path):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     pids = tmp_path / "pids"
     config = kubeconfig_with(apiserver, tmp_path, {"hung": {"server": apiserver.url, "user": hung_user(pids)}})
     serve = Serve("--kubeconfig", str(config), "--context", "lab", "--context", "hung", "--interval", "1h",
@@ -140,7 +140,7 @@ def test_serve_publishes_the_others_and_fails_a_hung_plugin_then_kills_it_on_sig
 
 
 def test_serve_reports_a_cluster_past_its_scan_timeout_as_failed_and_becomes_ready(apiserver, tmp_path):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     drip = Drip()
     config = kubeconfig_with(apiserver, tmp_path, {"drip": {"server": f"http://127.0.0.1:{drip.port}"}})
     serve = Serve("--kubeconfig", str(config), "--context", "lab", "--context", "drip", "--interval", "1h",
@@ -158,7 +158,7 @@ def test_serve_reports_a_cluster_past_its_scan_timeout_as_failed_and_becomes_rea
 
 
 def test_a_dripping_cluster_ends_a_fleet_run_at_its_scan_timeout(apiserver, tmp_path):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     drip = Drip()
     config = kubeconfig_with(apiserver, tmp_path, {"drip": {"server": f"http://127.0.0.1:{drip.port}"}})
     try:
@@ -173,7 +173,7 @@ def test_a_dripping_cluster_ends_a_fleet_run_at_its_scan_timeout(apiserver, tmp_
 @pytest.fixture
 def served(apiserver, tmp_path):  # type: ignore[no-untyped-def]
     """serve on the sample cluster, ready, with short idle and request limits."""
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     os.environ["KUBECTL_WIN_TEST_SERVE_IDLE_SECONDS"] = "2"
     os.environ["KUBECTL_WIN_TEST_SERVE_REQUEST_SECONDS"] = "2"
     try:
@@ -195,7 +195,7 @@ SCRAPE_TIMEOUT = 30.0  # a common Prometheus scrape_timeout: a scrape not answer
 
 
 def test_a_burst_of_200_scrapes_is_answered_in_full(apiserver):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--interval", "1h")  # the limits as shipped
     try:
         wait_until(lambda: serve.get("/readyz")[0] == 200, "the first scan")
@@ -291,7 +291,7 @@ FORGED = "other\nerror: forged line"
 
 
 def test_context_names_with_escape_sequences_reach_no_output_raw(apiserver, tmp_path):
-    apiserver.seed(SAMPLE)
+    apiserver.seed(SAMPLE_DUMP)
     config = yaml.safe_load(apiserver.kubeconfig.read_text())
     template = config["contexts"][0]["context"]
     config["contexts"] = [{"name": HOSTILE, "context": template}, {"name": FORGED, "context": template}]

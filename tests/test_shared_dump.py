@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.doctor.read.share import read_annotation_prefixes
-from tests.clirun import run_cli
-from tests.test_doctor_helpers import deployment_pod, event, node, waiting, windows_spec, workload
+from tests.support.cli import run_cli
+from tests.support.kube_objects import deployment_pod, event, node, waiting, windows_spec, workload
+from tests.support.paths import SAMPLE_DUMP
 
-SAMPLE = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "cluster-dump.json"
 SECRETS = ("hunter2-db-password", "--admin-key=K3Y-VALUE", "S-1-5-21-3623811015", "/opt/start-secret.sh",
            "internal-only-annotation", "machine-id-0f1e2d", "win-0.corp.internal", "ghp_tok3nInEventText",
            "probe-secret-header", "prestop-secret-cmd", "from-secret-ref")
@@ -59,7 +59,7 @@ def _write(path: Path, objs: list[dict]) -> str:
 
 @pytest.mark.parametrize("source", ["sensitive", "sample"])
 def test_a_shared_dump_gives_the_same_findings_and_keeps_no_secret(tmp_path, source):
-    raw = _write(tmp_path / "raw.json", _sensitive_objects()) if source == "sensitive" else str(SAMPLE)
+    raw = _write(tmp_path / "raw.json", _sensitive_objects()) if source == "sensitive" else str(SAMPLE_DUMP)
     shared = tmp_path / "shared.json"
     first = run_cli("doctor", "--from-dump", raw, "-o", "json", "--save-dump", str(shared))
     again = run_cli("doctor", "--from-dump", str(shared), "-o", "json")

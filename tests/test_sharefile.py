@@ -5,14 +5,12 @@ from __future__ import annotations
 
 import os
 import stat
-from pathlib import Path
 
 import pytest
 
 from kubectl_win.sharefile import SharedFile, check_target, write_shared
-from tests.clirun import run_cli
-
-SAMPLE = Path(__file__).resolve().parents[1] / "kubectl_win" / "examples" / "cluster-dump.json"
+from tests.support.cli import run_cli
+from tests.support.paths import SAMPLE_DUMP
 
 
 @pytest.mark.parametrize("flag", ["--save-dump", "--report"])
@@ -20,7 +18,7 @@ def test_shared_files_are_private(tmp_path, flag):
     target = tmp_path / "out"
     old = os.umask(0o022)
     try:
-        result = run_cli("doctor", "--from-dump", str(SAMPLE), flag, str(target))
+        result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), flag, str(target))
     finally:
         os.umask(old)
     assert result.exit_code == 1, result.stderr
@@ -31,18 +29,18 @@ def test_shared_files_are_private(tmp_path, flag):
 def test_save_dump_never_overwrites_without_force(tmp_path):
     target = tmp_path / "dump.json"
     target.write_text("keep me")
-    result = run_cli("doctor", "--from-dump", str(SAMPLE), "--save-dump", str(target))
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--save-dump", str(target))
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == f"error: {target} already exists (use --force to overwrite)\n"
     assert target.read_text() == "keep me"
-    assert run_cli("doctor", "--from-dump", str(SAMPLE), "--save-dump", str(target), "--force").exit_code == 1
+    assert run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--save-dump", str(target), "--force").exit_code == 1
     assert '"kubectlWin"' in target.read_text()
 
 
 @pytest.mark.parametrize("spelling", ["dot-slash", "symlink", "hardlink", "dot-dot"])
 def test_the_input_is_never_the_output_by_any_spelling(tmp_path, monkeypatch, spelling):
     big = tmp_path / "big.json"
-    big.write_bytes(SAMPLE.read_bytes())
+    big.write_bytes(SAMPLE_DUMP.read_bytes())
     monkeypatch.chdir(tmp_path)
     (tmp_path / "sub").mkdir()
     out = {"dot-slash": "./big.json", "dot-dot": "sub/../big.json", "symlink": "link.json",
@@ -53,7 +51,7 @@ def test_the_input_is_never_the_output_by_any_spelling(tmp_path, monkeypatch, sp
         os.link(big, tmp_path / "hard.json")
     result = run_cli("doctor", "--from-dump", "big.json", "--save-dump", out, "--force")
     assert result.exit_code == 2 and "is the same file as --from-dump big.json" in result.stderr
-    assert big.read_bytes() == SAMPLE.read_bytes()
+    assert big.read_bytes() == SAMPLE_DUMP.read_bytes()
 
 
 def test_a_directory_target_is_refused_before_the_cluster_is_read(apiserver, tmp_path):
@@ -70,8 +68,8 @@ def test_a_symlink_at_the_target_is_replaced_not_followed(tmp_path):
     elsewhere.write_text("not yours")
     link = tmp_path / "report.html"
     os.symlink(elsewhere, link)
-    assert run_cli("doctor", "--from-dump", str(SAMPLE), "--report", str(link)).exit_code == 2
-    assert run_cli("doctor", "--from-dump", str(SAMPLE), "--report", str(link), "--force").exit_code == 1
+    assert run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--report", str(link)).exit_code == 2
+    assert run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--report", str(link), "--force").exit_code == 1
     assert elsewhere.read_text() == "not yours"
     assert not link.is_symlink() and link.read_text().startswith("<!DOCTYPE html>")
 

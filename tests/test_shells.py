@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 from kubectl_win.findings import Fix
 from kubectl_win.shells import quote_command, quote_free_patch, resolve_shell
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
+from tests.support.paths import SAMPLE_DUMP
 
-SAMPLE = "kubectl_win/examples/cluster-dump.json"
 PATCH = '{"spec":{"template":{"spec":{"nodeSelector":{"kubernetes.io/os":"linux"}}}}}'
 JSON_PATCH = ('[{"op":"add","path":"/spec/template/spec/tolerations/-","value":{"key":"os","operator":"Equal",'
               '"value":"Win1809","effect":"NoSchedule"}}]')
@@ -198,7 +198,7 @@ def test_the_shell_is_posix_off_windows_unless_asked() -> None:
 
 def test_doctor_prints_fixes_for_the_chosen_shell() -> None:
     for shell in ("posix", "powershell", "cmd"):
-        result = run_cli("doctor", "--from-dump", SAMPLE, "--shell", shell, "-o", "json")
+        result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--shell", shell, "-o", "json")
         fixes = [Fix(commands=tuple(tuple(a) for a in f["fix"]["argv"])) for f in result.json["findings"]
                  if f["fix"] and f["fix"]["argv"]]
         texts = [c for f in result.json["findings"] if f["fix"] for c in f["fix"]["commands"]]
@@ -206,10 +206,10 @@ def test_doctor_prints_fixes_for_the_chosen_shell() -> None:
         parse = {"posix": shlex.split, "powershell": powershell_arguments, "cmd": cmd_arguments}[shell]
         for fix, text in zip((c for f in fixes for c in f.commands), texts, strict=True):
             _same(fix, parse(text))
-    table = run_cli("doctor", "--from-dump", SAMPLE, "--shell", "powershell").stdout
+    table = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--shell", "powershell").stdout
     assert "-p '{spec: {template: {spec: {nodeSelector: {kubernetes.io/os: linux}}}}}'" in table
 
 
 def test_an_unknown_shell_is_a_usage_error() -> None:
-    result = run_cli("doctor", "--from-dump", SAMPLE, "--shell", "tcsh")
+    result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--shell", "tcsh")
     assert result.exit_code == 2 and "invalid choice: 'tcsh'" in result.stderr

@@ -5,7 +5,6 @@ raised for the same object, and with every Windows error code in it decoded."""
 from __future__ import annotations
 
 from collections import Counter
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +13,10 @@ import yaml
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.wincodes import decode_exit, find_codes
-from tests.test_doctor_helpers import event, node, pod, snapshot_of, windows_spec
+from tests.support.kube_objects import event, node, pod, snapshot_of, windows_spec
+from tests.support.paths import MESSAGES
 
-CORPUS_FILE = Path(__file__).parent / "corpus" / "windows_messages.yaml"
-CORPUS: list[dict[str, Any]] = yaml.safe_load(CORPUS_FILE.read_text(encoding="utf-8"))
+CORPUS: list[dict[str, Any]] = yaml.safe_load(MESSAGES.read_text(encoding="utf-8"))
 WHERE = {"event": "events", "log": "log", "condition": "condition", "waiting": "waiting", "terminated": "terminated"}
 IDS = [f"{i:02d}-{e['class']}" for i, e in enumerate(CORPUS)]
 

@@ -13,10 +13,9 @@ from pathlib import Path
 import pytest
 
 from kubectl_win.output.table import render_table
-from tests.tools import require_corpus
+from tests.support.paths import ROOT, SAMPLE_DUMP
+from tests.support.tools import require_corpus
 
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
 ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
@@ -58,8 +57,8 @@ def commands(text: str) -> list[str]:
 
 def test_fix_commands_are_never_wrapped_on_a_terminal() -> None:
     # Pasted, a wrapped `kubectl patch ... --type merge` runs without its -p: commands stay one line.
-    _, narrow = run(["doctor", "--from-dump", str(SAMPLE)], 60)
-    _, piped = run(["doctor", "--from-dump", str(SAMPLE)], None)
+    _, narrow = run(["doctor", "--from-dump", str(SAMPLE_DUMP)], 60)
+    _, piped = run(["doctor", "--from-dump", str(SAMPLE_DUMP)], None)
     patch = ("kubectl patch daemonset node-exporter -n monitoring --type merge -p "
              "'{\"spec\":{\"template\":{\"spec\":{\"nodeSelector\":{\"kubernetes.io/os\":\"linux\"}}}}}'")
     assert patch in commands(narrow) and patch in commands(piped)
@@ -106,7 +105,7 @@ def test_explain_json_is_the_same_on_a_terminal(corpus: Path) -> None:
 
 
 def test_doctor_on_a_narrow_terminal(tmp_path: Path) -> None:
-    code, out = run(["doctor", "--from-dump", str(SAMPLE)], 70)
+    code, out = run(["doctor", "--from-dump", str(SAMPLE_DUMP)], 70)
     assert code == 1
     assert widest(out) <= 70
     blocks = out.split("\n\n")
@@ -116,15 +115,15 @@ def test_doctor_on_a_narrow_terminal(tmp_path: Path) -> None:
             in " ".join(out.split()))
     assert "fix:\n" in out and "kubectl taint nodes win22-1 os=windows:NoSchedule" in commands(out)
     assert out.rstrip().splitlines()[-1].startswith("12 errors, 11 warnings, 2 info;")
-    _, piped = run(["doctor", "--from-dump", str(SAMPLE)], None)
+    _, piped = run(["doctor", "--from-dump", str(SAMPLE_DUMP)], None)
     assert piped.startswith("ERRORS (12)\nID ")
 
 
 def test_doctor_nodes_fit_the_terminal_as_a_table_or_as_records() -> None:
-    _, wide_terminal = run(["doctor", "nodes", "--from-dump", str(SAMPLE)], 130)
+    _, wide_terminal = run(["doctor", "nodes", "--from-dump", str(SAMPLE_DUMP)], 130)
     assert wide_terminal.startswith("NAME      READY   OS-IMAGE ")
     assert widest(wide_terminal) <= 130
-    _, narrow = run(["doctor", "nodes", "--from-dump", str(SAMPLE)], 60)
+    _, narrow = run(["doctor", "nodes", "--from-dump", str(SAMPLE_DUMP)], 60)
     assert narrow.startswith("NAME         win19-0\nREADY        Ready\nOS-IMAGE     Windows Server 2019 Datacenter\n")
     assert widest(narrow) <= 60
 
@@ -158,7 +157,7 @@ def test_hns_on_a_narrow_terminal_fits_like_doctor(tmp_path: Path) -> None:
 
 def test_names_and_messages_from_a_cluster_reach_the_terminal_with_control_characters_escaped(tmp_path):
     """The hostile dump's node name holds a bell, an escape sequence, a NUL and bidirectional overrides."""
-    from tests.html_fixtures import hostile_dump
+    from tests.support.html_reports import hostile_dump
 
     code, out = run(["doctor", "--from-dump", str(hostile_dump(tmp_path)), "-o", "wide"], None)
     assert code == 1

@@ -21,7 +21,8 @@ import yaml
 from kubectl_win import __version__
 from release import archive, krew, platforms
 from tests.apiserver.exec import wine_binary
-from tests.test_portforward_rig import (  # noqa: F401 - fixtures
+from tests.support.paths import ROOT, SAMPLE_DUMP
+from tests.support.portforward_rig import (  # noqa: F401 - fixtures
     Upstream,
     echo_then_report,
     exec_settings,
@@ -30,12 +31,10 @@ from tests.test_portforward_rig import (  # noqa: F401 - fixtures
     windows_pod,
     wine_prefix,
 )
-from tests.tools import in_ci, missing_tool
+from tests.support.tools import in_ci, missing_tool
 from tests.windows import cache_dir
 
 TAG = f"v{__version__}"
-ROOT = Path(__file__).resolve().parent.parent
-SAMPLE_DUMP = ROOT / "kubectl_win" / "examples" / "cluster-dump.json"
 POD = """apiVersion: v1
 kind: Pod
 metadata:
@@ -376,7 +375,7 @@ def test_port_forward_listens_relays_and_ends_cleanly_on_ctrl_c(wine, apiserver,
         port = int(line.split("127.0.0.1:")[1].split()[0])
         import socket
 
-        from tests.test_portforward_rig import exchange
+        from tests.support.portforward_rig import exchange
 
         try:
             with socket.create_connection(("127.0.0.1", port), timeout=60) as sock:

@@ -8,15 +8,14 @@ import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
 
 from kubectl_win import console
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
+from tests.support.paths import SAMPLE_DUMP
 
-SAMPLE_DUMP = Path(__file__).resolve().parent.parent / "kubectl_win" / "examples" / "cluster-dump.json"
 POD = "apiVersion: v1\nkind: Pod\nmetadata: {name: web}\nspec:\n  nodeSelector: {kubernetes.io/os: windows}\n" \
       "  securityContext: {runAsUser: 1000}\n  containers:\n" \
       "  - {name: app, image: mcr.microsoft.com/windows/nanoserver:ltsc2022}\n"

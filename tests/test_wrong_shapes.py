@@ -18,11 +18,11 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
+from tests.support.paths import EXAMPLE_MANIFESTS, ROOT, SAMPLE_DUMP
 
-ROOT = Path(__file__).resolve().parents[1]
-DUMP = json.loads((ROOT / "kubectl_win" / "examples" / "cluster-dump.json").read_text(encoding="utf-8"))
-MANIFESTS = sorted((ROOT / "kubectl_win" / "examples" / "manifests").glob("*.yaml"))
+DUMP = json.loads(SAMPLE_DUMP.read_text(encoding="utf-8"))
+MANIFESTS = sorted(EXAMPLE_MANIFESTS.glob("*.yaml"))
 HNS = ROOT / "tests" / "fixtures" / "hns" / "win-a-v1.json"
 SETTINGS = settings(max_examples=60, deadline=None, derandomize=True, database=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])

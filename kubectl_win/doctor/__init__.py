@@ -1,7 +1,8 @@
 """`kubectl win doctor`: a pipeline, one module per stage, in the order data flows.
 
     read/          pages in: plan.py (what doctor reads, the one list), api.py (API pages, read a page
-                   ahead on a bounded queue), dump.py (saved dumps in and out), bundle.py (a support bundle:
+                   ahead on a bounded queue), typed.py (an API page decoded into records of the fields
+                   read, straight from its bytes), dump.py (saved dumps in and out), bundle.py (a support bundle:
                    its cluster part, and each node's facts), fields.py (fields of any shape), reduce.py and
                    share.py (what a saved dump keeps, and its redaction)
     records.py     the records the checks read: plain frozen dataclasses, Snapshot holds them all

@@ -172,6 +172,117 @@ class SnapshotBuilder:
         if dropped:
             self._counts["pods"] = self._counts.get("pods", 0) + dropped
 
+    def add_typed_page(self, kind: str, api_version: str, items: Any) -> None:
+        """A page decoded into typed records (read/typed.py; the live reader without a sink): pods through the
+        fast path below, every other record as the dict of its read fields, into the same handlers as add_page."""
+        from kubectl_win.doctor.read.typed import as_object
+
+        if kind == "Pod":
+            self._add_typed_pods(api_version, items or ())
+            return
+        for record in items or ():
+            item = as_object(record)
+            if "kind" not in item:
+                item["kind"] = kind
+                item["apiVersion"] = api_version
+            self.add(item)
+
+    def _add_typed_pods(self, api_version: str, pods: Any) -> None:
+        """_add_pod_page over typed pods, deciding from the same fields. A pod it keeps goes to add() as the dict
+        of the fields read; its spec is decoded whole only when the builder may read more than its head: a
+        template or a group met for the first time, or a pod the template fast path does not cover."""
+        from msgspec import UNSET
+
+        from kubectl_win.doctor.read.typed import Meta, as_object, spec_head
+
+        windows_nodes = self._windows_nodes
+        templates = self._templates.known
+        groups = self._group_index
+        add = self.add
+        dropped = 0
+        for pod in pods:
+            # Plain code, no helper calls but the spec's: this runs for every pod of the cluster.
+            meta = pod.metadata if pod.kind is UNSET else None
+            head = spec_head(pod) if type(meta) is Meta else None
+            key = None
+            if head is not None:
+                node_name = head.nodeName
+                refs = meta.ownerReferences  # type: ignore[union-attr]
+                labels = meta.labels  # type: ignore[union-attr]
+                if type(node_name) is str and node_name and type(refs) is list and len(refs) == 1 \
+                        and type(labels) is dict:
+                    ref = refs[0]
+                    template_hash = labels.get("pod-template-hash") or labels.get("controller-revision-hash")
+                    if type(ref) is dict and ref.get("controller") is True and type(template_hash) is str:
+                        namespace = meta.namespace  # type: ignore[union-attr]
+                        key = (None if namespace is UNSET else namespace, ref.get("kind"), ref.get("name"),
+                               template_hash)
+                        template = templates.get(key) if type(key[0]) is str and type(key[1]) is str \
+                            and type(key[2]) is str else None
+                        if template is None:
+                            key = None
+                        elif node_name not in windows_nodes and not template.target.windows:
+                            dropped += 1
+                            continue
+            if dropped:  # counted before the next pod is added, so the counts keep their order
+                self._counts["pods"] = self._counts.get("pods", 0) + dropped
+                dropped = 0
+            if key is not None and not head.ephemeralContainers:  # type: ignore[union-attr]
+                group_index = groups.get(key + (head.nodeName in windows_nodes,))  # type: ignore[union-attr]
+                if group_index is not None:
+                    # Template and group known (most Windows pods): what _add_pod does then, from the records.
+                    self._counts["pods"] = self._counts.get("pods", 0) + 1
+                    try:
+                        self._add_known_pod(pod, head, template, group_index)  # type: ignore[arg-type]
+                    except (TypeError, AttributeError, ValueError, KeyError, IndexError, OverflowError,
+                            RecursionError) as exc:  # as add() names an object of a wrong shape
+                        name = as_text(meta.name) or "(unnamed)"  # type: ignore[union-attr]
+                        namespace = as_text(meta.namespace)  # type: ignore[union-attr]
+                        self.skip(f"pods/{namespace + '/' if namespace else ''}{name}",
+                                  f"a field has the wrong shape ({type(exc).__name__}: "
+                                  f"{' '.join(str(exc).split())[:120]})")
+                    continue
+            obj = as_object(pod)
+            if "kind" not in obj:
+                obj["kind"] = "Pod"
+                obj["apiVersion"] = api_version
+            add(obj)
+        if dropped:
+            self._counts["pods"] = self._counts.get("pods", 0) + dropped
+
+    def _add_known_pod(self, pod: Any, head: Any, template: Any, group_index: int) -> None:
+        """_add_pod for a typed pod whose template (from the fast path) and group are known, and which runs on
+        Windows or targets it: the same record, read from the typed fields (no spec beyond its head)."""
+        from kubectl_win.doctor.read.typed import PodStatus, as_object
+
+        meta = pod.metadata
+        node_name = head.nodeName
+        node = self._nodes.get(node_name)
+        on_windows = node is not None and node.windows
+        intern = self._interner.text
+        namespace = intern(meta.namespace)
+        group = self._groups[group_index]
+        group.count += 1
+        status = as_object(pod.status) if type(pod.status) is PodStatus else {}
+        annotations = meta.annotations
+        record = PodRecord(
+            namespace=namespace,
+            name=as_text(meta.name),
+            node=node.name if node is not None else node_name,
+            phase=intern(as_text(status.get("phase"))),
+            controller=template.controller,
+            target=group.target,
+            containers=group.containers,
+            host_process=group.host_process,
+            runtime_class=intern(as_text(head.runtimeClassName)) or None,
+            states=container_states(status),
+            group=group_index,
+            ignores=ignores_of({"annotations": annotations}) if type(annotations) is dict else ignores_of(),
+        )
+        self._pods.append(record)
+        self._windows_pods.add((namespace, record.name))
+        self._symptoms.add_container_states(record, on_windows)
+
     def _keep(self, reducer: Callable[[dict[str, Any]], dict[str, Any]], obj: dict[str, Any]) -> None:
         """Hand the object, reduced, to the sink; without a sink (no --save-dump) nothing is reduced."""
         if self.sink is not None:
@@ -179,7 +290,7 @@ class SnapshotBuilder:
 
     # -- per kind --------------------------------------------------------------------------------
     def _add_node(self, obj: dict[str, Any]) -> None:
-        record = node_record(obj)
+        record = node_record(obj, self._interner)
         self._nodes[record.name] = record
         if record.windows:
             self._windows_nodes.add(record.name)

@@ -26,9 +26,14 @@ from kubectl_win.policy import IGNORE_ANNOTATION, ignores_from_annotations
 from kubectl_win.wellknown import ARCH_LABEL, BUILD_LABEL, build_from_labels, node_os
 
 
-def node_record(obj: dict[str, Any]) -> NodeRecord:
+def node_record(obj: dict[str, Any], interner: Interner | None = None) -> NodeRecord:
+    """`interner`: share the label keys and values the snapshot's nodes repeat (a cloud sets some twenty on
+    every node, and the records keep them all)."""
     meta = meta_of(obj)
     labels = str_map(meta.get("labels"))
+    if interner is not None:
+        intern = interner.text
+        labels = {intern(k): intern(v) for k, v in labels.items()}
     spec = as_dict(obj.get("spec"))
     status = as_dict(obj.get("status"))
     info = as_dict(status.get("nodeInfo"))

@@ -6,7 +6,7 @@ import gc
 import random
 import ssl
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlencode, urlsplit
@@ -124,9 +124,12 @@ class Cluster:
         return RawStream(status, response, self.server, self.timeout)
 
     def list_pages(self, resource: str, namespace: str | None = None, label_selector: str | None = None,
-                   field_selector: str | None = None, page_size: int = 500) -> Iterator[dict]:
+                   field_selector: str | None = None, page_size: int = 500,
+                   decode: Callable[[bytes], Any] | None = None) -> Iterator[Any]:
         """Raw list pages (kind XList, metadata, items), following `continue` tokens.
-        `namespace=None` on a namespaced resource lists every namespace."""
+        `namespace=None` on a namespaced resource lists every namespace. `decode` turns a page's bytes into
+        what is yielded instead of the parsed dicts (anything with a dict's `get` for "metadata"); it raises
+        as a JSON parser would on a body that is not JSON, which is retried like one."""
         info = resolve(resource)
         ns = namespace if info.namespaced else None
         path = info.collection_path(ns)
@@ -138,7 +141,7 @@ class Cluster:
         if field_selector:
             params["fieldSelector"] = field_selector
         while True:
-            page = self._request(path, params, info, None, ns, "list")
+            page = self._request(path, params, info, None, ns, "list", decode=decode)
             yield page
             token = (page.get("metadata") or {}).get("continue")
             if not token:
@@ -239,7 +242,8 @@ class Cluster:
 
     def _request(self, path: str, params: dict | list | None, info: ResourceInfo | None = None,
                  name: str | None = None, namespace: str | None = None, verb: str = "get", *, method: str = "GET",
-                 body: bytes | None = None, raw: bool = False, stream: bool = False) -> Any:
+                 body: bytes | None = None, raw: bool = False, stream: bool = False,
+                 decode: Callable[[bytes], Any] | None = None) -> Any:
         import urllib3
         from urllib3.exceptions import (
             ConnectTimeoutError as ConnectTimeout,
@@ -301,7 +305,7 @@ class Cluster:
             data = response.data if early is None else early
             if status in (200, 201, 202):
                 try:
-                    return _parse(data)
+                    return _parse(data, decode)
                 except (JSONDecodeError, ValueError, UnicodeDecodeError):
                     if attempt < self.max_attempts:
                         self._sleep(attempt, None)
@@ -375,15 +379,16 @@ def _read_before(response: Any, deadline: Deadline, doing: str) -> bytes:
     return b"".join(chunks)
 
 
-def _parse(data: bytes) -> Any:
-    """Parse a response body with the cyclic GC paused: a page of 500 pods is ~30,000 new
-    containers, enough to trigger several collections that would rescan everything the caller
-    already holds (a cost that grows with the cluster already in memory). JSON cannot form cycles."""
+def _parse(data: bytes, decode: Callable[[bytes], Any] | None = None) -> Any:
+    """Parse a response body (with `decode` when given) with the cyclic GC paused: a page of 500 pods
+    is ~30,000 new containers, enough to trigger several collections that would rescan everything the
+    caller already holds (a cost that grows with the cluster already in memory). JSON cannot form cycles."""
+    decode = decode or loads
     if not gc.isenabled():
-        return loads(data)
+        return decode(data)
     gc.disable()
     try:
-        return loads(data)
+        return decode(data)
     finally:
         gc.enable()
 

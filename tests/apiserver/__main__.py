@@ -28,11 +28,16 @@ def parse_synthetic(text: str) -> SyntheticSpec:
     names = {"nodes": ("nodes", int), "pods": ("pods", int), "windows": ("windows_share", float),
              "windows_share": ("windows_share", float), "services": ("services", int), "events": ("events", int),
              "namespaces": ("namespaces", int), "seed": ("seed", int)}
-    kw = {}
+    kw: dict[str, object] = {}
     for part in filter(None, text.split(",")):
         key, _, value = part.partition("=")
+        if key == "shape":
+            if value not in ("realistic", "small"):
+                raise argparse.ArgumentTypeError(f"unknown shape {value!r} (known: realistic, small)")
+            kw["realistic"] = value == "realistic"
+            continue
         if key not in names:
-            raise argparse.ArgumentTypeError(f"unknown synthetic option {key!r} (known: {', '.join(names)})")
+            raise argparse.ArgumentTypeError(f"unknown synthetic option {key!r} (known: {', '.join(names)}, shape)")
         field, kind = names[key]
         kw[field] = kind(value)
     return SyntheticSpec(**kw)
@@ -45,7 +50,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", action="append", default=[], metavar="PATH",
                         help="YAML/JSON file or directory to load (repeatable)")
     parser.add_argument("--synthetic", type=parse_synthetic, metavar="SPEC",
-                        help="generate a cluster, e.g. nodes=5000,pods=150000,windows=0.2,seed=1")
+                        help="generate a cluster, e.g. nodes=5000,pods=150000,windows=0.2,seed=1 "
+                             "(shape=small: bare objects rather than a real server's)")
     parser.add_argument("--http", action="store_true", help="plain HTTP without authentication")
     parser.add_argument("--token", default=DEFAULT_TOKEN, help="bearer token to accept (HTTPS mode)")
     parser.add_argument("--server-version", default="v1.32.0", help="gitVersion reported by /version")

@@ -6,8 +6,11 @@ to M pods, Services over them and Events. A few deliberate faults are sprinkled 
 rates (untainted Windows nodes, Linux deployments without an OS selector, old containerd,
 allocatable == capacity, crash-looping pods, HNS events) so doctor has something to find.
 
-Pod label dicts are shared per Deployment and objects are stored pre-serialised, so 150,000
-pods take a few hundred MiB in the server process.
+By default the objects are dressed as a running cluster's kube-apiserver returns them (realistic.py:
+managedFields, admission's and defaulting's fields, the kubelet's full status; a pod is about 5 KB);
+`realistic=False` (`shape=small` on the command line) keeps the bare objects (under 1 KB a pod), the same
+cluster otherwise. Objects are stored pre-serialised: 150,000 realistic pods take about 1 GiB in the
+server process, small ones a few hundred MiB.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import random
 import uuid
 from dataclasses import dataclass
 
+from tests.apiserver import realistic
 from tests.apiserver.store import Store
 
 BASE_TIME = dt.datetime(2025, 6, 1, tzinfo=dt.UTC)
@@ -45,6 +49,7 @@ class SyntheticSpec:
     events: int | None = None  # default: pods // 50
     namespaces: int | None = None  # default: pods // 1500, at least 3
     seed: int = 42
+    realistic: bool = True  # dressed as a real kube-apiserver returns objects (False: the bare objects)
 
 
 _ALPHABET = "bcdfghjklmnpqrstvwxz2456789"  # the characters Kubernetes uses for generated names
@@ -79,14 +84,33 @@ class _Gen:
     def __init__(self, spec: SyntheticSpec, store: Store) -> None:
         self.spec, self.store = spec, store
         self.rng = random.Random(spec.seed)
+        # Dressing draws from its own stream: the same seed makes the same cluster in both shapes.
+        self.dress_rng = random.Random(spec.seed * 7_919 + 1)
+        self.windows_nodes: set[str] = set()
         self.counts: dict[str, int] = {}
 
     def uid(self) -> str:
         return str(uuid.UUID(int=self.rng.getrandbits(128), version=4))
 
     def put(self, obj: dict) -> None:
+        if self.spec.realistic:
+            obj = self.dress(obj)
         self.store.put(obj)
         self.counts[obj["kind"]] = self.counts.get(obj["kind"], 0) + 1
+
+    def dress(self, obj: dict) -> dict:
+        kind = obj["kind"]
+        if kind == "Pod":
+            return realistic.pod(obj, self.dress_rng, obj["spec"].get("nodeName") in self.windows_nodes)
+        if kind == "Node":
+            if obj["metadata"]["labels"].get("kubernetes.io/os") == "windows":
+                self.windows_nodes.add(obj["metadata"]["name"])
+            return realistic.node(obj, self.dress_rng)
+        if kind in ("Deployment", "ReplicaSet", "DaemonSet"):
+            return realistic.workload(obj)
+        if kind == "Event":
+            return realistic.event(obj)
+        return obj
 
     # -- nodes -----------------------------------------------------------------------------------
     def nodes(self) -> tuple[list[tuple[str, str]], list[str]]:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +11,8 @@ import pytest
 from tests.realcluster.build import KUBERNETES_MINORS
 from tests.realcluster.cluster import RealCluster
 from tests.realcluster.seed import apply_items
-from tests.tools import missing_tool
+from tests.support.paths import SAMPLE_DUMP
+from tests.support.tools import missing_tool
 
 
 @pytest.fixture(scope="session", params=KUBERNETES_MINORS, ids=lambda minor: f"k8s-{minor}")
@@ -30,15 +30,12 @@ def real_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
         yield cluster
 
 
-SAMPLE = Path(__file__).resolve().parents[2] / "kubectl_win" / "examples" / "cluster-dump.json"
-
-
 @pytest.fixture(scope="session")
 def sample_refused(real_cluster: RealCluster) -> list[tuple[dict[str, Any], str]]:
     """The bundled sample cluster (Windows and Linux nodes, failing pods, events, Services, a gMSA spec)
     put into the real server once per session: nodes with their status, pods bound and status-patched.
     Returns the sample's objects the server refused."""
-    return apply_items(real_cluster.client(), json.loads(SAMPLE.read_text())["items"])
+    return apply_items(real_cluster.client(), json.loads(SAMPLE_DUMP.read_text())["items"])
 
 
 @pytest.fixture

@@ -10,9 +10,10 @@ import socket
 import threading
 from collections import Counter
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 
-_PAUSE = Path(__file__).resolve().parents[1] / "fixtures" / "images" / "pause-3.8.json"
+from tests.support.paths import FIXTURES
+
+_PAUSE = FIXTURES / "images" / "pause-3.8.json"
 INDEX = json.loads(_PAUSE.read_text())["index"]
 INDEX_BYTES = json.dumps(INDEX).encode()
 

@@ -4,14 +4,13 @@ the tests read pushed once."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from tests.registry.server import RegistryServer, registry_binary
-from tests.tools import missing_tool
+from tests.support.paths import FIXTURES
+from tests.support.tools import missing_tool
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "images"
 WINDOWS_BUILDS = ("10.0.17763.6054", "10.0.20348.2582", "10.0.26100.1742")
 
 
@@ -36,7 +35,7 @@ def seed(registry: RegistryServer, prefix: str) -> dict[str, str]:
         "linux-only": registry.push_index(f"{prefix}/linux", "latest", linux, oci=True, attestations=True),
     }
     for name in ("hello-world-latest", "pause-3.8"):
-        index = json.loads((FIXTURES / f"{name}.json").read_text())["index"]
+        index = json.loads((FIXTURES / "images" / f"{name}.json").read_text())["index"]
         out[name] = registry.push_published_index(f"{prefix}/published", name, index)
     return out
 

@@ -5,7 +5,7 @@ its win_amd64 wheels, the mingw-w64 launchers) run under Wine.
 
 The archive is built by the release code (release/windows.py) from inputs cached under
 ~/.cache/kubectl-win-test/windows/ and run from a temporary copy with Wine's persistent test prefix
-(tests/test_portforward_rig.py, `wine_prefix`).
+(tests/support/portforward_rig.py, `wine_prefix`).
 
 Wine 8's gaps, worked around here and only here (the archive is the one that ships):
 

@@ -4,10 +4,12 @@ A 403 on one resource, or a 429/5xx that outlasts the access layer's retries, be
 and the rest is still read; a 404 on the gMSA CRD means the cluster does not serve it; anything else
 (unreachable, 401, nodes unreadable) propagates as a typed error with its exit code.
 
-Pages are fetched (and parsed) by one reader thread ahead of the main thread, which hands each page to the
-builder as it arrives: the API server prepares (and the reader parses) the next page while this one is
-turned into records, and no resource is ever held whole. The queue holds at most AHEAD pages, so memory
-stays bounded; the order of resources and pages is kept.
+Pages are fetched (and decoded) by one reader thread ahead of the main thread, which hands each page to the
+builder as it arrives: the API server prepares (and the reader decodes) the next page while this one is
+turned into records, and no resource is ever held whole. Without a sink (no --save-dump) a page is decoded
+straight from its bytes into typed records of the fields doctor reads (read/typed.py), never into dicts of
+the whole objects; with one, into dicts, so that the sink has the objects as the server sent them. The
+queue holds at most AHEAD pages, so memory stays bounded; the order of resources and pages is kept.
 """
 
 from __future__ import annotations
@@ -43,14 +45,17 @@ def read_cluster(cluster, builder: SnapshotBuilder, scope: str, namespace: str |
         ns = namespace if resource in namespaced else None
         field_selector = f"metadata.name={namespace}" if resource == "namespaces" and namespace else None
         requests.append((resource, ns, field_selector))
-    for resource, pages in _read_ahead(cluster, requests):
+    for resource, pages in _read_ahead(cluster, requests, typed=builder.sink is None):
         seen = 0
         try:
             for page in pages:
                 list_kind = str(page.get("kind") or "")
                 kind = list_kind[: -len("List")] if list_kind.endswith("List") else ""
                 items = page.get("items") or ()
-                builder.add_page(kind, page.get("apiVersion") or "", items)
+                if isinstance(page, dict):
+                    builder.add_page(kind, page.get("apiVersion") or "", items)
+                else:  # typed records (read/typed.py)
+                    builder.add_typed_page(kind, page.get("apiVersion") or "", items)
                 seen += len(items) if isinstance(items, list) else 0
                 if progress is not None:
                     progress(resource, seen)
@@ -75,10 +80,13 @@ def read_cluster(cluster, builder: SnapshotBuilder, scope: str, namespace: str |
 _DONE = object()
 
 
-def _read_ahead(cluster: Any, requests: list[tuple[str, str | None, str | None]]
-                ) -> Iterator[tuple[str, Iterator[dict[str, Any]]]]:
+def _read_ahead(cluster: Any, requests: list[tuple[str, str | None, str | None]], typed: bool = False
+                ) -> Iterator[tuple[str, Iterator[Any]]]:
     """(resource, its pages) in order, the pages fetched by a reader thread ahead of the consumer; an error
-    of the access layer is raised from the resource's page iterator, where the caller handles it."""
+    of the access layer is raised from the resource's page iterator, where the caller handles it. `typed`:
+    pages decoded into typed records of the fields doctor reads (read/typed.py) rather than dicts."""
+    if typed:
+        from kubectl_win.doctor.read.typed import page_decoder
     pages: queue.Queue[tuple[str, Any]] = queue.Queue(maxsize=AHEAD)
     stop = threading.Event()
 
@@ -94,8 +102,9 @@ def _read_ahead(cluster: Any, requests: list[tuple[str, str | None, str | None]]
     def reader() -> None:
         for resource, ns, field_selector in requests:
             try:
+                decode = page_decoder(resource) if typed else None
                 for page in cluster.list_pages(resource, namespace=ns, field_selector=field_selector,
-                                               page_size=PAGE_SIZE):
+                                               page_size=PAGE_SIZE, decode=decode):
                     if not put(("page", page)):
                         return
                 outcome: tuple[str, Any] = ("done", None)
@@ -104,7 +113,7 @@ def _read_ahead(cluster: Any, requests: list[tuple[str, str | None, str | None]]
             if not put(outcome):
                 return
 
-    def resource_pages() -> Iterator[dict[str, Any]]:
+    def resource_pages() -> Iterator[Any]:
         while True:
             try:
                 what, value = pages.get(timeout=0.1)  # a timeout keeps Ctrl+C responsive

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.support.paths import SHARED_MANIFESTS
+
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() in ("true", "1", "yes")
@@ -22,15 +24,11 @@ def missing_tool(message: str) -> None:
     pytest.skip(message)
 
 
-# The published Windows manifests sit beside the checkout, in shared/ (here and in CI), read in place.
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "windows-manifests"
-
-
 def require_corpus() -> Path:
     """The manifest corpus; without it, fail under CI and skip elsewhere, as for a missing tool."""
-    if not CORPUS.is_dir():
-        missing_tool(f"the manifest corpus is not beside the checkout ({CORPUS})")
-    return CORPUS
+    if not SHARED_MANIFESTS.is_dir():
+        missing_tool(f"the manifest corpus is not beside the checkout ({SHARED_MANIFESTS})")
+    return SHARED_MANIFESTS
 
 
 def find_kubectl() -> str | None:

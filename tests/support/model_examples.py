@@ -43,7 +43,7 @@ MARKER = "<!-- worked example: {subsystem} -->"
 
 def cluster(subsystem: str) -> list[dict]:
     """A Windows node with its node agents, a Windows pod shop/web-1 on it, and the example's Warning event."""
-    from tests.test_doctor_helpers import event, node, pod, windows_spec
+    from tests.support.kube_objects import event, node, pod, windows_spec
 
     [(kind, reason, message)] = [(k, r, m) for s, k, r, m in EXAMPLES if s == subsystem]
     spec = windows_spec()
@@ -58,7 +58,7 @@ def rendered(subsystem: str) -> list[str]:
     """What doctor says about the example: the event, the finding and its fix, as docs/doctor.md shows them."""
     from kubectl_win.doctor.checks.plan import run_checks
     from kubectl_win.shells import quote_command
-    from tests.test_doctor_helpers import snapshot_of
+    from tests.support.kube_objects import snapshot_of
 
     [(kind, reason, message)] = [(k, r, m) for s, k, r, m in EXAMPLES if s == subsystem]
     [found] = [f for f in run_checks(snapshot_of(*cluster(subsystem))) if f.id == f"windows-{subsystem}-failure"]
@@ -92,7 +92,7 @@ def update(path: str) -> None:
     file.write_text(text, encoding="utf-8")
 
 
-if __name__ == "__main__":  # python -m tests.model_examples docs/doctor.md
+if __name__ == "__main__":  # python -m tests.support.model_examples docs/doctor.md
     import sys
 
     update(sys.argv[1])

@@ -12,7 +12,7 @@ import json
 import tarfile
 from typing import Any
 
-from tests.hns_scenarios import load
+from tests.support.hns_scenarios import load
 
 # Real failure texts (tests/corpus/windows_messages.yaml has their issue links) in the shapes the
 # components log them.

@@ -7,7 +7,7 @@ import stat
 import sys
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
+from tests.support.paths import ROOT
 
 
 def install_shim(directory: Path) -> Path:
@@ -15,7 +15,7 @@ def install_shim(directory: Path) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     shim = directory / "kubectl-win"
     shim.write_text(
-        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(REPO)!r})\n"
+        f"#!{sys.executable}\nimport sys\nsys.path.insert(0, {str(ROOT)!r})\n"
         "from kubectl_win.__main__ import main\nmain()\n"
     )
     shim.chmod(shim.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)

@@ -1,6 +1,6 @@
 """Shared rig for the port-forward tests: upstream servers "inside the pod", pods, a running forwarder.
 
-No tests here; test_portforward_*.py import these helpers. The pods' "inside" is this host: the
+test_portforward_*.py and the Windows client tests import these helpers. The pods' "inside" is this host: the
 test API server's pods/exec runs relays natively (Linux pods) or under Wine (Windows pods).
 """
 
@@ -18,7 +18,6 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from pathlib import Path
 
 import pytest
 
@@ -27,9 +26,9 @@ from kubectl_win.portforward.forwarder import Forwarder, ForwardOptions
 from kubectl_win.portforward.ports import parse_port_pair
 from kubectl_win.portforward.targets import parse_target
 from tests.apiserver.exec import ExecSettings, settings_for, wine_binary
+from tests.support.paths import PACKAGE
 
-REPO = Path(__file__).resolve().parents[1]
-NATIVE_DIR = REPO / "kubectl_win" / "portforward" / "relays" / "native"
+NATIVE_DIR = PACKAGE / "portforward" / "relays" / "native"
 
 
 # --- upstream servers ------------------------------------------------------------------------------

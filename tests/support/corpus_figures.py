@@ -29,8 +29,9 @@ from typing import Any
 import yaml
 
 from kubectl_win.doctor.signatures import symptoms
+from tests.support.paths import TESTS
 
-CORPUS_DIR = Path(__file__).parent / "corpus"
+CORPUS_DIR = TESTS / "corpus"
 GENERIC = symptoms.GENERIC
 # Specific answers outside the symptom family: a decoded exit code, kube-proxy's own sync errors.
 ANSWERS = frozenset({"symptom-ntstatus-exit", "hns-kube-proxy-sync-error"})
@@ -82,7 +83,7 @@ HEADERS = ["corpus", "entries", "named a cause", "specific", "placed by the mode
 
 def _node(name: str, os_name: str = "windows", ready: bool = True, message: str = "",
           reason: str = "") -> dict[str, Any]:
-    from tests.test_doctor_helpers import node
+    from tests.support.kube_objects import node
 
     obj = node(name, os=os_name, ready=ready)
     if not ready:
@@ -93,7 +94,7 @@ def _node(name: str, os_name: str = "windows", ready: bool = True, message: str 
 
 def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[list[dict[str, Any]], dict[int, str]]:
     """The objects of a cluster showing every (non-log) entry, and per entry index the object it is on."""
-    from tests.test_doctor_helpers import event, pod, windows_spec
+    from tests.support.kube_objects import event, pod, windows_spec
 
     spec = windows_spec() if os_name == "windows" else {"containers": [{"name": "app", "image": "nginx:1.27"}],
                                                         "nodeSelector": {"kubernetes.io/os": "linux"}}
@@ -166,7 +167,7 @@ def answers(entries: list[dict[str, Any]], os_name: str = "windows") -> list[tup
     """Per entry (in order): how doctor answers it and with which check."""
     from kubectl_win.doctor.checks.plan import run_checks
     from kubectl_win.doctor.deep import scan_lines
-    from tests.test_doctor_helpers import snapshot_of
+    from tests.support.kube_objects import snapshot_of
 
     objs, where = dump_of(entries, os_name)
     by_object: dict[str, set[str]] = {}
@@ -198,7 +199,7 @@ def measure(name: str, entries: list[dict[str, Any]], expected: list[str | None]
 def findings_on_linux(entries: list[dict[str, Any]]) -> int:
     """How many Linux control entries draw any finding (on their Linux object, or from their log line)."""
     from kubectl_win.doctor.checks.plan import run_checks
-    from tests.test_doctor_helpers import snapshot_of
+    from tests.support.kube_objects import snapshot_of
 
     objs, where = dump_of(entries, "linux")
     flagged = {f.object.display() for f in run_checks(snapshot_of(*objs))}
@@ -239,7 +240,7 @@ def summary_lines() -> list[str]:
 
     if not FIGURES and not CONTROLS:
         return []
-    return ["How doctor answers the failure corpora (tests/corpus_figures.py):",
+    return ["How doctor answers the failure corpora (tests/support/corpus_figures.py):",
             *tabulate([f.row() for f in FIGURES], HEADERS).splitlines(), *CONTROLS]
 
 
@@ -263,7 +264,7 @@ def update_docs(path: str) -> None:
     file.write_text(head + "<!-- corpus figures -->\n" + "\n".join(lines) + "\n\n" + tail, encoding="utf-8")
 
 
-if __name__ == "__main__":  # python -m tests.corpus_figures docs/doctor.md
+if __name__ == "__main__":  # python -m tests.support.corpus_figures docs/doctor.md
     import sys
 
     update_docs(sys.argv[1])

@@ -11,9 +11,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.clirun import run_cli
+from tests.support.cli import run_cli
+from tests.support.paths import SAMPLE_DUMP
 
-SAMPLE = Path(__file__).resolve().parent.parent / "kubectl_win" / "examples" / "cluster-dump.json"
 LONG = "x" * 40 + "-no-break-" * 500  # 5,040 characters without a space
 HOSTILE = {
     "win22-1": 'win22-1"><script>window.__kwPwned=1;alert(1)</script><b title=\'',
@@ -29,7 +29,7 @@ HOSTILE = {
 
 
 def hostile_dump(folder: Path) -> Path:
-    raw = SAMPLE.read_text(encoding="utf-8")
+    raw = SAMPLE_DUMP.read_text(encoding="utf-8")
     for plain, hostile in HOSTILE.items():
         raw = raw.replace(json.dumps(plain)[1:-1], json.dumps(hostile)[1:-1])
     path = folder / "hostile-dump.json"

@@ -15,14 +15,15 @@ import copy
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures" / "hns"
+from tests.support.paths import FIXTURES
+
+HNS_FIXTURES = FIXTURES / "hns"
 
 
 def load(name: str) -> Any:
-    return json.loads((FIXTURES / name).read_text(encoding="utf-8"))
+    return json.loads((HNS_FIXTURES / name).read_text(encoding="utf-8"))
 
 
 def cluster_items() -> list[dict[str, Any]]:

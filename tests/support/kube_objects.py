@@ -1,4 +1,5 @@
-"""Builders for the Kubernetes objects doctor's tests feed it (no tests here; imported by test_doctor_*)."""
+"""Builders for the Kubernetes objects the doctor, images and symptom tests feed the tool (nodes, pods, workloads,
+events, a Snapshot of them)."""
 
 from __future__ import annotations
 

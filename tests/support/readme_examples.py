@@ -5,8 +5,8 @@ compared with the real output in order, with runs of spaces collapsed (table wid
 line that is only `...` stands for any number of lines, and ` ... ` inside a line for any text. Only
 examples that run offline are checked (bundled files, `explain FIELD`, `scaffold` without a cluster).
 
-    python -m tests.readme_output            # list the differences
-    python -m tests.readme_output --update   # rewrite the README's example output from the real output
+    python -m tests.support.readme_examples            # list the differences
+    python -m tests.support.readme_examples --update   # rewrite the README's example output from the real output
 
 The update keeps the README's shape: each line is replaced by the real line with the same first two
 words (a finding's id and object, say) when it no longer matches, the lines between two `...` are put in
@@ -20,10 +20,9 @@ import re
 import shlex
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-README = ROOT / "README.md"
+from tests.support.paths import README, ROOT
+
 ELISION = "..."
 
 
@@ -88,7 +87,7 @@ def console_examples(text: str) -> list[Example]:
 def real_output(command: str) -> list[str]:
     import os
 
-    from tests.clirun import run_cli
+    from tests.support.cli import run_cli
 
     cwd = os.getcwd()
     os.chdir(ROOT)
