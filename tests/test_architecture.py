@@ -22,10 +22,13 @@ FLOORS: dict[str, int] = {
     # as the builder makes them: one floor.
     "build": 3, "constructors": 3, "folding": 3, "grouping": 3, "lint": 3, "scheduling": 3, "signatures": 3,
     "signatures.symptoms": 3, "signatures.structure": 3, "signatures.agents": 3, "signatures.model": 3,
+    # Each Windows node's patch level, worked out once from the records; checks and renderers read it. A support
+    # bundle's patch facts (os.json, the hotfix list) become the revisions of nodes the API left without one.
+    "patchlevel": 3, "read.hotfixes": 3,
     "checks": 4, "checks.plan": 4, "checks.events": 4, "checks.gmsa": 4, "checks.images": 4,
     "checks.memory": 4, "checks.network": 4, "checks.nodes": 4, "checks.placement": 4, "checks.pods": 4,
     "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.bundle": 4, "checks.bundle_hns": 4,
-    "checks.bundle_logs": 4, "deep": 4,
+    "checks.bundle_logs": 4, "checks.patches": 4, "deep": 4,
     "fixes": 5,
     "render": 6, "render.report": 6, "render.html": 6, "render.progress": 6,
     "render.formats": 6,

@@ -18,6 +18,7 @@ from kubectl_win.catalog import doctor_checks as catalog
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.findings import Finding
 from tests.support.kube_objects import (
+    at_revision,
     daemonset_pod,
     deployment_pod,
     event,
@@ -138,6 +139,54 @@ CASES = [
                                                               "kubernetes.azure.com/agentpool": "win25"})),
          ("AKS pool win19 (win-0) runs Windows Server 2019 (10.0.17763), which AKS retired on 2026-03-01",
           "Move the pool to Windows Server 2025 (10.0.26100)", "kubectl win images --target-build ltsc2025 -A")),
+    Case("windows-update-known-problem", lambda: base(win=at_revision(node("win-0"), 2655)), lambda: base(),
+         ("Node win-0 runs 10.0.20348.2655 (KB5041160, 2024-08): since KB5040437, container networking on Kubernetes",
+          "Microsoft acknowledged it", "KB5044281 (10.0.20348.2762, 2024-10) fixes it",
+          "Install KB5044281 or newer on win-0")),
+    Case("windows-updates-behind", lambda: base(win=at_revision(node("win-0"), 4405)),
+         lambda: base(win=at_revision(node("win-0"), 4773)),
+         ("Node win-0 runs 10.0.20348.4405 (KB5068787, 2025-11), 6 monthly updates behind the newest known for "
+          "Windows Server 2022: 10.0.20348.5139 (KB5087545, 2026-05); more than 3 is flagged",
+          "kubectl cordon win-0")),
+    Case("windows-revision-spread", lambda: base(at_revision(node("win-1"), 4773), *agents("win-1")),
+         lambda: base(node("win-1"), *agents("win-1")),
+         ("Windows nodes of Windows Server 2022 run 2 OS revisions: 10.0.20348.5139 (KB5087545, 2026-05): win-0; "
+          "10.0.20348.4773 (KB5075906, 2026-02): win-1",)),
+    Case("windows-image-newer-than-node",
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:3")),
+                      win=at_revision(node("win-0"), 4773)),
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:3"))),
+         ("shop/Deployment/web runs registry.example.com/web:3 in container app, built on 10.0.20348.5139 "
+          "(KB5087545 of 2026-05), on node win-0 (10.0.20348.4773, KB5075906 of 2026-02)",
+          "Install KB5087545 or newer on win-0", "Or pin registry.example.com/web:3 to a tag built on "
+          "10.0.20348.4773"),
+         kw={"images": {"registry.example.com/web:3": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.5139", "digest": "sha256:2"}]}}},
+         quiet_kw={"images": {"registry.example.com/web:3": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.5139", "digest": "sha256:2"}]}}}),
+    Case("windows-image-revision-incompatible",
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2019"), node_name="win-2019"),
+                      *TWO_BUILDS),
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:2019"), node_name="win-2019"),
+                      *TWO_BUILDS),
+         ("shop/Deployment/web runs registry.example.com/web:2019 in container app, built on 10.0.17763.973, on node "
+          "win-2019 (10.0.17763.8755, KB5087538 of 2026-05): host and image lie on opposite sides of KB4532691 "
+          "(10.0.17763.1039)", "Rebuild registry.example.com/web:2019 on a base image of KB4532691 or newer"),
+         kw={"images": {"registry.example.com/web:2019": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.973", "digest": "sha256:2"}]}}},
+         quiet_kw={"images": {"registry.example.com/web:2019": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.1039", "digest": "sha256:2"}]}}}),
+    Case("windows-image-known-problem",
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:19"), node_name="win-2019"), *TWO_BUILDS),
+         lambda: base(*deploy("web", windows_spec("registry.example.com/web:19"), node_name="win-2019"), *TWO_BUILDS),
+         ("shop/Deployment/web runs registry.example.com/web:19 in container app, built on 10.0.17763.4851: since "
+          "KB5030214, DNS resolution inside containers", "users report it",
+          "images on KB5031361 (10.0.17763.4974, 2023-10) or newer are fixed",
+          "Rebuild registry.example.com/web:19 on a base image of KB5031361 or newer"),
+         kw={"images": {"registry.example.com/web:19": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.4851", "digest": "sha256:2"}]}}},
+         quiet_kw={"images": {"registry.example.com/web:19": {"digest": "sha256:1", "platforms": [
+             {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.4974", "digest": "sha256:2"}]}}}),
     Case("image-no-variant-for-node",
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:2"))),

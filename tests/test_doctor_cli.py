@@ -35,7 +35,7 @@ def test_sample_dump_table_groups_by_severity_with_fixes_and_summary(capsys: pyt
     assert out.index("ERRORS (") < out.index("WARNINGS (") < out.index("INFO (")
     assert "kubectl taint nodes win22-1 os=windows:NoSchedule" in out
     assert "kubectl label namespace monitoring pod-security.kubernetes.io/enforce=privileged --overwrite" in out
-    assert out.rstrip().splitlines()[-1].startswith("12 errors, 11 warnings, 2 info; 6 nodes (3 Windows); 26 pods")
+    assert out.rstrip().splitlines()[-1].startswith("12 errors, 14 warnings, 2 info; 6 nodes (3 Windows); 26 pods")
 
 
 def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
@@ -102,9 +102,11 @@ def test_fail_on_decides_the_exit_code(capsys: pytest.CaptureFixture[str], tmp_p
 def test_nodes_scope_is_the_windows_inventory(capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = doctor(capsys, "nodes", "--from-dump", str(SAMPLE_DUMP))
     lines = out.splitlines()
-    assert lines[0].split()[:5] == ["NAME", "READY", "OS-IMAGE", "BUILD", "BUILD-LABEL"]
+    assert lines[0].split()[:8] == ["NAME", "READY", "OS-IMAGE", "BUILD", "REVISION", "UPDATE", "BEHIND",
+                                    "BUILD-LABEL"]
     row = next(line for line in lines if line.startswith("win19-0 "))
-    assert "10.0.17763" in row and "containerd/1.6.28" in row and "16.0Gi/16.0Gi" in row
+    assert "10.0.17763   6414       KB5044277 2024-10   19 " in row
+    assert "containerd/1.6.28" in row and "16.0Gi/16.0Gi" in row
     assert "os=windows:NoSchedule" in row
     assert not any(line.startswith("aks-linux") for line in lines)
     assert "kubelet-too-old" in out and "image-build-mismatch" not in out

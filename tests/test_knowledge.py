@@ -95,3 +95,22 @@ def test_every_finding_source_says_who_enforces_it() -> None:
     for entry, key in [(r, "id") for r in rules] + [(c, "id") for c in checks] + [(s, "check") for s in symptoms]:
         assert "enforced_by" in entry, f"{entry[key]} does not say who enforces it (enforced_by)"
         assert entry["enforced_by"] in allowed, entry[key]
+
+
+def test_every_windows_update_row_problem_and_platform_cites_a_source() -> None:
+    """windows_updates.yaml: each update row, known problem and platform's patching guidance has a source, and
+    the file says when it was assembled."""
+    import datetime as dt
+
+    data = knowledge.load("windows_updates")
+    assert dt.date.fromisoformat(data["assembled"])
+    for build in data["builds"]:
+        assert build["history"].startswith("https://support.microsoft.com/"), build["build"]
+        for row in build["updates"]:
+            assert str(row["source"]).startswith("https://"), (build["build"], row)
+            assert row["kind"] in data["kinds"], row
+    for entry in data["problems"] + data["revision_barriers"]:
+        assert entry["sources"], entry
+    assert data["image_newer_than_host"]["sources"]
+    for entry in data["patching"]:
+        assert entry["sources"] and entry["note"], entry["platform"]

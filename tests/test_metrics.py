@@ -23,8 +23,10 @@ from tests.support.paths import DOCS, ROOT, SAMPLE_DUMP
 
 FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_timestamp_seconds",
             "kubectl_win_scan_success", "kubectl_win_scan_duration_seconds",
-            "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans"}
-LABELS = {"cluster", "check", "severity", "build", "version", "ready"}
+            "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans",
+            "kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind"}
+LABELS = {"cluster", "check", "severity", "build", "version", "ready", "node"}
+PER_NODE = {"kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind"}
 
 
 def samples(text: str, openmetrics: bool = True) -> dict[str, list]:
@@ -89,14 +91,21 @@ def test_every_known_check_has_a_series_so_a_fixed_problem_goes_to_zero() -> Non
 
 
 def test_no_label_carries_a_message_or_an_object_name() -> None:
+    """Only the two patch-level families name an object: the Windows node they are about."""
     report = sample_report()
     out = io.StringIO()
     render_openmetrics([ClusterScan("lab", None, report, seconds=0.1)], out)
     text = out.getvalue()
     for finding in report.findings:
         assert finding.message not in text
-        if finding.object.name:
-            assert f'"{finding.object.name}"' not in text
+    windows = {n.name for n in report.nodes if n.windows}
+    for family, found in samples(text).items():
+        for sample in found:
+            if family in PER_NODE:
+                assert set(sample.labels) == {"cluster", "node", "build"} and sample.labels["node"] in windows
+            else:
+                assert "node" not in sample.labels
+                assert not any(f'"{name}"' in str(sample.labels) for name in windows), sample
 
 
 def midnight(day: dt.date) -> float:

@@ -69,6 +69,7 @@ class DoctorFlags(Connection, Policy, Registries):
     deep: bool = False
     check_images: bool = False
     max_nodes: int = 10
+    max_updates_behind: int = 3
     hns_namespace: str = "kube-system"
     hns_image: str | None = None
     report: str | None = None
@@ -120,6 +121,10 @@ def doctor(
         "--check-images", help="also read each Windows workload image's manifest list from its registry and "
                                "report images with no variant for the nodes they land on (image-no-variant-for-node; "
                                "kubectl win images has the details). Off by default: doctor stays offline")] = False,
+    max_updates_behind: Annotated[int, typer.Option(
+        "--max-updates-behind", metavar="N", click_type=Integer(),
+        help="warn about Windows nodes more than N monthly updates behind the newest known for their build "
+             "(windows-updates-behind; default 3)")] = 3,
     max_nodes: Annotated[int, typer.Option(
         "--max-nodes", metavar="N", help="--deep inspects at most N Windows nodes (default 10), 4 at a time")] = 10,
     hns_namespace: Annotated[str, typer.Option(
@@ -183,6 +188,7 @@ CLASHES: tuple[tuple[str, Callable[[DoctorFlags], bool], str], ...] = (
      "--deep looks inside live nodes; it cannot be combined with --from-dump "
      "(use kubectl win hns --from-file for a node's HNS dump)"),
     (ONE, lambda f: f.max_nodes < 1, one_or_more("--max-nodes")),
+    (BOTH, lambda f: f.max_updates_behind < 0, "--max-updates-behind must be 0 or more"),
     (SEVERAL, lambda f: f.reads_files(),
      "--from-dump and --from-bundle read a file; they cannot be combined with --context"),
     (SEVERAL, lambda f: bool(f.save_dump), f"--save-dump {_ONE_CLUSTER}"),
@@ -272,7 +278,7 @@ def run(plan: DoctorRun, env: Env) -> int:
             report=flags.report, force=flags.force, fail_on=flags.fail_on, config=flags.config,
             parallel=flags.parallel, progress=flags.progress,
             scan_timeout=flags.scan_timeout or 4 * flags.request_timeout,
-            cluster_label=flags.cluster_label), env)
+            cluster_label=flags.cluster_label, max_updates_behind=flags.max_updates_behind), env)
     seconds = 0.0
     scope = flags.scope or "cluster"
     with ExitStack() as stack:
@@ -280,7 +286,8 @@ def run(plan: DoctorRun, env: Env) -> int:
                                 save_dump=flags.save_dump, force=flags.force, redact=not flags.no_redact,
                                 kube_flags=None if flags.reads_files() else flags.kube_flags(),
                                 namespace=plan.namespace, config=flags.config, progress=_progress(flags, env),
-                                deep=_deep_options(flags) if flags.deep else None)
+                                deep=_deep_options(flags) if flags.deep else None,
+                                max_updates_behind=flags.max_updates_behind)
         if flags.from_bundle:  # not timed: a bundle's metrics describe the bundle
             report = run_doctor(options)
         else:

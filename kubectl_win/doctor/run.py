@@ -40,6 +40,7 @@ class DoctorOptions:
     # kubectl_win.images.service.Resolver: read the Windows workloads' images from their registries
     # (--check-images). None: doctor stays offline; a dump's recorded platforms are still used.
     images: Any = field(default=None, repr=False)
+    max_updates_behind: int = 3  # windows-updates-behind: more monthly Windows updates behind is a warning
 
 
 def take_snapshot(options: DoctorOptions) -> Snapshot:
@@ -62,7 +63,11 @@ def take_snapshot(options: DoctorOptions) -> Snapshot:
     if writer:
         writer.finish(builder.header())
     snapshot = builder.build()
-    return replace(snapshot, bundle=bundle) if bundle is not None else snapshot
+    if bundle is None:
+        return snapshot
+    from kubectl_win.doctor.read.hotfixes import with_bundle_revisions
+
+    return with_bundle_revisions(replace(snapshot, bundle=bundle))
 
 
 def _read_bundle(options: DoctorOptions, builder: SnapshotBuilder) -> BundleFacts:
@@ -111,6 +116,24 @@ def _resolve_images(builder: SnapshotBuilder, resolve: Any) -> None:
             builder.images[image] = resolved.to_record()
 
 
+def _with_base_images(snapshot: Snapshot, resolve: Any) -> Snapshot:
+    """The snapshot with what the registry says about Microsoft's base images of the Windows nodes' builds (their
+    os.version is the newest revision Microsoft ships); one it cannot read is said in skipped, and "behind" then
+    counts from the update history alone."""
+    from kubectl_win import updates
+    from kubectl_win.doctor.patchlevel import node_revision
+    from kubectl_win.doctor.records import Skipped
+
+    present = {parsed[0] for node in snapshot.windows_nodes if (parsed := node_revision(node))}
+    wanted = [image for build, image in sorted(updates.base_images().items()) if build in present]
+    if not wanted:
+        return snapshot
+    records = {image: resolved.to_record() for image, resolved in resolve(wanted).items()}
+    unread = tuple(Skipped(f"base image {image}", str(record["error"])) for image, record in records.items()
+                   if record.get("error"))
+    return replace(snapshot, base_images=records, skipped=snapshot.skipped + unread)
+
+
 def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:
     from kubectl_win.doctor.read.api import read_cluster
     from kubectl_win.kube import KubeFlags, connect
@@ -125,6 +148,10 @@ def run_doctor(options: DoctorOptions) -> DoctorReport:
     policy = load_policy(options.config)
     with _no_cycle_collection():
         snapshot = take_snapshot(options)
+        if options.max_updates_behind != snapshot.max_updates_behind:
+            snapshot = replace(snapshot, max_updates_behind=options.max_updates_behind)
+        if options.images is not None:
+            snapshot = _with_base_images(snapshot, options.images)
         findings = run_checks(snapshot, options.scope)
     deep = _run_deep(options, snapshot) if options.deep is not None and options.scope != "workloads" else None
     if deep is not None:

@@ -32,6 +32,7 @@ class FleetRequest:
     progress: str = "auto"  # auto|always|never
     scan_timeout: float | None = None  # seconds one cluster's read may take in all
     cluster_label: str | None = None  # -o openmetrics: the label that names each cluster
+    max_updates_behind: int = 3  # doctor --max-updates-behind
 
 
 def run_fleet(request: FleetRequest, env: Env) -> int:
@@ -100,7 +101,7 @@ def _options(request: FleetRequest, context: str, progress: Any) -> DoctorOption
         except KubectlWinError:  # a context that cannot be loaded fails its scan, not the run
             namespace = "default"
     return DoctorOptions(scope=request.scope, kube_flags=flags, namespace=namespace, config=request.config,
-                         progress=progress)
+                         progress=progress, max_updates_behind=request.max_updates_behind)
 
 
 def _progress(request: FleetRequest, env: Env) -> FleetProgress | None:

@@ -1,6 +1,8 @@
 """A cluster's scan as the few figures its metrics are made of (ClusterFigures), small enough for `serve` to
 keep between scans in place of the report: counts per finding id and severity, Windows nodes per build and
-readiness, the day each build's support ends. No message, object name or credential is kept."""
+readiness, the day each build's support ends, and each Windows node's patch level (its name, build, the release
+time of its update and how many monthly updates it is behind). No message or credential is kept; node names only
+for the patch-level series, made safe as every label value is by prometheus_client's escaping."""
 
 from __future__ import annotations
 
@@ -27,6 +29,8 @@ class ClusterFigures:
     nodes: tuple[tuple[str, str, str, int], ...] = ()  # (build, release name, ready, count) of Windows nodes
     support_ends: tuple[tuple[str, dt.date], ...] = ()  # (build, the day its support ends)
     scans: int = 1  # scans of this cluster so far (serve counts them)
+    # (node, build, release time of its update in Unix seconds or None, monthly updates behind or None)
+    patches: tuple[tuple[str, str, float | None, int | None], ...] = ()
 
     def failed(self, seconds: float) -> ClusterFigures:
         """These figures after a scan that could not read the cluster: the last good ones, marked failed."""
@@ -65,7 +69,17 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
                 ends[build] = end
     return ClusterFigures(cluster, True, seconds, finished, _with_zeros(found),
                           tuple(sorted((*key, count) for key, count in nodes.items())),
-                          tuple(sorted(ends.items())))
+                          tuple(sorted(ends.items())), patches=_patches(report))
+
+
+def _patches(report: DoctorReport) -> tuple[tuple[str, str, float | None, int | None], ...]:
+    """Each Windows node's patch level: the release time of the update it runs (None when the node is newer
+    than the update history or its build has none) and the monthly updates it is behind."""
+    out = []
+    for name, patch in sorted(report.patches.items()):
+        released = patch.update.timestamp if patch.update is not None and not patch.newer_than_data else None
+        out.append((name, f"10.0.{patch.build}", released, patch.behind))
+    return tuple(out)
 
 
 def _with_zeros(found: Counter[tuple[str, str]]) -> tuple[tuple[str, str, int], ...]:

@@ -89,7 +89,18 @@ class FiguresCollector:
         support = family("os_support_end_timestamp", "When support of the Windows Server build ends (Microsoft's "
                          "date or the platform's retirement, the earlier; Unix time, 00:00 UTC of that day).",
                          ("build",), unit="seconds")
+        # Each Windows node's patch level: the release time of its update and the monthly updates it is behind.
+        released = family("node_os_revision_release_timestamp", "When the Microsoft update a Windows node's OS "
+                          "revision belongs to was released (Unix time; absent for a revision newer than kubectl-win's "
+                          "update history).", ("node", "build"), unit="seconds")
+        behind = family("node_os_updates_behind", "Monthly Windows updates released after the one a Windows node "
+                        "runs, up to the newest known for its build.", ("node", "build"))
         for f in self.figures:
+            for node, build, when, count in f.patches:
+                if when is not None:
+                    released.add_metric(key(f.cluster, node, build), when)
+                if count is not None:
+                    behind.add_metric(key(f.cluster, node, build), count)
             success.add_metric(key(f.cluster), 1 if f.ok else 0)
             scans.add_metric(key(f.cluster), f.scans)
             duration.add_metric(key(f.cluster), round(f.seconds, 3))
@@ -101,7 +112,7 @@ class FiguresCollector:
                 nodes.add_metric(key(f.cluster, build, version, ready), count)
             for build, end in f.support_ends:
                 support.add_metric(key(f.cluster, build), _midnight_utc(end))
-        yield from (findings, nodes, support, success, duration, last, scans)
+        yield from (findings, nodes, support, released, behind, success, duration, last, scans)
 
 
 def _midnight_utc(day: dt.date) -> float:

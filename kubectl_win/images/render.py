@@ -45,16 +45,19 @@ def render_workloads(report: WorkloadReport, out: IO[str], wide: bool = False, c
         out.write("\n")
         _summary(report, out)
         return
-    headers = ["namespace", "workload", "container", "image", "build", "verdict"] + \
-              (["variant", "nodes"] if wide else []) + ["reason"]
+    headers = ["namespace", "workload", "container", "image", "build", "verdict", "image-os", "older-nodes"] + \
+              (["nodes"] if wide else []) + ["reason"]
     for workload in report.workloads:
         nodes_of = dict(workload.builds)
         for use in workload.images:
             for build, verdict in workload.verdicts.get(use.image, []):
+                older = workload.older_nodes(build, verdict)
                 cells = [workload.namespace or "<none>", workload.owner, use.container, use.image, build,
-                         verdict.verdict]
+                         verdict.verdict, verdict.variant or "<none>",
+                         ", ".join(f"{name} ({kernel})" for name, kernel in older) or "<none>"]
                 if wide:
-                    cells += [verdict.variant or "<none>", ",".join(nodes_of.get(build, [])) or "<none>"]
+                    cells.append(",".join(f"{n} ({workload.kernels[n]})" if n in workload.kernels else n
+                                          for n in nodes_of.get(build, [])) or "<none>")
                 rows.append([*cells, verdict.reason])
     _table(headers, rows, out, colour, width, verdict_column=5)
     for workload in report.workloads:

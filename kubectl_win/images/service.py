@@ -156,10 +156,25 @@ class WorkloadImages:
     spec_path: str = "spec"  # where its pod spec is (for a fix's patch)
     ignores: frozenset[str] = frozenset()
     runtime_class: str | None = None
+    kernels: dict[str, str] = field(default_factory=dict)  # node -> its kernelVersion (10.0.20348.2700)
 
     @property
     def owner(self) -> str:
         return f"{self.kind}/{self.name}"
+
+    def older_nodes(self, build: str, verdict: Verdict) -> list[tuple[str, str]]:
+        """(node, its OS version) of the nodes of `build` on an older revision than the image variant chosen."""
+        from kubectl_win.updates import parse_kernel
+
+        image = parse_kernel(verdict.variant or "")
+        if image is None:
+            return []
+        out = []
+        for node in dict(self.builds).get(build, []):
+            host = parse_kernel(self.kernels.get(node, ""))
+            if host is not None and host[0] == image[0] and host[1] < image[1]:
+                out.append((node, self.kernels[node]))
+        return out
 
 
 @dataclass(slots=True)
@@ -207,7 +222,9 @@ class WorkloadReport:
             for use in workload.images:
                 resolved = self.resolved[use.image]
                 entry = {"container": use.container, "path": use.path, **resolved.to_dict(),
-                         "verdicts": [{**v.to_dict(build), "nodes": dict(workload.builds).get(build, [])}
+                         "verdicts": [{**v.to_dict(build), "nodes": dict(workload.builds).get(build, []),
+                                       "olderNodes": [{"name": n, "osVersion": k}
+                                                      for n, k in workload.older_nodes(build, v)]}
                                       for build, v in workload.verdicts.get(use.image, [])]}
                 if self.target is not None:
                     entry["target"] = workload.image_targets[use.image].to_dict(self.target.given)
@@ -256,7 +273,8 @@ def windows_workloads(snapshot: Snapshot, builds: Sequence[HostBuild] = (),
         out.append(WorkloadImages(ref.namespace or "", ref.kind, ref.name, [n.name for n in nodes],
                                   _builds_of(nodes), _architecture(nodes), uses, note=note,
                                   host_process=workload.host_process, ref=ref, spec_path=workload.spec_path,
-                                  ignores=workload.ignores, runtime_class=workload.placement.runtime_class))
+                                  ignores=workload.ignores, runtime_class=workload.placement.runtime_class,
+                                  kernels={n.name: n.kernel_version for n in nodes if n.kernel_version}))
     for pod in snapshot.pods:  # bare pods already placed on a Windows node
         node = snapshot.node(pod.node)
         if pod.controller is not None or node is None or not node.windows:
@@ -268,7 +286,8 @@ def windows_workloads(snapshot: Snapshot, builds: Sequence[HostBuild] = (),
         uses = [ImageUse(c.name, c.path, c.image) for c in pod.containers if c.image]
         out.append(WorkloadImages(pod.namespace, "Pod", pod.name, [node.name], _builds_of([node]),
                                   _architecture([node]), uses, host_process=pod.host_process, ref=pod.ref,
-                                  ignores=pod.ignores, runtime_class=pod.runtime_class))
+                                  ignores=pod.ignores, runtime_class=pod.runtime_class,
+                                  kernels={node.name: node.kernel_version} if node.kernel_version else {}))
     return out
 
 

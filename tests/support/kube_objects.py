@@ -10,8 +10,27 @@ from kubectl_win.doctor.build import SnapshotBuilder
 from kubectl_win.doctor.read.plan import KIND_ORDER, RESOURCE_OF_KIND
 from kubectl_win.doctor.records import Snapshot
 
-BUILDS = {17763: ("Windows Server 2019 Datacenter", "6414"), 20348: ("Windows Server 2022 Datacenter", "2762"),
-          26100: ("Windows Server 2025 Datacenter", "2314"), 19042: ("Windows Server Datacenter", "1052")}
+
+def _current(build: int) -> str:
+    """The newest monthly revision the update history knows for the build: helper nodes are up to date, so
+    only the tests about patch level see a node behind."""
+    from kubectl_win import updates
+
+    row = updates.newest_monthly(build)
+    assert row is not None, build
+    return str(row.revision)
+
+
+BUILDS = {17763: ("Windows Server 2019 Datacenter", _current(17763)),
+          20348: ("Windows Server 2022 Datacenter", _current(20348)),
+          26100: ("Windows Server 2025 Datacenter", _current(26100)), 19042: ("Windows Server Datacenter", "1052")}
+
+
+def at_revision(obj: dict[str, Any], revision: int) -> dict[str, Any]:
+    """The Node object `obj` with its kernelVersion on another revision of its build."""
+    info = obj["status"]["nodeInfo"]
+    info["kernelVersion"] = info["kernelVersion"].rsplit(".", 1)[0] + f".{revision}"
+    return obj
 
 
 def node(name: str, *, os: str = "windows", build: int = 20348, runtime: str = "containerd://1.7.22",

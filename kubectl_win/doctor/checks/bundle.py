@@ -67,7 +67,23 @@ def run(snapshot: Snapshot) -> list[Finding]:
         out += registry_mirrors(node)
         out += excluded_ports(node)
         out += free_disk(node)
+        out += update_not_running(node, record)
     return out
+
+
+def update_not_running(node: BundleNode, record: Any) -> list[Finding]:
+    """An update the hotfix list shows installed that the node does not run yet (a restart pending)."""
+    from kubectl_win import updates
+    from kubectl_win.doctor.read.hotfixes import HOTFIX_FILE, node_facts
+
+    facts = node_facts(node)
+    running = facts.running or (updates.parse_kernel(record.kernel_version) if record is not None else None)
+    installed = facts.installed
+    if installed is None or running is None or installed.build != running[0] or installed.revision <= running[1]:
+        return []
+    return [bundle_finding("bundle-update-installed-not-running", node, "status.nodeInfo.kernelVersion",
+                           node.path(HOTFIX_FILE), kb=installed.kb, version=installed.version,
+                           month=installed.month, running=f"10.0.{running[0]}.{running[1]}")]
 
 
 def sandbox_image(node: BundleNode, build: int | None) -> list[Finding]:

@@ -15,6 +15,7 @@ from kubectl_win.doctor.checks import (
     memory,
     network,
     nodes,
+    patches,
     placement,
     pods,
     runtime,
@@ -35,6 +36,7 @@ class Check:
 
 CHECKS: tuple[Check, ...] = (
     Check("nodes", nodes.run),
+    Check("patches", patches.run),
     Check("runtime", runtime.run),
     Check("skew", skew.run),
     Check("placement", placement.run),

@@ -37,11 +37,13 @@ NODE_COLUMNS: dict[str, tuple[str, ...]] = {
     "kubelet": ("kubelet-too-old", "kubelet-newer-than-apiserver"),
     "ready": ("windows-node-not-ready", "windows-node-cordoned", "windows-node-network-unavailable"),
     "taints": ("windows-node-untainted",),
+    "update": ("windows-update-known-problem", "windows-updates-behind", "windows-revision-spread"),
 }
 AREA_TITLES = {
     "nodes": "Nodes", "runtime": "Container runtime", "skew": "Version skew", "placement": "Scheduling and placement",
     "images": "Images and Windows builds", "memory": "Memory", "network": "Networking", "storage": "Storage",
-    "gmsa": "gMSA and HostProcess", "events": "Events and container states", "hns": "HNS on the nodes",
+    "gmsa": "gMSA and HostProcess", "patches": "Windows updates", "events": "Events and container states",
+    "hns": "HNS on the nodes",
     "pods": "Pod fields Windows rejects or ignores",
 }
 
@@ -209,7 +211,7 @@ def _node_matrix(report: DoctorReport, anchors: dict[int, str], id_prefix: str) 
             cells: dict[str, list[Finding]] = defaultdict(list)
             for f in pool.findings:
                 cells[column_of.get(f.id, "other")].append(f)
-            rows.append(_node_row(pool, report.server_version, cells, anchors))
+            rows.append(_node_row(pool, report.server_version, cells, anchors, report.patches.get(pool.first.name)))
     problems = sum(len(pool.nodes) for pools in groups.values() for pool in pools if pool.findings)
     sub = f"{len(windows)} node{'s' if len(windows) != 1 else ''}, {problems} with findings"
     if len(windows) > len(rows) - len(groups):
@@ -217,7 +219,7 @@ def _node_matrix(report: DoctorReport, anchors: dict[int, str], id_prefix: str) 
     return (
         head + f'<h2>Windows nodes <span class="sub">{text(sub)}</span></h2>\n'
         '<div class="scroll"><table class="matrix">\n<thead><tr><th scope="col">Node</th><th scope="col">Build</th>'
-        '<th scope="col">Runtime</th><th scope="col">Kubelet</th><th scope="col">Ready</th>'
+        '<th scope="col">Update</th><th scope="col">Runtime</th><th scope="col">Kubelet</th><th scope="col">Ready</th>'
         '<th scope="col">Taints</th><th scope="col">Other findings</th></tr></thead>\n<tbody>\n'
         + "".join(rows) + "</tbody></table></div>\n" + _other_nodes(report) + "</section>\n"
     )
@@ -236,12 +238,26 @@ def _build_row(number: int | None, nodes: list[NodeRecord]) -> str:
         version = nodes[0].windows_build or "unknown"
         label = f"Windows build {text(version)} <span class=\"tag\">not in kubectl-win's build list</span>"
     count = f"{len(nodes)} node{'s' if len(nodes) != 1 else ''}"
-    return (f'<tr class="build"><th colspan="7" scope="rowgroup">{label} <span class="muted">· {count}</span>'
+    return (f'<tr class="build"><th colspan="8" scope="rowgroup">{label} <span class="muted">· {count}</span>'
             "</th></tr>\n")
 
 
+def _update_html(patch: Any) -> str:
+    """The node's update: its KB and month, then how many monthly updates it is behind the newest known."""
+    if patch is None:
+        return '<span class="none">unknown</span>'
+    if patch.newer_than_data:
+        return text("newer than this release knows")
+    kb, month = patch.kb_text(), patch.month()
+    first = " · ".join(part for part in (kb, month) if part) or "not in the update history"
+    behind = patch.behind_text()
+    second = (f"{behind} monthly update{'s' if behind != '1' else ''} behind" if behind not in (None, "0")
+              else ("up to date with the newest known" if behind == "0" else ""))
+    return text(first, 100) + (f'<span class="line2">{text(second, 100)}</span>' if second else "")
+
+
 def _node_row(pool: NodePool, server: str | None, cells: dict[str, list[Finding]],
-              anchors: dict[int, str]) -> str:
+              anchors: dict[int, str], patch: Any = None) -> str:
     node = pool.first
     if len(pool.nodes) == 1:
         who = text(node.name, 253)
@@ -264,6 +280,7 @@ def _node_row(pool: NodePool, server: str | None, cells: dict[str, list[Finding]
     parts = [
         name,
         _cell("Build", build_html, cells.get("build"), anchors),
+        _cell("Update", _update_html(patch), cells.get("update"), anchors),
         _cell("Runtime", runtime, cells.get("runtime"), anchors),
         _cell("Kubelet", kubelet, cells.get("kubelet"), anchors),
         _cell("Ready", text(ready), cells.get("ready"), anchors),

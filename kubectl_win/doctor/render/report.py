@@ -39,12 +39,17 @@ class DoctorReport:
     services_read: bool = False
     hns: list[dict[str, Any]] | None = None  # doctor --deep: one hns section per inspected Windows node
     locations: bool = False  # findings carry the file and line they came from (doctor --from-bundle)
+    # Each Windows node's patch level by name (doctor/patchlevel.py): its update, and how far behind it is.
+    patches: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
+        from kubectl_win.doctor import patchlevel
+
         return cls(scope, snapshot.server_version, list(snapshot.nodes), findings, list(snapshot.skipped),
                    dict(snapshot.counts), len(snapshot.windows_nodes), snapshot.services, snapshot.service_ports,
-                   "services" in snapshot.read and snapshot.namespace is None)
+                   "services" in snapshot.read and snapshot.namespace is None,
+                   patches=dict(patchlevel.of(snapshot)))
 
     def server_moves(self) -> list[ServerMove]:
         """Pools on a Windows Server their platform retired or retires (knowledge/windows_lifecycle.yaml), by
@@ -94,7 +99,7 @@ class DoctorReport:
         """The JSON contract. `lazy`: nodes and findings as iterators, for render_json to stream (a large
         cluster's report is then never held as dicts all at once)."""
         nodes = self.nodes if self.scope != "nodes" else [n for n in self.nodes if n.windows]
-        node_dicts = (node_dict(n) for n in nodes)
+        node_dicts = (node_dict(n, self.patches.get(n.name)) for n in nodes)
         finding_dicts = (f.to_dict(location=self.locations, shell=shell) for f in self.findings)
         return {
             "schemaVersion": SCHEMA_VERSION,
@@ -109,7 +114,8 @@ class DoctorReport:
         }
 
 
-def node_dict(node: NodeRecord) -> dict[str, Any]:
+def node_dict(node: NodeRecord, patch: Any = None) -> dict[str, Any]:
+    """A node in the JSON contract; `patch`: its patch level (doctor/patchlevel.NodePatch), null when unknown."""
     return {
         "name": node.name,
         "os": node.os,
@@ -124,6 +130,7 @@ def node_dict(node: NodeRecord) -> dict[str, Any]:
         "taints": [t.text() for t in node.taints],
         "memoryCapacity": node.memory_capacity,
         "memoryAllocatable": node.memory_allocatable,
+        "patch": patch.to_dict() if patch is not None else None,
     }
 
 
@@ -137,16 +144,17 @@ def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False, width: 
         out.write("No Windows nodes found.\n")
         return
     folded = any(len(pool.nodes) > 1 for pool in pools)  # the count column only where a row stands for several
-    headers = ["name", *(["nodes"] if folded else []), "ready", "os-image", "build", "build-label", "runtime",
-               "kubelet", "memory", "taints"]
+    headers = ["name", *(["nodes"] if folded else []), "ready", "os-image", "build", "revision", "update", "behind",
+               "build-label", "runtime", "kubelet", "memory", "taints"]
     rows = []
     for pool in pools:
         n = pool.first
         memory = f"{format_bytes(n.memory_allocatable)}/{format_bytes(n.memory_capacity)}"
         runtime = f"{n.runtime}/{n.runtime_release}" if n.runtime else (n.runtime_version or None)
         name = n.name if len(pool.nodes) == 1 else f"{n.name} +{len(pool.nodes) - 1} more"
+        patch = report.patches.get(n.name)
         rows.append([name, *([len(pool.nodes)] if folded else []), _ready(n), n.os_image or None, n.windows_build,
-                     n.build_label, runtime, n.kubelet_version or None, memory,
+                     *patch_cells(patch), n.build_label, runtime, n.kubelet_version or None, memory,
                      ",".join(t.text() for t in n.taints) or None])
     if wide:
         from kubectl_win.doctor.checks.runtime import port_forward_mode
@@ -155,6 +163,18 @@ def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False, width: 
         for row, pool in zip(rows, pools, strict=True):
             row.append(port_forward_mode(pool.first) or None)
     render_table(headers, rows, out, width=width)
+
+
+def patch_cells(patch: Any) -> list[Any]:
+    """revision, update ('KB5044281 2024-10', 'newer than known') and monthly updates behind, of a node."""
+    if patch is None:
+        return [None, None, None]
+    if patch.newer_than_data:
+        update = "newer than known"
+    else:
+        kb, month = patch.kb_text(), patch.month()
+        update = " ".join(part for part in (kb, month) if part) or None
+    return [patch.revision, update, patch.behind_text()]
 
 
 def _ready(node: NodeRecord) -> str:

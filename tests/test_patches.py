@@ -1,0 +1,388 @@
+"""Windows patch level as a user sees it: the update history's data, `doctor nodes` on Node objects with real
+revisions of every build (through the test API server), a node on a known-bad update, a mixed pool, an image
+newer than its node and Microsoft's base images through the rig's registry, a support bundle's hotfix list, and
+the metrics."""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_win import updates
+from tests.conftest import ApiServerHandle
+from tests.support.cli import run_cli
+
+AKS = {"kubernetes.azure.com/agentpool": "win25", "kubernetes.azure.com/cluster": "MC_rg_c_eu"}
+EKS = {"eks.amazonaws.com/nodegroup": "win22"}
+# (name, kernelVersion, the KB and month Microsoft's history gives for it, extra labels)
+NODES = [
+    ("win19-a", "10.0.17763.6414", "KB5044277", "2024-10", {}),
+    ("win22-bad", "10.0.20348.2582", "KB5040437", "2024-07", {}),
+    ("win23h2-a", "10.0.25398.1189", "KB5044288", "2024-10", {}),
+    ("win25-a", "10.0.26100.32230", "KB5073379", "2026-01", {}),
+    ("aks-win25-0", "10.0.26100.7171", "KB5068861", "2025-11", AKS),
+    # A mixed pool: two nodes on the February 2025 update, one left on June 2024's.
+    ("eks-win22-0", "10.0.20348.3207", "KB5051979", "2025-02", EKS),
+    ("eks-win22-1", "10.0.20348.3207", "KB5051979", "2025-02", EKS),
+    ("eks-win22-2", "10.0.20348.2527", "KB5039227", "2024-06", EKS),
+]
+
+
+def node(name: str, kernel: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
+    build = ".".join(kernel.split(".")[:3])
+    return {"apiVersion": "v1", "kind": "Node",
+            "metadata": {"name": name, "labels": {"kubernetes.io/os": "windows", "kubernetes.io/arch": "amd64",
+                                                  "node.kubernetes.io/windows-build": build, **(labels or {})}},
+            "spec": {"taints": [{"key": "os", "value": "windows", "effect": "NoSchedule"}]},
+            "status": {"nodeInfo": {"operatingSystem": "windows", "osImage": "Windows Server Datacenter",
+                                    "kernelVersion": kernel, "containerRuntimeVersion": "containerd://1.7.22",
+                                    "kubeletVersion": "v1.31.4"},
+                       "capacity": {"memory": "16Gi"}, "allocatable": {"memory": "14Gi"},
+                       "conditions": [{"type": "Ready", "status": "True"}]}}
+
+
+def write_dump(path: Path, items: list[dict[str, Any]]) -> Path:
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+    return path
+
+
+def by_id(report: dict[str, Any], check: str) -> list[dict[str, Any]]:
+    return [f for f in report["findings"] if f["id"] == check]
+
+
+# -- the data --------------------------------------------------------------------------------------------------
+
+def test_every_build_has_a_consistent_history_with_a_source_per_row() -> None:
+    assert set(updates.known_builds()) == {17763, 20348, 25398, 26100}
+    for build in updates.known_builds():
+        rows = updates.history(build)
+        revisions = [u.revision for u in rows]
+        assert revisions == sorted(set(revisions)), build  # one row per revision
+        dates = [u.date for u in rows]
+        assert dates == sorted(dates), build  # revisions grow with time
+        kbs = [u.kb for u in rows if u.kb]
+        assert len(kbs) == len(set(kbs)), build
+        months = [u.month for u in rows if u.kind == "monthly"]
+        assert len(months) == len(set(months)), build  # one monthly update a month
+        for row in rows:
+            assert row.source.startswith("https://"), row
+            assert row.kind in ("monthly", "oob", "preview", "release"), row
+            assert row.date[:7] >= row.month, row  # released in its month or just after it (out-of-band)
+
+
+def test_a_kb_names_one_update_of_one_build() -> None:
+    kbs = [u.kb for build in updates.known_builds() for u in updates.history(build) if u.kb]
+    assert len(kbs) == len(set(kbs))
+
+
+@pytest.mark.parametrize("build,first,last", [(17763, "2024-06", "2026-05"), (20348, "2024-06", "2026-05"),
+                                              (26100, "2024-11", "2026-05"), (25398, "2023-11", "2025-10")])
+def test_the_last_24_months_are_covered_monthly(build: int, first: str, last: str) -> None:
+    """Every monthly update of the span the file's header gives, each with its KB."""
+    months = {u.month: u for u in updates.history(build) if u.kind == "monthly"}
+    year, month = map(int, first.split("-"))
+    while f"{year:04d}-{month:02d}" <= last:
+        row = months.get(f"{year:04d}-{month:02d}")
+        assert row is not None and row.kb, (build, year, month)
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+
+
+def test_rows_agree_with_microsofts_titles_and_cve_records() -> None:
+    """A sample checked against a second source (the KB titles and Microsoft's CVE fixed versions)."""
+    # "October 8, 2024—KB5044281 (OS Build 20348.2762)"; CVE-2023-28237; CVE-2026-20934; Azure Local's pages.
+    for kb, version, date in [("KB5044281", "10.0.20348.2762", "2024-10-08"),
+                              ("KB5025229", "10.0.17763.4252", "2023-04-11"),
+                              ("KB5025230", "10.0.20348.1668", "2023-04-11"),
+                              ("KB5073723", "10.0.17763.8276", "2026-01-13"),
+                              ("KB5073457", "10.0.20348.4648", "2026-01-13"),
+                              ("KB5073379", "10.0.26100.32230", "2026-01-13"),
+                              ("KB5044288", "10.0.25398.1189", "2024-10-08"),
+                              ("KB5035856", "10.0.25398.763", "2024-03-12")]:  # the KB's page, not 25398.762
+        row = updates.by_kb(kb)
+        assert row is not None and (row.version, row.date) == (version, date), kb
+
+
+def test_each_problem_names_the_rows_it_spans() -> None:
+    assert updates.problems()
+    for problem in updates.problems():
+        introduced, fixed = updates.by_kb(problem.introduced_by), updates.by_kb(problem.fixed_by)
+        assert introduced is not None and fixed is not None, problem.id
+        assert (introduced.build, introduced.revision) == (problem.build, problem.start), problem.id
+        assert (fixed.build, fixed.revision) == (problem.build, problem.before), problem.id
+        assert problem.sources and all(s.startswith("https://") for s in problem.sources), problem.id
+        assert problem.established in ("microsoft", "reports"), problem.id
+
+
+def test_revisions_between_rows_and_beyond_the_data() -> None:
+    assert updates.running(20348, 2655).kb == "KB5041160"
+    after = updates.running(20348, 2656)  # a hotpatch or an unlisted revision: after the row before it
+    assert after is not None and after.kb == "KB5041160"
+    assert updates.running(20348, 1) is None
+    assert updates.parse_kernel("10.0.20348.2700 ") == (20348, 2700)
+    assert updates.parse_kernel("5.15.0-1057-azure") is None
+    assert [u.kb for u in updates.monthly_between(20348, 2582, 2762)] == ["KB5041160", "KB5042881", "KB5044281"]
+
+
+# -- doctor nodes against the test API server ---------------------------------------------------------------
+
+def seed_nodes(apiserver: ApiServerHandle) -> None:
+    for name, kernel, _, _, labels in NODES:
+        apiserver.put(node(name, kernel, labels))
+
+
+def test_doctor_nodes_names_each_nodes_update(apiserver: ApiServerHandle) -> None:
+    seed_nodes(apiserver)
+    result = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig), "-o", "json")
+    assert result.exit_code == 1, result.stderr  # the node on the known-bad update is an error
+    nodes = {n["name"]: n["patch"] for n in result.json["nodes"]}
+    for name, kernel, kb, month, _ in NODES:
+        patch = nodes[name]
+        assert (patch["revision"], patch["kb"], patch["releaseMonth"]) == (int(kernel.rsplit(".", 1)[1]), kb, month)
+        assert patch["newerThanData"] is False
+    # Behind the newest monthly update the history knows for the build (2026-05 for 2019, 2022 and 2025).
+    assert nodes["win22-bad"]["updatesBehind"] == len(updates.monthly_between(20348, 2582, 5139)) == 22
+    assert nodes["win25-a"]["updatesBehind"] == 4 and nodes["win25-a"]["newestKnown"]["kb"] == "KB5087539"
+
+    table = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig))
+    lines = table.stdout.splitlines()
+    assert lines[0].split()[:8] == ["NAME", "NODES", "READY", "OS-IMAGE", "BUILD", "REVISION", "UPDATE", "BEHIND"]
+    row = {line.split()[0]: line.split() for line in lines[1:] if line.strip()}
+    assert row["win22-bad"][1] == "1" and row["win22-bad"][6:10] == ["10.0.20348", "2582", "KB5040437", "2024-07"]
+    # The mixed pool folds where revisions match and splits where they do not.
+    assert row["eks-win22-0"][1:4] == ["+1", "more", "2"]
+    assert row["eks-win22-0"][9:12] == ["3207", "KB5051979", "2025-02"]
+    assert row["eks-win22-2"][1] == "1" and row["eks-win22-2"][7:10] == ["2527", "KB5039227", "2024-06"]
+
+
+def test_patch_findings_name_the_kb_the_problem_and_the_fix(apiserver: ApiServerHandle) -> None:
+    seed_nodes(apiserver)
+    result = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig), "-o", "json")
+    [bad] = by_id(result.json, "windows-update-known-problem")
+    assert bad["severity"] == "error" and bad["object"]["name"] == "win22-bad"
+    assert "10.0.20348.2582 (KB5040437, 2024-07)" in bad["message"]
+    assert "container networking on Kubernetes stops working" in bad["message"]
+    assert "KB5044281 (10.0.20348.2762, 2024-10) fixes it" in bad["message"]
+    assert bad["fix"]["argv"][0] == ["kubectl", "cordon", "win22-bad"]  # no platform label: generic guidance
+    assert "Install KB5044281 or newer on win22-bad" in bad["fix"]["note"]
+
+    behind = {f["object"]["name"]: f for f in by_id(result.json, "windows-updates-behind")}
+    assert set(behind) == {n[0] for n in NODES}  # every node is more than 3 monthly updates behind May 2026
+    eks = behind["eks-win22-2"]
+    assert eks["severity"] == "warning" and "10.0.20348.2527 (KB5039227, 2024-06)" in eks["message"]
+    assert "newest known for Windows Server 2022: 10.0.20348.5139 (KB5087545, 2026-05)" in eks["message"]
+    # EKS patches by AMI, AKS by node image: the fix names the pool the node's label gives.
+    assert eks["fix"]["argv"] == [["aws", "eks", "update-nodegroup-version", "--cluster-name", "<cluster>",
+                                   "--nodegroup-name", "win22"]]
+    assert behind["aks-win25-0"]["fix"]["argv"] == [["az", "aks", "nodepool", "upgrade", "--resource-group",
+                                                     "<resource-group>", "--cluster-name", "<cluster>", "--name",
+                                                     "win25", "--node-image-only"]]
+
+    [spread] = by_id(result.json, "windows-revision-spread")
+    assert spread["severity"] == "info" and spread["object"]["name"] == "eks-win22-2"
+    assert spread["message"] == ("Windows nodes of pool win22 run 2 OS revisions: 10.0.20348.3207 (KB5051979, "
+                                 "2025-02): eks-win22-0, eks-win22-1; 10.0.20348.2527 (KB5039227, 2024-06): "
+                                 "eks-win22-2.")
+
+    relaxed = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig), "-o", "json",
+                      "--max-updates-behind", "20")
+    assert {f["object"]["name"] for f in by_id(relaxed.json, "windows-updates-behind")} == {"win22-bad",
+                                                                                           "eks-win22-2"}
+    bad_flag = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig), "--max-updates-behind", "-1")
+    assert bad_flag.exit_code == 2 and bad_flag.stderr.startswith("error: --max-updates-behind")
+
+
+def test_a_node_newer_than_the_data_is_never_a_problem(tmp_path: Path) -> None:
+    dump = write_dump(tmp_path / "d.json", [node("win22-new", "10.0.20348.6001"), node("win22-old", "10.0.20348.5139")])
+    result = run_cli("doctor", "nodes", "--from-dump", str(dump), "-o", "json")
+    assert result.exit_code == 0, result.stdout  # nothing at or above the default --fail-on
+    nodes = {n["name"]: n["patch"] for n in result.json["nodes"]}
+    assert nodes["win22-new"]["newerThanData"] is True and nodes["win22-new"]["updatesBehind"] == 0
+    assert nodes["win22-new"]["kb"] is None and nodes["win22-new"]["releaseMonth"] is None
+    # The other node sees the cluster's newer revision as the newest known: at least one more update.
+    old = nodes["win22-old"]
+    assert (old["updatesBehind"], old["updatesBehindAtLeast"]) == (1, True)
+    assert old["newestKnown"] == {"revision": 6001, "source": "cluster", "kb": None}
+    table = run_cli("doctor", "nodes", "--from-dump", str(dump)).stdout
+    assert "newer than known" in table and "1+" in table
+
+
+# -- images through the rig's registry -------------------------------------------------------------------------
+
+WORKLOAD = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "web", "namespace": "shop"},
+            "spec": {"selector": {"matchLabels": {"app": "web"}}, "template": {
+                "metadata": {"labels": {"app": "web"}},
+                "spec": {"nodeSelector": {"kubernetes.io/os": "windows"},
+                         "tolerations": [{"operator": "Exists"}],
+                         "containers": [{"name": "web", "image": "IMAGE",
+                                         "resources": {"limits": {"memory": "1Gi"}}}]}}}}
+
+
+def pod(name: str, node_name: str, image: str) -> dict[str, Any]:
+    return {"apiVersion": "v1", "kind": "Pod",
+            "metadata": {"name": name, "namespace": "shop", "labels": {"app": "web", "pod-template-hash": "5d8"},
+                         "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-5d8",
+                                              "controller": True}]},
+            "spec": {"nodeName": node_name, "nodeSelector": {"kubernetes.io/os": "windows"},
+                     "tolerations": [{"operator": "Exists"}],
+                     "containers": [{"name": "web", "image": image, "resources": {"limits": {"memory": "1Gi"}}}]},
+            "status": {"phase": "Running"}}
+
+
+@pytest.fixture
+def clean_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("DOCKER_CONFIG", str(tmp_path / "docker"))
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "NO_PROXY", "no_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    return tmp_path
+
+
+def test_an_image_newer_than_its_node_through_the_registry(plain_registry, clean_env: Path) -> None:  # noqa: ANN001
+    host = plain_registry.host
+    plain_registry.push_image("patch/web", "feb2025", os_version="10.0.20348.3207")
+    image = f"{host}/patch/web:feb2025"
+    workload = json.loads(json.dumps(WORKLOAD).replace("IMAGE", image))
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web-5d8-b.1", "namespace": "shop"},
+             "involvedObject": {"kind": "Pod", "namespace": "shop", "name": "web-5d8-b"}, "reason": "Failed",
+             "type": "Warning", "count": 3,
+             "message": "Error: failed to create containerd task: failed to create shim task: hcs::System::Start "
+                        "web: The virtual machine or container exited unexpectedly.: unknown (0xc0370106)"}
+    items = [node("win22-old", "10.0.20348.2700"), node("win22-new", "10.0.20348.3207"), workload,
+             pod("web-5d8-a", "win22-new", image), pod("web-5d8-b", "win22-old", image)]
+    dump = write_dump(clean_env / "cluster.json", items)
+
+    offline = run_cli("doctor", "--from-dump", str(dump), "-o", "json")
+    assert not by_id(offline.json, "windows-image-newer-than-node")  # the registry was not read
+
+    checked = run_cli("doctor", "--from-dump", str(dump), "--check-images", "--insecure-registry", host, "-o", "json")
+    [found] = by_id(checked.json, "windows-image-newer-than-node")
+    assert found["severity"] == "warning", found
+    assert found["object"] == {"apiVersion": "apps/v1", "kind": "Deployment", "namespace": "shop", "name": "web"}
+    assert found["path"] == "spec.template.spec.containers[0].image"
+    assert "built on 10.0.20348.3207 (KB5051979 of 2025-02), on node win22-old (10.0.20348.2700, KB5042881 of " \
+           "2024-09)" in found["message"]
+    assert "Install KB5051979 or newer on win22-old" in found["fix"]["note"]
+
+    write_dump(dump, [*items, event])
+    failing = run_cli("doctor", "--from-dump", str(dump), "--check-images", "--insecure-registry", host, "-o", "json")
+    [found] = by_id(failing.json, "windows-image-newer-than-node")
+    assert found["severity"] == "error" and "fail to start with 0xc0370106" in found["message"]
+
+    images = run_cli("images", "--from-dump", str(dump), "--insecure-registry", host)
+    lines = images.stdout.splitlines()
+    assert lines[0].split()[:8] == ["NAMESPACE", "WORKLOAD", "CONTAINER", "IMAGE", "BUILD", "VERDICT", "IMAGE-OS",
+                                    "OLDER-NODES"]
+    assert "10.0.20348.3207" in lines[1] and "win22-old (10.0.20348.2700)" in lines[1]
+    as_json = run_cli("images", "--from-dump", str(dump), "--insecure-registry", host, "-o", "json").json
+    [verdict] = as_json["workloads"][0]["images"][0]["verdicts"]
+    assert verdict["olderNodes"] == [{"name": "win22-old", "osVersion": "10.0.20348.2700"}]
+
+
+def test_microsofts_base_images_raise_the_newest_known(plain_registry, clean_env: Path) -> None:  # noqa: ANN001
+    """--check-images reads the os.version of Microsoft's base image of each node build (here through a mirror
+    of mcr.microsoft.com on the rig's registry): a revision newer than the data becomes the newest known."""
+    host = plain_registry.host
+    plain_registry.push_image("windows/nanoserver", "ltsc2022", os_version="10.0.20348.5400")
+    dump = write_dump(clean_env / "d.json", [node("win22", "10.0.20348.5139")])
+    plain = run_cli("doctor", "nodes", "--from-dump", str(dump), "-o", "json")
+    assert plain.json["nodes"][0]["patch"]["updatesBehind"] == 0
+    checked = run_cli("doctor", "nodes", "--from-dump", str(dump), "--check-images", "--insecure-registry", host,
+                      "--registry-mirror", f"mcr.microsoft.com={host}", "-o", "json")
+    patch = checked.json["nodes"][0]["patch"]
+    assert (patch["updatesBehind"], patch["updatesBehindAtLeast"]) == (1, True), patch
+    assert patch["newestKnown"] == {"revision": 5400, "source": "registry", "kb": None}
+    assert not [s for s in checked.json["skipped"] if s["resource"].startswith("base image")]
+
+
+def test_a_base_image_the_registry_cannot_give_is_said_in_skipped(tmp_path: Path) -> None:
+    from kubectl_win.doctor.run import DoctorOptions, _with_base_images, take_snapshot
+    from kubectl_win.images.service import Resolved
+
+    dump = write_dump(tmp_path / "d.json", [node("win22", "10.0.20348.5139"), node("win19", "10.0.17763.8755")])
+    snapshot = take_snapshot(DoctorOptions(from_dump=str(dump)))
+    asked: list[str] = []
+
+    def unreachable(images: list[str]) -> dict[str, Resolved]:
+        asked.extend(images)
+        return {image: Resolved(image, error="cannot resolve mcr.microsoft.com") for image in images}
+
+    checked = _with_base_images(snapshot, unreachable)
+    assert asked == ["mcr.microsoft.com/windows/nanoserver:ltsc2019", "mcr.microsoft.com/windows/nanoserver:ltsc2022"]
+    assert [(s.resource, s.reason) for s in checked.skipped[-2:]] == [
+        ("base image mcr.microsoft.com/windows/nanoserver:ltsc2019", "cannot resolve mcr.microsoft.com"),
+        ("base image mcr.microsoft.com/windows/nanoserver:ltsc2022", "cannot resolve mcr.microsoft.com")]
+
+
+# -- the support bundle ----------------------------------------------------------------------------------------
+
+HOTFIXES = """
+Source        Description      HotFixID      InstalledBy          InstalledOn
+------        -----------      --------      -----------          -----------
+WIN-A         Update           KB5042881     NT AUTHORITY\\SYSTEM  9/11/2024 12:00:00 AM
+WIN-A         Security Update  KB5044281     NT AUTHORITY\\SYSTEM  10/9/2024 12:00:00 AM
+WIN-A         Update           KB5043935     NT AUTHORITY\\SYSTEM  10/9/2024 12:00:00 AM
+"""
+
+
+def test_the_bundle_hotfix_list_gives_the_same_verdicts(tmp_path: Path) -> None:
+    from tests.support.node_archives import OS_WIN2022, node_files
+    from tests.test_doctor_bundle import doctor_json, make_bundle
+
+    # The bundle's cluster.json lost the nodes' kernelVersion: the node's os.json and hotfix list stand in.
+    objects = [node("win-a", "10.0.20348.2582")]
+    del objects[0]["status"]["nodeInfo"]["kernelVersion"]
+    dump = json.dumps({"apiVersion": "v1", "kind": "List", "items": objects}).encode()
+    files = node_files("win-a")
+    files["node/os.json"] = {**OS_WIN2022, "UBR": 2582}
+    files["node/hotfixes.txt"] = HOTFIXES
+    report = doctor_json(make_bundle(tmp_path, dump, {"win-a": files}))
+    patch = report["nodes"][0]["patch"]
+    assert (patch["revision"], patch["kb"], patch["releaseMonth"]) == (2582, "KB5040437", "2024-07")
+    [bad] = by_id(report, "windows-update-known-problem")
+    assert bad["object"]["name"] == "win-a" and "KB5044281 (10.0.20348.2762, 2024-10) fixes it" in bad["message"]
+    [pending] = by_id(report, "bundle-update-installed-not-running")
+    assert pending["message"] == ("win-a has KB5044281 (10.0.20348.2762, 2024-10) installed, but runs "
+                                  "10.0.20348.2582: the update takes effect at the next restart "
+                                  "(bundle: nodes/win-a/node/hotfixes.txt).")
+    assert pending["file"] == "nodes/win-a/node/hotfixes.txt"
+
+
+# -- metrics ---------------------------------------------------------------------------------------------------
+
+def test_metrics_carry_each_nodes_release_time_and_updates_behind(tmp_path: Path) -> None:
+    from prometheus_client.openmetrics.parser import text_string_to_metric_families
+
+    dump = write_dump(tmp_path / "d.json", [node(name, kernel, labels) for name, kernel, _, _, labels in NODES])
+    result = run_cli("doctor", "--from-dump", str(dump), "-o", "openmetrics")
+    families = {f.name: f for f in text_string_to_metric_families(result.stdout)}
+    released = {s.labels["node"]: s for s in families["kubectl_win_node_os_revision_release_timestamp_seconds"].samples}
+    behind = {s.labels["node"]: s.value for s in families["kubectl_win_node_os_updates_behind"].samples}
+    day = dt.datetime(2024, 7, 9, tzinfo=dt.UTC).timestamp()
+    assert released["win22-bad"].value == day and released["win22-bad"].labels == {
+        "cluster": "d.json", "node": "win22-bad", "build": "10.0.20348"}
+    assert behind["win22-bad"] == 22 and behind["win25-a"] == 4 and behind["aks-win25-0"] == 6
+    assert set(released) == set(behind) == {n[0] for n in NODES}
+
+
+def test_the_docs_show_what_doctor_nodes_prints() -> None:
+    from tests.support.readme_examples import differences, examples, real_output
+
+    root = Path(__file__).resolve().parents[1]
+    checked = [e for e in examples((root / "docs" / "doctor.md").read_text()) if "patch-levels" in e.command]
+    assert checked
+    for example in checked:
+        printed = [line for line in real_output(example.command) if line.strip()]  # blank lines are not compared
+        assert differences(example.output, printed) == [], example.command
+
+
+def test_the_html_report_has_each_nodes_update() -> None:
+    root = Path(__file__).resolve().parents[1]
+    page = run_cli("doctor", "nodes", "--from-dump", str(root / "kubectl_win" / "examples" / "patch-levels.json"),
+                   "-o", "html").stdout
+    assert '<th scope="col">Update</th>' in page
+    assert "KB5040437 · 2024-07" in page and "22 monthly updates behind" in page
+    assert "KB5087545 · 2026-05" in page and "up to date with the newest known" in page
+    assert 'href="#' in page.split("KB5040437 · 2024-07", 1)[1].split("</td>", 1)[0]  # its findings, linked
