@@ -87,12 +87,13 @@ def doctor_checks() -> dict[str, CheckInfo]:
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,
             ignores: frozenset[str] = frozenset(), fix: Fix | None = None,
-            at: tuple[str, int | None] | None = None, **values: Any) -> Finding:
+            at: tuple[str, int | None] | None = None, confidence: str | None = None, **values: Any) -> Finding:
     """A Finding whose message and fix are the catalogue's templates filled with `values`.
 
     An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch. A check
     whose catalogue entry says `fix: check` passes the Fix it built (doctor/fixes.py) as `fix`. `at` is
     (file, line) where in an input the finding was read (a support bundle's member; line None for all of it).
+    `confidence` (findings.CONFIDENCE_*) is given by the checks that read a failure message.
     """
     info = catalog()[check_id]
     if info.fix == "check":
@@ -112,6 +113,7 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
         source=info.source,
         enforced_by=info.enforced_by,
         object_ignores=ignores,
+        confidence=confidence,
     )
 
 

@@ -29,6 +29,11 @@ class Severity(StrEnum):
 # Keyed by member, looked up by plain text as well (same hash, equal): the sort keys' fast path.
 SEVERITY_RANK: dict[str, int] = {severity: rank for rank, severity in enumerate(Severity)}
 SCHEMA_VERSION = "kubectl-win/v1"
+# How sure a finding read from a failure message is of its cause: "cause" when the message ties its condition to
+# the operation and the object (or the cluster's evidence shows it), "unsure" when it does not and the finding
+# says so and gives the next steps. Findings about configuration carry none (None): they are the rule itself.
+CONFIDENCE_CAUSE = "cause"
+CONFIDENCE_UNSURE = "unsure"
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +131,8 @@ class Finding:
     enforced_by: str | None = None
     # Check ids the object itself asks to ignore (kubectl-win.io/ignore); never rendered.
     object_ignores: frozenset[str] = field(default_factory=frozenset, repr=False, compare=False)
+    # CONFIDENCE_CAUSE or CONFIDENCE_UNSURE for a finding read from a failure message; None for the others.
+    confidence: str | None = None
 
     def to_dict(self, location: bool = True, shell: str = "posix") -> dict[str, Any]:
         data: dict[str, Any] = {"id": self.id, "severity": self.severity}
@@ -137,6 +144,8 @@ class Finding:
         data["message"] = self.message
         data["fix"] = self.fix.to_dict(shell) if self.fix else None
         data["enforcedBy"] = self.enforced_by
+        if self.confidence is not None:
+            data["confidence"] = self.confidence
         if location:
             data["since"] = self.since
             data["source"] = self.source

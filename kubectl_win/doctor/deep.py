@@ -172,7 +172,8 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
             where = f" ({count}x {window})" if count > 1 else f" ({window})"
         try:
             out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                               excerpt=excerpt, where=where, node=node, fix=fix, **labels))
+                               excerpt=excerpt, where=where, node=node, fix=fix, confidence=found.confidence,
+                               **labels))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

@@ -58,7 +58,8 @@ class SymptomFolder:
         key = (_fold_key(found.check, reason), ref)
         previous = self._records.get(key)
         self._records[key] = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
-                                         count + (previous.count if previous else 0), codes=found.codes)
+                                         count + (previous.count if previous else 0), codes=found.codes,
+                                         confidence=found.confidence)
         return True
 
     def add_container_states(self, pod: PodRecord, on_windows: bool) -> None:
@@ -78,7 +79,7 @@ class SymptomFolder:
                 previous = self._records.get(key)
                 if previous is None:
                     self._records[key] = EventRecord(found.check, ref, reason, redact(message), pod.node, 1, pod.name,
-                                                     codes=found.codes)
+                                                     codes=found.codes, confidence=found.confidence)
                 elif found.check == symptoms.UNRECOGNISED:
                     self._records[key] = replace(previous, count=previous.count + 1)
 

@@ -208,6 +208,7 @@ class EventRecord:
     count: int
     pod: str | None = None  # the pod whose container status showed it (ref is then its controller)
     codes: tuple[Any, ...] = ()  # wincodes.Decoded found in the message
+    confidence: str | None = None  # the match's (findings.CONFIDENCE_*): read from the original text
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,7 @@ anyone reading its messages.
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,7 +29,9 @@ from typing import Any
 
 import yaml
 
+from kubectl_win.catalog import SYMPTOM_MESSAGE
 from kubectl_win.doctor.signatures import symptoms
+from kubectl_win.findings import CONFIDENCE_UNSURE, Finding
 from tests.support.paths import TESTS
 
 CORPUS_DIR = TESTS / "corpus"
@@ -51,11 +54,24 @@ class Figures:
     corpus: str
     total: int = 0
     answers: Counter[str] = field(default_factory=Counter)
+    grades: Counter[str] = field(default_factory=Counter)
     agree: int = 0
     judged: int = 0  # entries with an expected subsystem and a named answer
 
     def percent(self, kind: str) -> float:
         return 100.0 * self.answers[kind] / self.total if self.total else 0.0
+
+    @property
+    def graded(self) -> int:
+        return sum(self.grades[g] for g in GRADES)
+
+    def rate(self, grade: str) -> float:
+        """The share of the graded entries that got this grade, in percent."""
+        return 100.0 * self.grades[grade] / self.graded if self.graded else 0.0
+
+    @property
+    def held_out(self) -> bool:
+        return "held" in self.corpus
 
     @property
     def named(self) -> float:
@@ -66,19 +82,18 @@ class Figures:
         return 100.0 * self.agree / self.judged if self.judged else 0.0
 
     def row(self) -> list[str]:
-        return [self.corpus, str(self.total), f"{self.named:.1f}%", f"{self.percent('specific'):.1f}%",
-                f"{self.percent('placed'):.1f}%", f"{self.percent('generic'):.1f}%", f"{self.percent('none'):.1f}%",
+        return [self.corpus, str(self.graded), *(f"{self.grades[g]} ({self.rate(g):.1f}%)" for g in GRADES),
                 f"{self.agreement:.1f}%" if self.judged else "-"]
 
     def counts(self) -> str:
         """For assertion messages: counts only, never a message."""
-        return (f"{self.corpus}: {self.total} entries, specific {self.answers['specific']}, placed "
-                f"{self.answers['placed']}, generic {self.answers['generic']}, none {self.answers['none']}, "
-                f"subsystem agreement {self.agree}/{self.judged}")
+        return (f"{self.corpus}: {self.graded} graded of {self.total}, " +
+                ", ".join(f"{g} {self.grades[g]}" for g in GRADES) +
+                f"; specific {self.answers['specific']}, placed {self.answers['placed']}, generic "
+                f"{self.answers['generic']}, none {self.answers['none']}, subsystem agreement {self.agree}/{self.judged}")
 
 
-HEADERS = ["corpus", "entries", "named a cause", "specific", "placed by the model", "generic fallback",
-           "no answer", "subsystem agreement"]
+HEADERS = ["corpus", "graded", "wrong", "right", "honest", "silent", "subsystem agreement"]
 
 
 def _node(name: str, os_name: str = "windows", ready: bool = True, message: str = "",
@@ -135,21 +150,23 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
     return objs, where
 
 
-def _answer(ids: set[str]) -> tuple[str, str | None]:
-    """(specific | placed | generic | none, the answer's check)."""
+def _answer(found: list[Finding]) -> tuple[str, Finding | None]:
+    """(specific | placed | generic | none, the answer's finding)."""
     from kubectl_win.catalog import catalog
 
     families = catalog()
-    relevant = {i for i in ids if i in GENERIC or i in ANSWERS or (i in families and (
-        families[i].family in ("symptom", "model") or families[i].area == "events"))}
-    specific = sorted(i for i in relevant if i not in GENERIC and symptoms.model.subsystem_of_check(i) is None)
+    relevant = [f for f in found if f.id in GENERIC or f.id in ANSWERS or (f.id in families and (
+        families[f.id].family in ("symptom", "model") or families[f.id].area == "events"))]
+    relevant.sort(key=lambda f: f.id)
+    specific = [f for f in relevant if f.id not in GENERIC and symptoms.model.subsystem_of_check(f.id) is None]
     if specific:
         return "specific", specific[0]
-    placed = sorted(i for i in relevant if symptoms.model.subsystem_of_check(i))
+    placed = [f for f in relevant if symptoms.model.subsystem_of_check(f.id)]
     if placed:
         return "placed", placed[0]
-    if relevant & GENERIC:
-        return "generic", sorted(relevant & GENERIC)[0]
+    generic = [f for f in relevant if f.id in GENERIC]
+    if generic:
+        return "generic", generic[0]
     return "none", None
 
 
@@ -163,37 +180,111 @@ def _subsystem_of(check: str | None) -> str | None:
     return symptoms.subsystem(check)
 
 
-def answers(entries: list[dict[str, Any]], os_name: str = "windows") -> list[tuple[str, str | None]]:
-    """Per entry (in order): how doctor answers it and with which check."""
+def answer_findings(entries: list[dict[str, Any]], os_name: str = "windows") -> list[tuple[str, Finding | None]]:
+    """Per entry (in order): how doctor answers it and with which finding."""
     from kubectl_win.doctor.checks.plan import run_checks
     from kubectl_win.doctor.deep import scan_lines
     from tests.support.kube_objects import snapshot_of
 
     objs, where = dump_of(entries, os_name)
-    by_object: dict[str, set[str]] = {}
+    by_object: dict[str, list[Finding]] = {}
     for finding in run_checks(snapshot_of(*objs)):
-        by_object.setdefault(finding.object.display(), set()).add(finding.id)
-    out: list[tuple[str, str | None]] = []
+        by_object.setdefault(finding.object.display(), []).append(finding)
+    out: list[tuple[str, Finding | None]] = []
     for index, entry in enumerate(entries):
         if entry["where"] == "log":
-            ids = {f.id for f in scan_lines("host-0", str(entry.get("log") or "kubelet"), [str(entry["message"])])}
+            found = scan_lines("host-0", str(entry.get("log") or "kubelet"), [str(entry["message"])])
         else:
-            ids = by_object.get(where[index], set())
-        out.append(_answer(ids))
+            found = by_object.get(where[index], [])
+        out.append(_answer(found))
     return out
+
+
+def answers(entries: list[dict[str, Any]], os_name: str = "windows") -> list[tuple[str, str | None]]:
+    """Per entry (in order): how doctor answers it and with which check."""
+    return [(kind, f.id if f else None) for kind, f in answer_findings(entries, os_name)]
+
+
+# --- grading: right, honest, wrong, silent ----------------------------------------------------------------
+
+GRADES = ("wrong", "right", "honest", "silent")
+
+
+def own_words(finding: Finding) -> str:
+    """What the answer itself says, without the message it quotes: the model's sentence up to "Message:", a
+    catalogue entry's cause (its remediation, shown by explain and SARIF), the fix's note and commands."""
+    from kubectl_win.catalog import catalog
+
+    info = catalog().get(finding.id)
+    said = finding.message.split(" Message: ", 1)[0] if info is not None and info.family == "model" else (
+        "" if info is not None and info.message == SYMPTOM_MESSAGE else finding.message)
+    cause = info.remediation if info is not None and info.family != "model" else ""
+    return " ".join(part for part in (said, cause, finding.fix.note, finding.fix.judgement) if part)
+
+
+def key_of(entry: dict[str, Any]) -> tuple[re.Pattern[str] | None, str | None]:
+    """The entry's answer key: the patterns a right answer's words match (expect.right, written from the thread)
+    or, for the earlier corpus, the catalogue entry its collector named (class)."""
+    expect = entry.get("expect") or {}
+    right = expect.get("right")
+    if isinstance(right, str):
+        right = [right]
+    pattern = re.compile("|".join(f"(?:{p})" for p in right), re.IGNORECASE) if right else None
+    return pattern, entry.get("class")
+
+
+def grade(entry: dict[str, Any], kind: str, finding: Finding | None, expected_subsystem: str | None) -> str:
+    """right: the answer states the cause the key names; honest: it says the message does not establish the
+    cause, names a subsystem that is the expected one (or none) and gives next steps; wrong: any other cause or
+    subsystem; silent: only a generic fallback, or nothing. ("ungraded": the entry has no key.)"""
+    if finding is None or kind in ("generic", "none"):
+        return "silent"
+    subsystem = _subsystem_of(finding.id)
+    if finding.confidence == CONFIDENCE_UNSURE:
+        fits = subsystem is None or expected_subsystem is None or subsystem == expected_subsystem
+        return "honest" if fits and finding.fix else "wrong"
+    pattern, check = key_of(entry)
+    if pattern is None and check is None:
+        return "ungraded"
+    if check is not None and finding.id == check:
+        return "right"
+    return "right" if pattern is not None and pattern.search(own_words(finding)) else "wrong"
+
+
+def expected_subsystems(entries: list[dict[str, Any]]) -> list[str | None]:
+    """Each entry's subsystem: its expect.subsystem, or (the earlier corpus) its catalogue entry's."""
+    return [(e.get("expect") or {}).get("subsystem") or (symptoms.subsystem(e["class"]) if e.get("class") else None)
+            for e in entries]
 
 
 def measure(name: str, entries: list[dict[str, Any]], expected: list[str | None] | None = None) -> Figures:
     """The figures of a corpus (and they are kept for the terminal summary)."""
     figures = Figures(name, total=len(entries))
-    for index, (kind, check) in enumerate(answers(entries)):
+    wanted = expected if expected is not None else expected_subsystems(entries)
+    for entry, want, (kind, finding) in zip(entries, wanted, answer_findings(entries), strict=True):
         figures.answers[kind] += 1
-        want = expected[index] if expected is not None else (entries[index].get("expect") or {}).get("subsystem")
-        if want and kind in ("specific", "placed"):
+        figures.grades[grade(entry, kind, finding, want)] += 1
+        if want and kind in ("specific", "placed") and finding is not None:
             figures.judged += 1
-            figures.agree += _subsystem_of(check) == want
+            figures.agree += _subsystem_of(finding.id) == want
     FIGURES[:] = [f for f in FIGURES if f.corpus != name] + [figures]
     return figures
+
+
+def corpora() -> dict[str, list[Path]]:
+    """Every graded corpus under tests/corpus by name: a directory of parts (failures/, held_out/) is one corpus,
+    a file of a round (round3/held_out.yaml) is one; the earlier windows_messages.yaml and the Linux controls
+    are measured by their own tests. A corpus counts when any entry carries an answer key (expect.right)."""
+    out: dict[str, list[Path]] = {}
+    for path in sorted(CORPUS_DIR.rglob("*.yaml")):
+        relative = path.relative_to(CORPUS_DIR)
+        if relative.name in ("windows_messages.yaml", "linux_controls.yaml"):
+            continue
+        name = relative.parent.as_posix() if relative.parent.name in ("failures", "held_out") else \
+            relative.with_suffix("").as_posix()
+        out.setdefault(name, []).append(path)
+    return {name: paths for name, paths in out.items()
+            if any((e.get("expect") or {}).get("right") for e in load(*paths))}
 
 
 def findings_on_linux(entries: list[dict[str, Any]]) -> int:
@@ -240,8 +331,12 @@ def summary_lines() -> list[str]:
 
     if not FIGURES and not CONTROLS:
         return []
-    return ["How doctor answers the failure corpora (tests/support/corpus_figures.py):",
-            *tabulate([f.row() for f in FIGURES], HEADERS).splitlines(), *CONTROLS]
+    ordered = sorted(FIGURES, key=lambda f: (not f.held_out, f.corpus))
+    heads = [f"{f.corpus}: wrong {f.rate('wrong'):.1f}% ({f.grades['wrong']} of {f.graded}), right "
+             f"{f.rate('right'):.1f}%" for f in ordered if f.held_out]
+    return ["How doctor answers the failure corpora, graded against each entry's key "
+            "(tests/support/corpus_figures.py):", *heads,
+            *tabulate([f.row() for f in ordered], HEADERS).splitlines(), *CONTROLS]
 
 
 def update_docs(path: str) -> None:

@@ -74,7 +74,8 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
             where = f" (bundle: {member}:{number}{times})"
         try:
             out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                               excerpt=excerpt, where=where, node=node, fix=fix, at=(member, number), **labels))
+                               excerpt=excerpt, where=where, node=node, fix=fix, at=(member, number),
+                               confidence=found.confidence, **labels))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

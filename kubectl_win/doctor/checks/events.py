@@ -12,7 +12,8 @@ from kubectl_win.doctor import fixes
 from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
-from kubectl_win.findings import NO_FIX, Finding, Fix, ObjectRef, fix_from_template
+from kubectl_win.findings import (CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, NO_FIX, Finding, Fix, ObjectRef,
+                                  fix_from_template)
 from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 from kubectl_win.wincodes import decode_exit, describe
@@ -41,7 +42,7 @@ def _node_conditions(snapshot: Snapshot) -> list[Finding]:
         if found is None or found.generic:
             found = symptoms.unrecognised(node.ready_message)  # nothing Windows-related is dropped
         event = EventRecord(found.check, node.ref, node.ready_reason or "NotReady", node.ready_message, node.name,
-                            1, codes=found.codes)
+                            1, codes=found.codes, confidence=found.confidence)
         out.append(_event_finding(event, snapshot, {}))
     return out
 
@@ -70,7 +71,8 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
                                            _agents_on(snapshot, node_name)))
     else:
         values["fix"] = _fix(event, snapshot, pod, node)
-    return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(), **values)
+    return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
+                   confidence=event.confidence, **values)
 
 
 def _agents_on(snapshot: Snapshot, node_name: str) -> model.AgentPods:
@@ -211,7 +213,7 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
                 "symptom-ntstatus-exit", pod.ref, path,
                 ignores=pod.ignores, container=state.name, pod=f"{pod.namespace}/{pod.name}",
                 code=state.last_exit_code, hex=decoded.hex, name=decoded.name, meaning=decoded.meaning,
-                restarts=state.restarts,
+                restarts=state.restarts, confidence=CONFIDENCE_CAUSE,
                 fix=Fix(note=decoded.hint or f"Look up {decoded.hex} in Microsoft's [MS-ERREF] reference.")))
     return out
 
@@ -229,4 +231,4 @@ def _exit_placed(pod: PodRecord, state: ContainerState, snapshot: Snapshot) -> F
                    ignores=pod.ignores, object=pod.ref.display(), reason=state.terminated_reason or "Terminated",
                    node=node_name, where=f" ({restarts})" if restarts else "",
                    excerpt=f"container {state.name} exited with code {state.last_exit_code}", fix=fix,
-                   **reading.labels())
+                   confidence=CONFIDENCE_CAUSE if reading.established else CONFIDENCE_UNSURE, **reading.labels())

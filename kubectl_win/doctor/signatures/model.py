@@ -11,7 +11,7 @@ where to look, and the generic fallback is left for a message in which none of t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache, lru_cache
 from typing import Any
 
@@ -85,6 +85,13 @@ class _Condition:
     pattern: re.Pattern[str] | None
     causes: dict[str, str]
     moves: dict[str, str]  # operation -> the subsystem this condition puts that operation's failure in
+    # Words that name the condition without saying what it is about ("not found", "EOF", "version"): found only by
+    # them, the condition is no evidence of a cause.
+    weak: re.Pattern[str] | None = None
+    unsure_in: frozenset[str] = frozenset()  # subsystems where the condition alone does not settle the cause
+    # subsystem -> what the message must also say for the cause to hold there (the object the cause is about)
+    ties: dict[str, re.Pattern[str]] = field(default_factory=dict)
+    self_evident: bool = False  # the message's own words are the cause (an API rejection, a Linux-only flag)
 
 
 @dataclass(frozen=True)
@@ -118,7 +125,10 @@ def _model() -> _Model:
                                   frozenset(o.get("reasons") or ()), bool(o.get("weak"))) for o in data["operations"])
     objects = tuple((o["id"], o["phrase"], _any(o["patterns"]), o.get("subsystem")) for o in data["objects"])
     conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
-                                  _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}))
+                                  _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}),
+                                  _any(c.get("weak")), frozenset(c.get("unsure_in") or ()),
+                                  {k: re.compile(v, re.IGNORECASE) for k, v in (c.get("ties") or {}).items()},
+                                  bool(c.get("self_evident")))
                        for c in data["conditions"])
     return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
                   conditions)
@@ -144,6 +154,10 @@ class Reading:
     condition: str | None
     code: Decoded | None  # the Windows code that names the condition, when one does
     codes: tuple[Decoded, ...]
+    # How the condition was found: "code" (a Windows code), "text" (its own words), "weak" (a word that names it
+    # without saying what it is about), "" (none found).
+    evidence: str = ""
+    tied: bool = True  # the message names the object the condition's cause in this subsystem is about
 
     @property
     def identified(self) -> bool:
@@ -170,9 +184,36 @@ class Reading:
         info = next((o for o in _model().operations if o.id == self.operation), None)
         return info.phrase if info else "complete its operation"
 
+    @property
+    def established(self) -> bool:
+        """Whether the message shows the cause: its condition is named by a Windows code or its own words (not a
+        word that could be about anything), tied to a known operation, and in this subsystem that condition has
+        one cause (knowledge/failure_model.yaml: causes, unsure_in)."""
+        condition = _condition_by_id(self.condition)
+        return (condition is not None and self.evidence in ("code", "text") and self.tied
+                and (self.operation is not None or condition.self_evident)
+                and self.subsystem in condition.causes and self.subsystem not in condition.unsure_in)
+
+    def unsure(self) -> str:
+        """The honest sentence: the message does not say why; what it does say, in plain words."""
+        condition = _condition_by_id(self.condition)
+        code = f" ({self.code.hex} {self.code.name})" if self.code else ""
+        said = condition.meaning if condition is not None else (
+            self.code.meaning.rstrip(".") if self.code is not None else "")
+        what = self.object_phrase()
+        reports = f"; it reports that {said}{code}" if said else ""
+        return f"the message does not say why{reports}{what}; the next steps tell the causes apart"
+
+    def object_phrase(self) -> str:
+        info = next((o for o in _model().objects if o[0] == self.object), None)
+        return f" (about {info[1]})" if info is not None else ""
+
     def cause(self) -> str:
-        """One sentence: who could not do what, and the likely cause the condition gives in this subsystem."""
-        condition = next((c for c in _model().conditions if c.id == self.condition), None)
+        """One sentence: who could not do what, and the cause the condition gives in this subsystem when the
+        message establishes it; otherwise that the message does not say why."""
+        if not self.established:
+            return self.unsure()
+        condition = _condition_by_id(self.condition)
         code = f" ({self.code.hex} {self.code.name})" if self.code else ""
         if condition is not None:
             why = condition.causes.get(self.subsystem) or condition.meaning
@@ -192,6 +233,10 @@ class Reading:
         """The finding's values: subsystem, component, operation, cause."""
         return {"subsystem": self.subsystem, "component": self.component_title(),
                 "operation": self.operation_phrase(), "cause": self.cause()}
+
+
+def _condition_by_id(cid: str | None) -> _Condition | None:
+    return next((c for c in _model().conditions if c.id == cid), None) if cid else None
 
 
 def _component(cid: str) -> _Component | None:
@@ -235,24 +280,30 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     numeric = find_codes(message)
     seen = {c.code for c in numeric}
     codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
-    condition, code = _condition(message, codes)
+    condition, code, evidence = _condition(message, codes)
     subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
     if condition is not None and operation is not None and operation.id in condition.moves:
         subsystem = condition.moves[operation.id]
+    tie = condition.ties.get(subsystem) if condition is not None else None
     return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
-                   operation.id if operation else None, obj, condition.id if condition else None, code, codes)
+                   operation.id if operation else None, obj, condition.id if condition else None, code, codes,
+                   evidence, tie is None or bool(tie.search(message)))
 
 
-def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None]:
+def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None, str]:
+    """The condition, the code that names it, and how it was found ("code", "text", "weak" or "")."""
     known = [c for c in codes if not c.name.startswith("(unknown")]
     for condition in _model().conditions:
         for code in known:
             if _core(code.name) in condition.codes:
-                return condition, code
+                return condition, code, "code"
     for condition in _model().conditions:
         if condition.pattern is not None and condition.pattern.search(message):
-            return condition, None  # named by its text: a code elsewhere in the message is not its code
-    return None, known[0] if known else None
+            return condition, None, "text"  # named by its text: a code elsewhere in the message is not its code
+    for condition in _model().conditions:
+        if condition.weak is not None and condition.weak.search(message):
+            return condition, None, "weak"
+    return None, known[0] if known else None, "code" if known else ""
 
 
 def _subsystem(operation: _Operation | None, components: list[_Component], condition: _Condition | None,
@@ -335,8 +386,10 @@ def read_exit(exit_code: int, reason: str = "") -> Reading:
     """A terminated container's exit code that is no Windows status (1, 2, 255, ...): its own process failed. An
     OOMKilled reason puts it in resources."""
     condition = "out-of-memory" if reason == "OOMKilled" else "crashed"
+    # OOMKilled is the kubelet's own verdict; a bare exit code does not say why the process ended.
     return Reading("resources" if condition == "out-of-memory" else "runtime", "container-process",
-                   ("container-process",), "run", None, condition, None, ())
+                   ("container-process",), "run", None, condition, None, (),
+                   "text" if condition == "out-of-memory" else "")
 
 
 def subsystem_info(subsystem: str) -> dict[str, Any]:
@@ -384,8 +437,11 @@ def next_steps(reading: Reading, node: str | None, agents: AgentPods | None = No
         if argv is not None and argv not in commands:
             commands.append(argv)
     code = reading.code
-    hints = [f"{code.hex} {code.name}: {code.hint}"] if code is not None and code.hint and \
-        not reading.names_its_cause() else []
+    if code is not None and not reading.established:  # what the code means, not a cause it often has
+        hints = [f"{code.hex} {code.name}: {code.meaning}"] if code.meaning else []
+    else:
+        hints = [f"{code.hex} {code.name}: {code.hint}"] if code is not None and code.hint and \
+            not reading.names_its_cause() else []
     reporter = _component(reading.component.partition(":")[0]) if reading.component else None
     on_node = reporter is None or bool(reporter.logs or reporter.agent in ("cni", "csi_node", "csi_proxy",
                                                                              "kube_proxy"))

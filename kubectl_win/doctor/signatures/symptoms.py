@@ -21,6 +21,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from kubectl_win.doctor.signatures import model, structure
+from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, find_codes
 
@@ -53,6 +54,7 @@ class Symptom:
     windows_only: bool = False
     subsystem: str = ""  # its place in the model of the node stack (knowledge/failure_model.yaml)
     component: str = ""
+    confidence: str = CONFIDENCE_CAUSE  # "unsure": the entry recognises the failure but not its cause
 
 
 @dataclass(frozen=True)
@@ -65,6 +67,8 @@ class Match:
     windows_only: bool = False  # only meaningful on a Windows node or pod
     structural: bool = False  # claimed by its structure (knowledge/error_chains.yaml), not its text
     placed: bool = False  # placed by the model of the node stack (knowledge/failure_model.yaml), no specific entry
+    # CONFIDENCE_CAUSE when the text shows the cause; CONFIDENCE_UNSURE when it does not (the finding says so).
+    confidence: str = CONFIDENCE_CAUSE
 
 
 @cache
@@ -78,7 +82,7 @@ def catalogue() -> tuple[Symptom, ...]:
                            frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
                            " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
                            bool(entry.get("broad")), bool(entry.get("windows_only")), str(entry.get("subsystem") or ""),
-                           str(entry.get("component") or "")))
+                           str(entry.get("component") or ""), str(entry.get("confidence") or CONFIDENCE_CAUSE)))
     return tuple(out)
 
 
@@ -98,7 +102,8 @@ def _text_match(message: str, reason: str, where: str, codes: tuple[Decoded, ...
         if reason and symptom.reasons and reason not in symptom.reasons:
             continue  # the reason disambiguates; a missing reason never excludes
         if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & code_values):
-            return Match(symptom.check, symptom.cause, symptom.fix, codes, windows_only=symptom.windows_only)
+            return Match(symptom.check, symptom.cause, symptom.fix, codes, windows_only=symptom.windows_only,
+                         confidence=symptom.confidence)
     return None
 
 
@@ -121,7 +126,7 @@ def match_structure(message: str, reason: str = "", where: str = "events") -> Ma
         return None
     cause = rule.cause or (symptom.cause if symptom else "")
     return Match(rule.check, cause, symptom.fix if symptom else "", find_codes(message), windows_only=True,
-                 structural=True)
+                 structural=True, confidence=symptom.confidence if symptom else CONFIDENCE_CAUSE)
 
 
 def match_model(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
@@ -139,7 +144,7 @@ def match_model(message: str, reason: str = "", where: str = "events", writer: s
                  or not model.has_level(message))):
         return None  # a progress line, or one logged below error level that only waits or retries
     return Match(reading.check, reading.cause(), "", find_codes(message), windows_only=True, structural=True,
-                 placed=True)
+                 placed=True, confidence=CONFIDENCE_CAUSE if reading.established else CONFIDENCE_UNSURE)
 
 
 def match(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
@@ -157,16 +162,21 @@ def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
     codes = find_codes(message)
     found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
              or _text_match(message, reason, where, codes, True))
+    placed = match_model(message, reason, where, writer)
     if found is not None:
+        # An entry that recognises the failure but not its cause yields to the model where the model's reading
+        # of the same text establishes one (a path too long inside a layer import).
+        if found.confidence == CONFIDENCE_UNSURE and placed is not None and placed.confidence == CONFIDENCE_CAUSE:
+            return placed
         return found
-    found = match_model(message, reason, where, writer)
-    if found is not None:
-        return found
+    if placed is not None:
+        return placed
     if _RUNTIME_MARKERS.search(message):
         return Match(GENERIC_RUNTIME, "the Windows container runtime reported an error no catalogue entry knows",
-                     "", codes, generic=True)
+                     "", codes, generic=True, confidence=CONFIDENCE_UNSURE)
     if codes:
-        return Match(GENERIC_CODE, "the message carries a Windows error code", "", codes, generic=True)
+        return Match(GENERIC_CODE, "the message carries a Windows error code", "", codes, generic=True,
+                     confidence=CONFIDENCE_UNSURE)
     return None
 
 
@@ -174,7 +184,7 @@ def unrecognised(message: str) -> Match:
     """The fallback for a Windows warning nothing claims: reported (info) with every code the message carries,
     also the ones it names only by their text, so nothing Windows-related is silently dropped."""
     return Match(UNRECOGNISED, "no catalogue entry or error-chain rule recognises this Windows warning", "",
-                 structure.parse(message).codes if message else (), generic=True)
+                 structure.parse(message).codes if message else (), generic=True, confidence=CONFIDENCE_UNSURE)
 
 
 def subsystem(check: str) -> str | None:
