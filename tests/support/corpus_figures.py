@@ -158,10 +158,10 @@ def _answer(found: list[Finding]) -> tuple[str, Finding | None]:
     relevant = [f for f in found if f.id in GENERIC or f.id in ANSWERS or (f.id in families and (
         families[f.id].family in ("symptom", "model") or families[f.id].area == "events"))]
     relevant.sort(key=lambda f: f.id)
-    specific = [f for f in relevant if f.id not in GENERIC and symptoms.model.subsystem_of_check(f.id) is None]
+    specific = [f for f in relevant if f.id not in GENERIC and not symptoms.model.is_model_check(f.id)]
     if specific:
         return "specific", specific[0]
-    placed = [f for f in relevant if symptoms.model.subsystem_of_check(f.id)]
+    placed = [f for f in relevant if symptoms.model.is_model_check(f.id)]
     if placed:
         return "placed", placed[0]
     generic = [f for f in relevant if f.id in GENERIC]

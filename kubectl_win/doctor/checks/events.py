@@ -60,10 +60,10 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     where = f" ({', '.join(place)})" if place else ""
     values = {"object": event.ref.display(), "reason": event.reason or "status", "excerpt": excerpt,
               "where": where, "node": node_name}
-    subsystem = model.subsystem_of_check(event.check)
-    if subsystem:
+    if model.is_model_check(event.check):
+        subsystem = model.subsystem_of_check(event.check)
         reading = model.read(event.message, event.reason, "node" if event.ref.kind == "Node" else "pod")
-        if reading.subsystem != subsystem:  # the record keeps the redacted text: the check read the original
+        if subsystem and reading.subsystem != subsystem:  # the record keeps the redacted text: the check read the original
             reading = dataclasses.replace(reading, subsystem=subsystem)
         place = [f"{event.count}x"] if event.count > 1 else []
         values.update(reading.labels(), where=f" ({', '.join(place)})" if place else "",

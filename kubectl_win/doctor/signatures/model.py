@@ -39,8 +39,16 @@ _LOG_FAILURE = re.compile(
     re.IGNORECASE)
 
 
+UNPLACED = "windows-failure"  # neither the cause nor the subsystem is settled by the message
+
+
 def check_id(subsystem: str) -> str:
     return f"{CHECK_PREFIX}{subsystem}{CHECK_SUFFIX}"
+
+
+def is_model_check(check: str) -> bool:
+    """Whether the check is the model's: a subsystem's (windows-<subsystem>-failure) or the unplaced one."""
+    return check == UNPLACED or subsystem_of_check(check) is not None
 
 
 def subsystem_of_check(check: str) -> str | None:
@@ -158,6 +166,9 @@ class Reading:
     # without saying what it is about), "" (none found).
     evidence: str = ""
     tied: bool = True  # the message names the object the condition's cause in this subsystem is about
+    # Whether the subsystem follows from the message's own words (an operation, a component that decides, a
+    # condition's subsystem or a component below the kubelet it names), not only from whose log it is or a default.
+    settled: bool = True
 
     @property
     def identified(self) -> bool:
@@ -165,7 +176,8 @@ class Reading:
 
     @property
     def check(self) -> str:
-        return check_id(self.subsystem)
+        """The subsystem's check; the unplaced one when neither the cause nor the subsystem is settled."""
+        return check_id(self.subsystem) if self.settled or self.established else UNPLACED
 
     def component_title(self) -> str:
         if self.component is None:
@@ -191,7 +203,7 @@ class Reading:
         one cause (knowledge/failure_model.yaml: causes, unsure_in)."""
         condition = _condition_by_id(self.condition)
         return (condition is not None and self.evidence in ("code", "text") and self.tied
-                and (self.operation is not None or condition.self_evident)
+                and (condition.self_evident or self.operation is not None)
                 and self.subsystem in condition.causes and self.subsystem not in condition.unsure_in)
 
     def unsure(self) -> str:
@@ -231,7 +243,8 @@ class Reading:
 
     def labels(self) -> dict[str, str]:
         """The finding's values: subsystem, component, operation, cause."""
-        return {"subsystem": self.subsystem, "component": self.component_title(),
+        subsystem = self.subsystem if self.check != UNPLACED else f"subsystem not settled (perhaps {self.subsystem})"
+        return {"subsystem": subsystem, "component": self.component_title(),
                 "operation": self.operation_phrase(), "cause": self.cause()}
 
 
@@ -282,12 +295,26 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
     condition, code, evidence = _condition(message, codes)
     subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
+    settled = _settled(subsystem, message, operation, found, condition)
     if condition is not None and operation is not None and operation.id in condition.moves:
         subsystem = condition.moves[operation.id]
     tie = condition.ties.get(subsystem) if condition is not None else None
     return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
                    operation.id if operation else None, obj, condition.id if condition else None, code, codes,
-                   evidence, tie is None or bool(tie.search(message)))
+                   evidence, tie is None or bool(tie.search(message)), settled)
+
+
+def _settled(subsystem: str, message: str, operation: _Operation | None, found: list[_Component],
+             condition: _Condition | None) -> bool:
+    """Whether the message's own words put the failure in `subsystem`: what it names (a strong operation, a
+    component below the kubelet, a condition that has a subsystem) points there and nothing it names points
+    elsewhere. Whose log the line is in, or a default, does not settle it."""
+    in_text = {c.id for c in _components_in(message)[0]}
+    votes = [operation.subsystem] if operation is not None and not operation.weak else []
+    votes += [c.subsystem for c in found if c.id in in_text and (c.decides or not c.weak)]
+    if condition is not None and condition.subsystem:
+        votes.append(condition.subsystem)
+    return bool(votes) and all(v == subsystem for v in votes)
 
 
 def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None, str]:
@@ -397,8 +424,13 @@ def subsystem_info(subsystem: str) -> dict[str, Any]:
 
 
 def catalogue_entries() -> list[dict[str, Any]]:
-    """One catalogue check per subsystem (kubectl_win/catalog.py, family "model"): id, title, remediation, sources."""
-    out = []
+    """One catalogue check per subsystem (kubectl_win/catalog.py, family "model"): id, title, remediation, sources;
+    and the unplaced one."""
+    out = [{"id": UNPLACED, "subsystem": "", "title": "A Windows failure whose cause and subsystem the message does "
+                                                       "not settle",
+            "remediation": "The message does not say why or where; follow the next steps the finding gives for its "
+                           "node, which tell the candidate causes apart.",
+            "sources": ["knowledge/failure_model.yaml (components, operations, conditions)"]}]
     for subsystem in SUBSYSTEMS:
         info = subsystem_info(subsystem)
         out.append({"id": check_id(subsystem), "subsystem": subsystem, "title": info["title"],

@@ -102,8 +102,9 @@ def _text_match(message: str, reason: str, where: str, codes: tuple[Decoded, ...
         if reason and symptom.reasons and reason not in symptom.reasons:
             continue  # the reason disambiguates; a missing reason never excludes
         if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & code_values):
+            # A broad entry's text is shared by many failures: it recognises the failure, not its cause.
             return Match(symptom.check, symptom.cause, symptom.fix, codes, windows_only=symptom.windows_only,
-                         confidence=symptom.confidence)
+                         confidence=CONFIDENCE_UNSURE if broad else symptom.confidence)
     return None
 
 
@@ -125,8 +126,11 @@ def match_structure(message: str, reason: str = "", where: str = "events") -> Ma
     if symptom is not None and where not in symptom.where:
         return None
     cause = rule.cause or (symptom.cause if symptom else "")
+    # A rule that matched on the operation and the component alone places the failure; only a code or a text it
+    # names ties it to that entry's cause.
+    sure = (rule.codes or rule.text is not None) and (symptom is None or symptom.confidence == CONFIDENCE_CAUSE)
     return Match(rule.check, cause, symptom.fix if symptom else "", find_codes(message), windows_only=True,
-                 structural=True, confidence=symptom.confidence if symptom else CONFIDENCE_CAUSE)
+                 structural=True, confidence=CONFIDENCE_CAUSE if sure else CONFIDENCE_UNSURE)
 
 
 def match_model(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
