@@ -73,7 +73,7 @@ def test_every_catalogue_entry_has_its_place_in_the_model() -> None:
     ('nslookup kubernetes.default: DNS request timed out. timeout was 2 seconds.', "", "dns", "dns-client", "resolve",
      "timeout"),
     ('Failed to run kubelet: failed to run Kubelet: unknown flag: --cgroup-driver', "", "node", "kubelet",
-     "kubelet-start", "invalid-config"),
+     "kubelet-start", "linux-only-setting"),
     ('admission webhook "admission-webhook.windows-gmsa.sigs.k8s.io" denied the request: cannot find '
      'GMSACredentialSpec webapp1', "FailedCreate", "identity", "gmsa-webhook", "admission", "not-found"),
     ('Error: failed to create containerd task: failed to create shim task: hcs::CreateComputeSystem web: The paging '

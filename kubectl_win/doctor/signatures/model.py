@@ -198,11 +198,13 @@ class Reading:
 
     @property
     def established(self) -> bool:
-        """Whether the message shows the cause: its condition is named by a Windows code or its own words (not a
-        word that could be about anything), tied to a known operation, and in this subsystem that condition has
-        one cause (knowledge/failure_model.yaml: causes, unsure_in)."""
+        """Whether the message shows the cause: its condition is the Windows code the operation returned (or a
+        condition whose words are the cause, such as a Linux-only flag or an API-server rejection), tied to a known
+        operation and to the object the cause is about, and in this subsystem that condition has one cause
+        (knowledge/failure_model.yaml: causes, unsure_in, ties). A condition word elsewhere in the text is not."""
         condition = _condition_by_id(self.condition)
-        return (condition is not None and self.evidence in ("code", "text") and self.tied
+        return (condition is not None and (self.evidence == "code" or (self.evidence == "text" and condition.self_evident))
+                and self.tied
                 and (condition.self_evident or self.operation is not None)
                 and self.subsystem in condition.causes and self.subsystem not in condition.unsure_in)
 
@@ -306,15 +308,15 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
 
 def _settled(subsystem: str, message: str, operation: _Operation | None, found: list[_Component],
              condition: _Condition | None) -> bool:
-    """Whether the message's own words put the failure in `subsystem`: what it names (a strong operation, a
-    component below the kubelet, a condition that has a subsystem) points there and nothing it names points
-    elsewhere. Whose log the line is in, or a default, does not settle it."""
+    """Whether the message's own words put the failure in `subsystem`: two things it names (a strong operation, a
+    component below the kubelet, a condition that has a subsystem) point there and nothing it names points
+    elsewhere. One word alone, whose log the line is in, or a default does not settle it."""
     in_text = {c.id for c in _components_in(message)[0]}
     votes = [operation.subsystem] if operation is not None and not operation.weak else []
     votes += [c.subsystem for c in found if c.id in in_text and (c.decides or not c.weak)]
     if condition is not None and condition.subsystem:
         votes.append(condition.subsystem)
-    return bool(votes) and all(v == subsystem for v in votes)
+    return len(votes) >= 2 and all(v == subsystem for v in votes)
 
 
 def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None, str]:

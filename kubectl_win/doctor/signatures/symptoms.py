@@ -102,9 +102,8 @@ def _text_match(message: str, reason: str, where: str, codes: tuple[Decoded, ...
         if reason and symptom.reasons and reason not in symptom.reasons:
             continue  # the reason disambiguates; a missing reason never excludes
         if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & code_values):
-            # A broad entry's text is shared by many failures: it recognises the failure, not its cause.
             return Match(symptom.check, symptom.cause, symptom.fix, codes, windows_only=symptom.windows_only,
-                         confidence=CONFIDENCE_UNSURE if broad else symptom.confidence)
+                         confidence=symptom.confidence)
     return None
 
 
@@ -166,15 +165,11 @@ def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
     codes = find_codes(message)
     found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
              or _text_match(message, reason, where, codes, True))
-    placed = match_model(message, reason, where, writer)
     if found is not None:
-        # An entry that recognises the failure but not its cause yields to the model where the model's reading
-        # of the same text establishes one (a path too long inside a layer import).
-        if found.confidence == CONFIDENCE_UNSURE and placed is not None and placed.confidence == CONFIDENCE_CAUSE:
-            return placed
         return found
-    if placed is not None:
-        return placed
+    found = match_model(message, reason, where, writer)
+    if found is not None:
+        return found
     if _RUNTIME_MARKERS.search(message):
         return Match(GENERIC_RUNTIME, "the Windows container runtime reported an error no catalogue entry knows",
                      "", codes, generic=True, confidence=CONFIDENCE_UNSURE)
