@@ -308,12 +308,13 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
 
 def _settled(subsystem: str, message: str, operation: _Operation | None, found: list[_Component],
              condition: _Condition | None) -> bool:
-    """Whether the message's own words put the failure in `subsystem`: two things it names (a strong operation, a
-    component below the kubelet, a condition that has a subsystem) point there and nothing it names points
-    elsewhere. One word alone, whose log the line is in, or a default does not settle it."""
+    """Whether the failure's place is settled: two things the message names (its operation, a component below
+    the kubelet, a condition that has a subsystem; or the log of a component that decides its subsystem, such as
+    kube-proxy's) point to `subsystem` and nothing it names points elsewhere. One of them alone, or a default,
+    does not settle it."""
     in_text = {c.id for c in _components_in(message)[0]}
-    votes = [operation.subsystem] if operation is not None and not operation.weak else []
-    votes += [c.subsystem for c in found if c.id in in_text and (c.decides or not c.weak)]
+    votes = [operation.subsystem] if operation is not None else []
+    votes += [c.subsystem for c in found if (c.id in in_text and not c.weak) or c.decides]
     if condition is not None and condition.subsystem:
         votes.append(condition.subsystem)
     return len(votes) >= 2 and all(v == subsystem for v in votes)
