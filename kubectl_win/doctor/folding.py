@@ -85,5 +85,6 @@ class SymptomFolder:
 
 
 def _fold_key(check: str, reason: str) -> str:
-    """Unrecognised warnings fold per reason; a recognised symptom folds per check whatever the reason."""
-    return f"{check}\x00{reason}" if check == symptoms.UNRECOGNISED else check
+    """Unrecognised warnings, and failures the model cannot place, fold per reason; a recognised symptom folds per
+    check whatever the reason."""
+    return f"{check}\x00{reason}" if check in (symptoms.UNRECOGNISED, symptoms.model.UNPLACED) else check

@@ -34,11 +34,16 @@ def render_by_severity(findings: Sequence[Finding], out: IO[str], *, wide: bool 
             continue
         heading = f"{heading} ({len(group)})"
         out.write((SEVERITY_COLOURS[severity] + heading + RESET if colour else heading) + "\n")
+        # A finding read from a failure message says how sure it is of its cause (cause or unsure).
+        sure = any(f.confidence for f in group)
         if wide:
-            render_table(["id", "object", "path", "message", "fix"],
-                         [[f.id, f.object.display(), f.path or "-", f.message, f.fix.text(shell)] for f in group], out)
+            render_table(["id", "object", "path", *(["confidence"] if sure else []), "message", "fix"],
+                         [[f.id, f.object.display(), f.path or "-", *([f.confidence or "-"] if sure else []),
+                           f.message, f.fix.text(shell)] for f in group], out)
         else:
-            render_table(["id", "object", "message"], [[f.id, f.object.display(), f.message] for f in group], out)
+            render_table(["id", "object", *(["confidence"] if sure else []), "message"],
+                         [[f.id, f.object.display(), *([f.confidence or "-"] if sure else []), f.message]
+                          for f in group], out)
             with_fix = [f for f in group if id(f) in firsts]
             if with_fix:
                 out.write("  fix:\n")

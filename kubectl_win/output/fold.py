@@ -207,11 +207,12 @@ def _object(writer: Writer, block: Block, fixes: bool, cwd: str | None, shell: s
     for f in block.findings:
         line = f"line {f.line}" if f.line else ""
         label = f.severity.upper().ljust(SEVERITY_WIDTH)
-        head = "  ".join(part for part in (f.id, f.path, line) if part)
+        sure = f"confidence: {f.confidence}" if f.confidence else ""
+        head = "  ".join(part for part in (f.id, sure, f.path, line) if part)
         if writer.fits(head, body) or not f.path:
             writer.text(head, indent=2, first=label, hanging=body)
         else:  # the path on a line of its own
-            writer.text("  ".join(part for part in (f.id, line) if part), indent=2, first=label, hanging=body)
+            writer.text("  ".join(part for part in (f.id, sure, line) if part), indent=2, first=label, hanging=body)
             writer.text(f.path, indent=body)
         writer.text(f.message, indent=body)
         if fixes and f.fix:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 
 from kubectl_win import __version__
-from kubectl_win.findings import Finding
+from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Finding
 from kubectl_win.output.structured import render_json
 
 TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+CONFIDENCE_RANK = {CONFIDENCE_CAUSE: 90.0, CONFIDENCE_UNSURE: 30.0}
 
 
 def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str, Any]],
@@ -36,6 +37,11 @@ def sarif_document(findings: Iterable[Finding], rules: Mapping[str, Mapping[str,
                            "enforcedBy": finding.enforced_by,
                            "fix": finding.fix.to_dict(shell) if finding.fix else None},
         }
+        if finding.confidence is not None:
+            # How sure doctor is of the cause it states: a script keeps properties.confidence == "cause"; an
+            # unsure answer ranks low (SARIF rank 0-100: the result's priority).
+            result["properties"]["confidence"] = finding.confidence
+            result["rank"] = CONFIDENCE_RANK.get(finding.confidence, -1.0)
         location: dict[str, Any] = {
             "logicalLocations": [
                 {

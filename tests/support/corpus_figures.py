@@ -5,14 +5,16 @@ Event on its pod or node, a container's waiting state, a terminated state (its m
 Ready=False condition, or a line of a node component's log (read as `kubectl win logs --analyse` and doctor
 --deep read one). doctor then runs on the whole dump at once; an entry's answer is the finding on its object:
 
-  specific  a catalogue entry names the root cause (knowledge/symptoms.yaml, error_chains.yaml, exit codes)
-  placed    the model of the node stack places it (windows-<subsystem>-failure: component, operation, cause)
+  specific  a catalogue entry answers (knowledge/symptoms.yaml, error_chains.yaml, exit codes)
+  placed    the model of the node stack answers (windows-<subsystem>-failure, or windows-failure when the
+            message settles neither the cause nor the subsystem)
   generic   only a generic fallback answers (windows-warning-unrecognised, windows-runtime-error,
             windows-error-code)
   none      nothing answers
 
-`named` = specific + placed. Subsystem agreement compares the answer's subsystem with the entry's
-expect.subsystem (corpora without one: the subsystem of the entry's class).
+and each answer is graded against the entry's key (`grade`): right, honest, wrong or silent (see docs/doctor.md,
+"How answers are graded"). Subsystem agreement compares the subsystem an answer names (if it names one) with
+the entry's expect.subsystem (the earlier corpus: the subsystem of the entry's class).
 
 The figures of every corpus measured in a session are printed in pytest's terminal summary (tests/conftest.py).
 Only aggregate figures are ever printed or put in an assertion message, so a held-out corpus is measured without
@@ -264,8 +266,8 @@ def measure(name: str, entries: list[dict[str, Any]], expected: list[str | None]
     for entry, want, (kind, finding) in zip(entries, wanted, answer_findings(entries), strict=True):
         figures.answers[kind] += 1
         figures.grades[grade(entry, kind, finding, want)] += 1
-        if want and kind in ("specific", "placed") and finding is not None:
-            figures.judged += 1
+        if want and kind in ("specific", "placed") and finding is not None and _subsystem_of(finding.id):
+            figures.judged += 1  # an answer that names a subsystem
             figures.agree += _subsystem_of(finding.id) == want
     FIGURES[:] = [f for f in FIGURES if f.corpus != name] + [figures]
     return figures
@@ -339,23 +341,23 @@ def summary_lines() -> list[str]:
             *tabulate([f.row() for f in ordered], HEADERS).splitlines(), *CONTROLS]
 
 
+def documented() -> list[tuple[str, Figures]]:
+    """The corpora docs/doctor.md gives figures for, measured now: (its name there, its figures)."""
+    earlier = load(CORPUS_DIR / "windows_messages.yaml")
+    return [("`tests/corpus/held_out/` (held out)", measure("held_out", load(*corpora()["held_out"]))),
+            ("`tests/corpus/failures/` (training)", measure("failures", load(*corpora()["failures"]))),
+            ("`tests/corpus/windows_messages.yaml` (earlier; key: the entry's class)",
+             measure("windows_messages (earlier)", earlier, expected_subsystems(earlier)))]
+
+
 def update_docs(path: str) -> None:
     """Rewrite docs/doctor.md's table of figures from what the corpora measure now (aggregates only)."""
-    from kubectl_win.doctor.signatures import symptoms as catalogue
-
     file = Path(path)
     text = file.read_text(encoding="utf-8")
-    earlier = load(CORPUS_DIR / "windows_messages.yaml")
-    measured = [("`tests/corpus/windows_messages.yaml` (earlier)",
-                 measure("windows_messages (earlier)", earlier, [catalogue.subsystem(e["class"]) for e in earlier])),
-                ("`tests/corpus/failures/` (training)",
-                 measure("failures (training)", load(*sorted((CORPUS_DIR / "failures").glob("*.yaml"))))),
-                ("`tests/corpus/held_out/` (held out)",
-                 measure("held_out", load(*sorted((CORPUS_DIR / "held_out").glob("*.yaml")))))]
     head, rest = text.split("<!-- corpus figures -->\n", 1)
-    table, tail = rest.split("\n\n", 1)
-    rows = [f"| {name} | " + " | ".join(figures.row()[1:]) + " |" for name, figures in measured]
-    lines = table.splitlines()[:2] + rows
+    _table, tail = rest.split("\n\n", 1)
+    lines = ["| " + " | ".join(HEADERS) + " |", "|" + "---|" * len(HEADERS)]
+    lines += [f"| {name} | " + " | ".join(figures.row()[1:]) + " |" for name, figures in documented()]
     file.write_text(head + "<!-- corpus figures -->\n" + "\n".join(lines) + "\n\n" + tail, encoding="utf-8")
 
 

@@ -64,7 +64,8 @@ def rendered(subsystem: str) -> list[str]:
     [found] = [f for f in run_checks(snapshot_of(*cluster(subsystem))) if f.id == f"windows-{subsystem}-failure"]
     on = f"Node/{NODE}" if kind == "Node" else "shop/Pod/web-1"
     return [f"event    Warning {reason} on {on} (node {NODE}, 2x)", f"         {message}",
-            f"finding  {found.id} ({found.severity})", f"         {found.message}", f"fix      {found.fix.note}",
+            f"finding  {found.id} ({found.severity}, confidence: {found.confidence})", f"         {found.message}",
+            f"fix      {found.fix.note}",
             *(f"         {quote_command(argv)}" for argv in found.fix.commands)]
 
 

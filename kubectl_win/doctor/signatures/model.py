@@ -212,8 +212,8 @@ class Reading:
         """The honest sentence: the message does not say why; what it does say, in plain words."""
         condition = _condition_by_id(self.condition)
         code = f" ({self.code.hex} {self.code.name})" if self.code else ""
-        said = condition.meaning if condition is not None else (
-            self.code.meaning.rstrip(".") if self.code is not None else "")
+        said = (self.code.meaning.rstrip(".") if self.code is not None else
+                condition.meaning if condition is not None else "")
         what = self.object_phrase()
         reports = f"; it reports that {said}{code}" if said else ""
         return f"the message does not say why{reports}{what}; the next steps tell the causes apart"
