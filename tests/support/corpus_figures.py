@@ -92,7 +92,8 @@ class Figures:
         return (f"{self.corpus}: {self.graded} graded of {self.total}, " +
                 ", ".join(f"{g} {self.grades[g]}" for g in GRADES) +
                 f"; specific {self.answers['specific']}, placed {self.answers['placed']}, generic "
-                f"{self.answers['generic']}, none {self.answers['none']}, subsystem agreement {self.agree}/{self.judged}")
+                f"{self.answers['generic']}, none {self.answers['none']}, "
+                f"subsystem agreement {self.agree}/{self.judged}")
 
 
 HEADERS = ["corpus", "graded", "wrong", "right", "honest", "silent", "subsystem agreement"]

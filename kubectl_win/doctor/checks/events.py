@@ -12,8 +12,7 @@ from kubectl_win.doctor import fixes
 from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
-from kubectl_win.findings import (CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, NO_FIX, Finding, Fix, ObjectRef,
-                                  fix_from_template)
+from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, NO_FIX, Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 from kubectl_win.wincodes import decode_exit, describe
@@ -63,7 +62,8 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     if model.is_model_check(event.check):
         subsystem = model.subsystem_of_check(event.check)
         reading = model.read(event.message, event.reason, "node" if event.ref.kind == "Node" else "pod")
-        if subsystem and reading.subsystem != subsystem:  # the record keeps the redacted text: the check read the original
+        # The record keeps the redacted text: the check read the original.
+        if subsystem and reading.subsystem != subsystem:
             reading = dataclasses.replace(reading, subsystem=subsystem)
         place = [f"{event.count}x"] if event.count > 1 else []
         values.update(reading.labels(), where=f" ({', '.join(place)})" if place else "",

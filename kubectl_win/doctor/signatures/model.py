@@ -203,8 +203,10 @@ class Reading:
         operation and to the object the cause is about, and in this subsystem that condition has one cause
         (knowledge/failure_model.yaml: causes, unsure_in, ties). A condition word elsewhere in the text is not."""
         condition = _condition_by_id(self.condition)
-        return (condition is not None and (self.evidence == "code" or (self.evidence == "text" and condition.self_evident))
-                and self.tied
+        if condition is None:
+            return False
+        shown = self.evidence == "code" or (self.evidence == "text" and condition.self_evident)
+        return (shown and self.tied
                 and (condition.self_evident or self.operation is not None)
                 and self.subsystem in condition.causes and self.subsystem not in condition.unsure_in)
 
