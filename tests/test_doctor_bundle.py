@@ -155,13 +155,17 @@ def test_a_healthy_bundle_adds_nothing_to_the_cluster_checks(tmp_path: Path, clu
     assert from_nodes == []
 
 
-def test_a_node_event_log_failure_no_entry_knows_is_placed_in_the_model(tmp_path: Path, cluster_dump: bytes) -> None:
+def test_a_node_event_log_failure_no_entry_knows_is_read_by_the_model(tmp_path: Path, cluster_dump: bytes) -> None:
+    """The HNS service ended unexpectedly: a service (node) of the network's HNS, and why it ended the line does
+    not say, so doctor says the message settles neither the cause nor the subsystem."""
     files = {"win-a": node_files("win-a"), "win-b": node_files("win-b")}
     report = doctor_json(make_bundle(tmp_path, cluster_dump, files))
-    [crash] = [f for f in by_id(report, "windows-node-failure") if f["object"]["name"] == "win-a"]
+    [crash] = [f for f in by_id(report, "windows-failure") if f["object"]["name"] == "win-a"]
     assert crash["file"] == "nodes/win-a/events/system.log" and crash["line"] == 1
-    assert crash["message"].startswith("Node/win-a: system events log: node: HNS (Host Networking Service) could not "
-                                       "start a service on win-a (bundle: nodes/win-a/events/system.log:1): ")
+    assert crash["message"].startswith("Node/win-a: system events log: subsystem not settled (perhaps node): HNS (Host "
+                                       "Networking Service) could not start a service on win-a (bundle: "
+                                       "nodes/win-a/events/system.log:1): the message does not say why")
+    assert crash["confidence"] == "unsure"
     assert crash["fix"]["commands"][0] == "kubectl win hns win-a"
 
 

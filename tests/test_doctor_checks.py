@@ -73,6 +73,8 @@ def deploy(name: str, spec: dict[str, Any], node_name: str | None = "win-0", **p
 
 TWO_BUILDS = [node("win-2019", build=17763), *agents("win-2019")]
 
+_TRUST = ('Failed to mount volume "data": plugin wrote: The trust relationship between this workstation and the '
+          'domain is lost')
 CASES = [
     Case("windows-nodes-missing", lambda: [node("linux-0", os="linux")], lambda: base(),
          ("1 nodes and none of them runs Windows",)),
@@ -334,6 +336,13 @@ CASES = [
          lambda: base(event(("Node", "", "win-0"), "Odd", "the widget said no: 0xc0001234", host="win-0")),
          lambda: base(event(("Node", "", "linux-0"), "Odd", "the widget said no: 0xc0001234", host="linux-0")),
          ("0xC0001234 = (unknown NTSTATUS)",)),
+    # A mount failing with a domain trust message: the operation says volume, the domain says identity, and the
+    # logon condition gives no cause; doctor says what it recognised and that the message settles neither.
+    Case("windows-failure",
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedMount", _TRUST, host="win-0")),
+         lambda: base(event(("Pod", "linux", "web-1"), "FailedMount", _TRUST, host="linux-0")),
+         ("subsystem not settled (perhaps volume)", "could not mount the volume", "the message does not say why",
+          "kubectl ")),
     *[Case(f"windows-{subsystem}-failure",
            (lambda kind=kind, reason=reason, message=message: base(event(
                (kind, "" if kind == "Node" else "shop", "win-0" if kind == "Node" else "web-1"), reason, message,
