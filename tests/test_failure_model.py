@@ -224,3 +224,15 @@ def test_two_different_failures_of_one_subsystem_in_a_log_stay_two_findings() ->
     found = [f for f in scan_lines("win-0", "kubelet", lines) if f.id == "windows-network-failure"]
     assert sorted("2x" in f.message for f in found) == [False, True]
     assert any("Access is denied" in f.message and "2x" not in f.message for f in found)
+
+
+def test_the_readme_gives_the_measured_graded_figures() -> None:
+    """The README's claim is the held-out and training parts' graded figures as measured now."""
+    from tests.support.paths import ROOT
+
+    text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
+    held, training = corpus_figures.measure("held_out", _held_out()), corpus_figures.measure("failures", _training())
+    assert (f"on {held.graded} held-out real failures from public issue trackers: {held.grades['wrong']} wrong "
+            f"({held.rate('wrong'):.1f}%), {held.grades['right']} right, {held.grades['honest']} honestly unsure, "
+            f"{held.grades['silent']} silent; on the {training.graded} training failures {training.grades['wrong']} "
+            f"wrong, {training.grades['right']} right") in text
