@@ -362,7 +362,35 @@ def update_docs(path: str) -> None:
     file.write_text(head + "<!-- corpus figures -->\n" + "\n".join(lines) + "\n\n" + tail, encoding="utf-8")
 
 
-if __name__ == "__main__":  # python -m tests.support.corpus_figures docs/doctor.md
+def readme_claim() -> str:
+    """The README's sentence of graded figures, as measured now."""
+    held, training = measure("held_out", load(*corpora()["held_out"])), measure("failures", load(*corpora()["failures"]))
+    return (f"on {held.graded} held-out real failures from public issue trackers: {held.grades['wrong']} wrong "
+            f"({held.rate('wrong'):.1f}%), {held.grades['right']} right, {held.grades['honest']} honestly unsure, "
+            f"{held.grades['silent']} silent; on the {training.graded} training failures {training.grades['wrong']} "
+            f"wrong, {training.grades['right']} right")
+
+
+def update_readme(path: str) -> None:
+    """Rewrite the README's graded figures (one sentence, wrapped as it is) from what the corpora measure now."""
+    file = Path(path)
+    text = file.read_text(encoding="utf-8")
+    words = r"on \d+ held-out real failures.*?on the \d+ training failures \d+ wrong, \d+ right"
+    found = re.search(words.replace(" ", r"\s+"), text, re.DOTALL)
+    if found is None:
+        raise SystemExit(f"{path}: no graded figures to update")
+    old = found.group(0)
+    lines, new, width = old.split("\n"), readme_claim().split(" "), []
+    for line in lines:  # the new words in lines as long as the old ones
+        count = len(line.split())
+        width.append(" ".join(new[:count]))
+        new = new[count:]
+    width[-1] = " ".join([width[-1], *new]).strip()
+    file.write_text(text.replace(old, "\n".join(width)), encoding="utf-8")
+
+
+if __name__ == "__main__":  # python -m tests.support.corpus_figures docs/doctor.md README.md
     import sys
 
     update_docs(sys.argv[1])
+    update_readme(sys.argv[2])

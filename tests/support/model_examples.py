@@ -33,6 +33,9 @@ EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
     ("identity", "Pod", "FailedCreate",
      'admission webhook "admission-webhook.windows-gmsa.sigs.k8s.io" denied the request: service account '
      '"shop:web" is not authorized to use gMSA "webapp1"'),
+    ("api", "Pod", "FailedCreate",
+     'Error creating: pods "web-1" is forbidden: violates PodSecurity "baseline:latest": hostProcess (container '
+     '"app" must not set securityContext.windowsOptions.hostProcess=true)'),
 )
 
 NODE = "win-0"

@@ -1,6 +1,7 @@
 """The model of the Windows node stack (knowledge/failure_model.yaml): a failure message -> who reported it
 (component), what was being done (operation), on what (object) and with which Windows condition, placed in
-a subsystem of the node (network, dns, proxy, volume, image, runtime, node, resources, identity), with the
+a subsystem of the node (network, dns, proxy, volume, image, runtime, node, resources, identity; or api, the
+API server refusing the object before any node sees it), with the
 cause in one sentence and the next steps that fit that subsystem on that node.
 
 The catalogue (knowledge/symptoms.yaml, knowledge/error_chains.yaml) names specific root causes; this reads
@@ -19,7 +20,7 @@ from kubectl_win.findings import Fix
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, codes_in_text, find_codes
 
-SUBSYSTEMS = ("network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity")
+SUBSYSTEMS = ("network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity", "api")
 CHECK_PREFIX = "windows-"
 CHECK_SUFFIX = "-failure"
 MESSAGE = ("{object}: {reason}: {subsystem}: {component} could not {operation} on {node}{where}: {cause}. "
@@ -100,6 +101,7 @@ class _Condition:
     # subsystem -> what the message must also say for the cause to hold there (the object the cause is about)
     ties: dict[str, re.Pattern[str]] = field(default_factory=dict)
     self_evident: bool = False  # the message's own words are the cause (an API rejection, a Linux-only flag)
+    decides: bool = False  # its subsystem wins over the operation's (an API-server rejection is no node's failure)
 
 
 @dataclass(frozen=True)
@@ -136,7 +138,7 @@ def _model() -> _Model:
                                   _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}),
                                   _any(c.get("weak")), frozenset(c.get("unsure_in") or ()),
                                   {k: re.compile(v, re.IGNORECASE) for k, v in (c.get("ties") or {}).items()},
-                                  bool(c.get("self_evident")))
+                                  bool(c.get("self_evident")), bool(c.get("decides")))
                        for c in data["conditions"])
     return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
                   conditions)
@@ -180,6 +182,8 @@ class Reading:
         return check_id(self.subsystem) if self.settled or self.established else UNPLACED
 
     def component_title(self) -> str:
+        if self.subsystem == "api" and not names_a_layer(self):
+            return "the API server"
         if self.component is None:
             return "a node component"
         if self.component == "container-process":
@@ -191,6 +195,8 @@ class Reading:
         return info.title if info else self.component
 
     def operation_phrase(self) -> str:
+        if self.subsystem == "api":
+            return "admit the object"
         if self.operation == "run":
             return "keep running"
         info = next((o for o in _model().operations if o.id == self.operation), None)
@@ -252,6 +258,12 @@ class Reading:
                 "operation": self.operation_phrase(), "cause": self.cause()}
 
 
+def self_evident(reading: Reading) -> bool:
+    """Whether the reading states a cause the message's own words are (a Linux-only flag, an API rejection)."""
+    condition = _condition_by_id(reading.condition)
+    return reading.established and condition is not None and condition.self_evident
+
+
 def _condition_by_id(cid: str | None) -> _Condition | None:
     return next((c for c in _model().conditions if c.id == cid), None) if cid else None
 
@@ -300,6 +312,9 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     condition, code, evidence = _condition(message, codes)
     subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
     settled = _settled(subsystem, message, operation, found, condition)
+    if condition is not None and condition.decides and condition.subsystem and not any(
+            c.decides for c in _components_in(message)[0]):
+        subsystem, settled = condition.subsystem, True
     if condition is not None and operation is not None and operation.id in condition.moves:
         subsystem = condition.moves[operation.id]
     tie = condition.ties.get(subsystem) if condition is not None else None
@@ -480,8 +495,8 @@ def next_steps(reading: Reading, node: str | None, agents: AgentPods | None = No
         hints = [f"{code.hex} {code.name}: {code.hint}"] if code is not None and code.hint and \
             not reading.names_its_cause() else []
     reporter = _component(reading.component.partition(":")[0]) if reading.component else None
-    on_node = reporter is None or bool(reporter.logs or reporter.agent in ("cni", "csi_node", "csi_proxy",
-                                                                             "kube_proxy"))
+    on_node = reading.subsystem != "api" and (reporter is None or bool(
+        reporter.logs or reporter.agent in ("cni", "csi_node", "csi_proxy", "kube_proxy")))
     where = f" on {node}" if node and on_node else ""
     note = (f"Start with {reading.component_title()}{where}, the commands in order. "
             f"The {reading.subsystem} subsystem is {subsystem_info(reading.subsystem)['meaning']}.")

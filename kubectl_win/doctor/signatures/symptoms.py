@@ -165,11 +165,16 @@ def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
     codes = find_codes(message)
     found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
              or _text_match(message, reason, where, codes, True))
+    placed = match_model(message, reason, where, writer)
     if found is not None:
+        # An entry that recognises the failure but not its cause yields where the message's own words are the
+        # cause (an ext4 fsType in a CSI mount failure is a Linux-only setting, not a driver to upgrade).
+        if found.confidence == CONFIDENCE_UNSURE and placed is not None and model.self_evident(
+                model.read(message, reason, "node" if where in ("condition", "log") else "pod", writer)):
+            return placed
         return found
-    found = match_model(message, reason, where, writer)
-    if found is not None:
-        return found
+    if placed is not None:
+        return placed
     if _RUNTIME_MARKERS.search(message):
         return Match(GENERIC_RUNTIME, "the Windows container runtime reported an error no catalogue entry knows",
                      "", codes, generic=True, confidence=CONFIDENCE_UNSURE)
