@@ -364,7 +364,8 @@ def update_docs(path: str) -> None:
 
 def readme_claim() -> str:
     """The README's sentence of graded figures, as measured now."""
-    held, training = measure("held_out", load(*corpora()["held_out"])), measure("failures", load(*corpora()["failures"]))
+    parts = corpora()
+    held, training = measure("held_out", load(*parts["held_out"])), measure("failures", load(*parts["failures"]))
     return (f"on {held.graded} held-out real failures from public issue trackers: {held.grades['wrong']} wrong "
             f"({held.rate('wrong'):.1f}%), {held.grades['right']} right, {held.grades['honest']} honestly unsure, "
             f"{held.grades['silent']} silent; on the {training.graded} training failures {training.grades['wrong']} "
