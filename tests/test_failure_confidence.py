@@ -1,0 +1,184 @@
+"""doctor states a cause only when the message shows it: each finding read from a failure says how sure it is
+(`cause` or `unsure`) in the table, JSON and SARIF; the shapes of wrong answers users met (a container ID "not
+found" read as a missing file, a socket in use read as an image problem, an API-server rejection read as a node
+failure, ...) give honest answers; and every path a failure text can reach doctor by gives the same answer."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from kubectl_win.cli import main
+from kubectl_win.doctor.checks.bundle_logs import scan_file
+from kubectl_win.doctor.checks.plan import run_checks
+from kubectl_win.doctor.deep import scan_lines
+from kubectl_win.doctor.signatures import model, symptoms
+from kubectl_win.findings import Finding
+from tests.support.kube_objects import event, node, pod, snapshot_of, windows_spec
+
+MKLINK = ('MountVolume.SetUp failed for volume "logs" : mklink C:\\var\\lib\\kubelet\\pods\\1\\volumes\\x: The '
+          'filename or extension is too long.')
+NO_SUCH_CONTAINER = ('failed to start container "4f1a2b3c4d5e": Error response from daemon: No such container: '
+                     '4f1a2b3c4d5e6f7a8b9c')
+
+
+def _model_findings(findings: list[Finding]) -> list[Finding]:
+    """The findings that read a failure message: the catalogue's, the model's and the fallbacks."""
+    return [f for f in findings
+            if f.id.startswith("symptom-") or model.is_model_check(f.id) or f.id in symptoms.GENERIC]
+
+
+# --- one reading everywhere -----------------------------------------------------------------------------------
+
+def _answers_by_path(reason: str, text: str) -> dict[str, tuple[str, str | None, bool]]:
+    """(check, confidence, the cause the finding states) for the text on every path doctor reads failures by."""
+    def state(kind: str) -> list[dict[str, Any]]:
+        status: dict[str, Any] = {"name": "app", "image": "img", "ready": False, "restartCount": 1, "state": {}}
+        if kind == "waiting":
+            status["state"] = {"waiting": {"reason": reason, "message": text}}
+        else:
+            status["lastState"] = {"terminated": {"exitCode": 1, "reason": "Error", "message": text}}
+        return [status]
+
+    not_ready = node("win-1", ready=False)
+    not_ready["status"]["conditions"][0]["message"] = text
+    objs = [node("win-0"), not_ready, pod("ev", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "ev"), reason, text, host="win-0"),
+            pod("wa", windows_spec(), node="win-0", statuses=state("waiting")),
+            pod("te", windows_spec(), node="win-0", statuses=state("terminated"))]
+    where = {"shop/Pod/ev": "event", "shop/Pod/wa": "container waiting", "shop/Pod/te": "container terminated",
+             "Node/win-1": "node condition"}
+    found: dict[str, list[Finding]] = {}
+    for finding in _model_findings(run_checks(snapshot_of(*objs))):
+        if finding.object.display() in where:
+            found.setdefault(where[finding.object.display()], []).append(finding)
+    found["doctor --deep, logs --analyse"] = _model_findings(scan_lines("win-0", "kubelet", [text]))
+    found["bundle"] = _model_findings(scan_file("win-0", "nodes/win-0/logs/kubelet.log", text))
+    cause = symptoms.match(text, reason, "events").cause  # the sentence the model (or the catalogue) states
+    out = {}
+    for path, findings in found.items():
+        [finding] = findings
+        said = cause in finding.message if finding.id.endswith("-failure") else cause == symptoms.cause(finding.id)
+        out[path] = (finding.id, finding.confidence, said)
+    return out
+
+
+@pytest.mark.parametrize(("reason", "text"), [
+    ("FailedMount", MKLINK),
+    ("Failed", NO_SUCH_CONTAINER),
+    ("Failed", 'Error: failed to start containerd task "web": hcs::System::Start 9a1: The process cannot access the '
+               'file because it is being used by another process.'),
+    ("FailedCreatePodSandBox", 'Failed to create pod sandbox: rpc error: code = Unknown desc = failed to setup network '
+                               'for sandbox "9f3c": plugin type="antrea" failed (add): the agent has not set up br-int '
+                               'yet: The device is not ready.'),
+    ("FailedMount", 'MountVolume.MountDevice failed for volume "pvc-1" : rpc error: code = Internal desc = '
+                    'NodeStageVolume failed: mount of disk 2 with fsType ext4 failed'),
+], ids=["cause-by-code", "unsure-unplaced", "cause-runtime", "unsure-network", "linux-only-setting"])
+def test_one_text_gets_the_same_graded_answer_on_every_path(reason: str, text: str) -> None:
+    """Events, container states, node conditions, doctor --deep and logs --analyse (node logs), and bundles."""
+    answers = _answers_by_path(reason, text)
+    assert set(answers) == {"event", "container waiting", "container terminated", "node condition",
+                            "doctor --deep, logs --analyse", "bundle"}
+    assert len(set(answers.values())) == 1, answers
+    assert next(iter(answers.values()))[2], answers  # each states the same cause (or says it cannot tell)
+
+
+def test_an_exit_code_alone_is_an_unsure_answer_with_the_previous_log_first() -> None:
+    status = {"name": "app", "image": "img", "ready": False, "restartCount": 3, "state": {},
+              "lastState": {"terminated": {"exitCode": 1, "reason": "Error"}}}
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0", statuses=[status])]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "windows-runtime-failure"]
+    assert found.confidence == "unsure" and "the message does not say why" in found.message
+    assert found.fix.commands[0] == ("kubectl", "logs", "-n", "shop", "web", "-c", "app", "--previous")
+
+
+# --- the shapes of wrong answers, answered honestly -----------------------------------------------------------
+
+@pytest.mark.parametrize(("where", "reason", "text", "wrong"), [
+    ("events", "Failed", NO_SUCH_CONTAINER, "file the container needs is missing"),
+    ("log", "", 'E1201 02:00:00.000000 4321 server.go:100] "Failed to listen" err="listen unix '
+                'C:\\\\var\\\\lib\\\\kubelet\\\\device-plugins\\\\kubelet.sock: bind: Only one usage of each socket '
+                'address (protocol/network address/port) is normally permitted."', "image"),
+    ("events", "", "Error from server: error dialing backend: dial tcp 10.240.0.4:10250: connect: connection reset "
+                   "by peer", "containerd or the runhcs shim"),
+    ("events", "", 'error: unable to upgrade connection: container not found ("app")', "file the container needs"),
+    ("events", "NotTriggerScaleUp", "pod didn't trigger scale-up: 1 node(s) is incompatible with nodepool windows-pool",
+     "version does not fit"),
+])
+def test_a_condition_word_the_message_does_not_tie_to_its_object_states_no_cause(
+        where: str, reason: str, text: str, wrong: str) -> None:
+    found = symptoms.match(text, reason, where, "kubelet" if where == "log" else "")
+    assert found is not None
+    assert wrong not in found.cause
+    if "Only one usage" in text:  # the socket in use is the cause, and it is the node's, not the image's
+        assert found.check == "windows-node-failure" and found.confidence == "cause"
+        assert "already listens on that address or socket" in found.cause
+    else:
+        assert found.confidence == "unsure" and found.cause.startswith("the message does not say why")
+
+
+def test_an_api_server_rejection_is_not_a_node_failure() -> None:
+    text = ('Error creating: Pod "web-1" is invalid: spec.os.name: Forbidden: may not be set when feature gate '
+            'IdentifyPodOS is disabled')
+    found = symptoms.match(text, "FailedCreate", "events")
+    assert (found.check, found.confidence) == ("windows-api-failure", "cause")
+    assert "the API server refused the object" in found.cause and "credentials" not in found.cause
+
+
+def test_a_csi_mount_failure_caused_by_a_linux_filesystem_is_not_told_to_upgrade_the_driver() -> None:
+    text = ('MountVolume.MountDevice failed for volume "pvc-1" : rpc error: code = Internal desc = could not format '
+            '"2" and mount it at "c:\\var\\lib\\kubelet\\plugins\\kubernetes.io\\csi\\disk.csi.azure.com\\1\\'
+            'globalmount": fsType "ext4" is not supported on Windows')
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "web"), "FailedMount", text, host="win-0")]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.object.display() == "shop/Pod/web"
+               and f.id.endswith("-failure")]
+    assert (found.id, found.confidence) == ("windows-volume-failure", "cause")
+    assert "ext4 or xfs fsType" in found.message and "upgrade" not in found.fix.text().lower()
+
+
+# --- the confidence a user and a script see -------------------------------------------------------------------
+
+def _dump(tmp_path: Path) -> str:
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0"), pod("api", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "web"), "FailedMount", MKLINK, host="win-0"),
+            event(("Pod", "shop", "api"), "Failed", NO_SUCH_CONTAINER, host="win-0")]
+    path = tmp_path / "dump.json"
+    path.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": objs}), encoding="utf-8")
+    return str(path)
+
+
+def _doctor(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    main(["doctor", *args])
+    return capsys.readouterr().out
+
+
+def test_json_carries_the_confidence_so_a_script_can_keep_the_sure_causes(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    report = json.loads(_doctor(capsys, "--from-dump", _dump(tmp_path), "-o", "json"))
+    by_object = {f["object"]["name"]: f for f in report["findings"] if "confidence" in f}
+    assert (by_object["web"]["id"], by_object["web"]["confidence"]) == ("windows-volume-failure", "cause")
+    assert (by_object["api"]["id"], by_object["api"]["confidence"]) == ("windows-failure", "unsure")
+    # The existing fields stay as they were; the confidence follows them.
+    assert list(by_object["web"]) == ["id", "severity", "object", "path", "message", "fix", "enforcedBy", "confidence"]
+    assert all("confidence" not in f for f in report["findings"] if not f["id"].endswith("-failure"))
+
+
+def test_sarif_carries_the_confidence_as_a_property_and_a_rank(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    run = json.loads(_doctor(capsys, "--from-dump", _dump(tmp_path), "-o", "sarif"))["runs"][0]
+    sure = {r["properties"]["object"]["name"]: (r["properties"].get("confidence"), r.get("rank"))
+            for r in run["results"] if r["ruleId"].endswith("-failure")}
+    assert sure == {"web": ("cause", 90.0), "api": ("unsure", 30.0)}
+
+
+def test_the_table_shows_a_confidence_column(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    out = _doctor(capsys, "--from-dump", _dump(tmp_path))
+    header = next(line for line in out.splitlines() if line.startswith("ID ") and "CONFIDENCE" in line)
+    assert header.split()[:4] == ["ID", "OBJECT", "CONFIDENCE", "MESSAGE"]
+    rows = [line.split()[:3] for line in out.splitlines() if line.startswith("windows-")]
+    assert ["windows-volume-failure", "shop/Pod/web", "cause"] in rows
+    assert ["windows-failure", "shop/Pod/api", "unsure"] in rows
