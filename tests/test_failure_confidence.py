@@ -182,3 +182,45 @@ def test_the_table_shows_a_confidence_column(capsys: pytest.CaptureFixture[str],
     rows = [line.split()[:3] for line in out.splitlines() if line.startswith("windows-")]
     assert ["windows-volume-failure", "shop/Pod/web", "cause"] in rows
     assert ["windows-failure", "shop/Pod/api", "unsure"] in rows
+
+
+# --- known bugs, checked against what the node runs -----------------------------------------------------------
+
+LAYER_BUG = ('failed to pull and unpack image "registry.k8s.io/pause:3.10": failed to extract layer sha256:854c: '
+             'SetFileInformationByHandle \\\\?\\C:\\Windows\\Temp\\hcs1\\Hives.$wcidirs$: Invalid access to memory '
+             'location.: unknown')
+DSR = 'kube-proxy: syncProxyRules failed: "Failed to enable DSR" err="Platform does not support feature Direct ' \
+      'Server Return (DSR)"'
+
+
+def _on(win: dict[str, Any], reason: str, text: str) -> Finding:
+    objs = [win, pod("web", windows_spec(), node=win["metadata"]["name"]),
+            event(("Pod", "shop", "web"), reason, text, host=win["metadata"]["name"])]
+    [found] = _model_findings([f for f in run_checks(snapshot_of(*objs)) if f.object.display() == "shop/Pod/web"])
+    return found
+
+
+def test_a_known_bug_is_the_cause_only_on_a_node_that_runs_an_affected_version() -> None:
+    affected = _on(node("win-0", runtime="containerd://2.0.0-rc.0"), "Failed", LAYER_BUG)
+    assert affected.confidence == "cause"
+    assert affected.fix.note.startswith("This is a known bug (win-0 runs containerd 2.0.0-rc.0): ")
+    assert "fixed in containerd 2.0.0-rc.1" in affected.fix.note and "containerd/containerd PR #10099" in \
+        affected.fix.note
+    fixed = _on(node("win-0", runtime="containerd://2.0.0"), "Failed", LAYER_BUG)
+    assert fixed.confidence == "unsure" and "known bug" not in fixed.fix.note
+
+
+def test_a_known_bug_checks_the_nodes_windows_build_and_kubernetes_version() -> None:
+    ws2019 = _on(node("win-0", build=17763, kubelet="v1.19.4"), "KubeProxySyncFailed", DSR)
+    assert (ws2019.id, ws2019.confidence) == ("windows-proxy-failure", "cause")
+    assert "a known bug (win-0 runs kubernetes v1.19.4): kube-proxy (winkernel) before 1.20" in ws2019.message
+    for other in (node("win-0", build=20348, kubelet="v1.19.4"), node("win-0", build=17763, kubelet="v1.21.0")):
+        found = _on(other, "KubeProxySyncFailed", DSR)
+        assert found.confidence == "unsure" and "known bug" not in found.message + found.fix.note
+
+
+def test_where_the_version_is_not_known_the_known_bug_is_a_step_to_check() -> None:
+    [found] = _model_findings(scan_lines("win-0", "containerd", [LAYER_BUG]))
+    assert found.confidence == "unsure"
+    assert "If the node runs an affected containerd version, this is a known bug: containerd 2.0.0-rc.0" in \
+        found.fix.note

@@ -171,9 +171,10 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
             fix = model.next_steps(reading, node)
             where = f" ({count}x {window})" if count > 1 else f" ({window})"
         try:
-            out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                               excerpt=excerpt, where=where, node=node, fix=fix, confidence=found.confidence,
-                               **labels))
+            out.append(model.with_known_bug(finding(
+                check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
+                where=where, node=node, fix=fix, confidence=found.confidence, **labels), line, node,
+                cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

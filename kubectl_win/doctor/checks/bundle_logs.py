@@ -73,9 +73,10 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
             fix = model.next_steps(reading, node)
             where = f" (bundle: {member}:{number}{times})"
         try:
-            out.append(finding(check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log",
-                               excerpt=excerpt, where=where, node=node, fix=fix, at=(member, number),
-                               confidence=found.confidence, **labels))
+            out.append(model.with_known_bug(finding(
+                check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
+                where=where, node=node, fix=fix, at=(member, number), confidence=found.confidence, **labels),
+                text_line, node, cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

@@ -71,8 +71,14 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
                                            _agents_on(snapshot, node_name)))
     else:
         values["fix"] = _fix(event, snapshot, pod, node)
-    return finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
-                   confidence=event.confidence, **values)
+    found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
+                    confidence=event.confidence, **values)
+    # A known bug of a component version: the cause only where the node runs an affected version.
+    versions = {"kubernetes": node.kubelet_version} if node is not None else {}
+    if node is not None and node.runtime == "containerd":
+        versions["containerd"] = node.runtime_release
+    return model.with_known_bug(found, event.message, node_name, versions,
+                                node.build_number if node is not None else None, str(values.get("cause") or ""))
 
 
 def _agents_on(snapshot: Snapshot, node_name: str) -> model.AgentPods:

@@ -12,11 +12,11 @@ where to look, and the generic fallback is left for a message in which none of t
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache, lru_cache
 from typing import Any
 
-from kubectl_win.findings import Fix
+from kubectl_win.findings import CONFIDENCE_CAUSE, Finding, Fix
 from kubectl_win.knowledge import load
 from kubectl_win.wincodes import Decoded, codes_in_text, find_codes
 
@@ -524,3 +524,88 @@ def _command(step: dict[str, Any], node: str | None, agents: AgentPods) -> tuple
     if "command" in step:
         return tuple(str(arg).replace("{node}", target) for arg in step["command"])
     return None
+
+
+# --- known bugs -----------------------------------------------------------------------------------------------
+
+_VERSION = re.compile(r"v?(\d+)\.(\d+)(?:\.(\d+))?(?:[-+~]?(alpha|beta|rc)\.?(\d+))?", re.IGNORECASE)
+_PRE = {"alpha": 0, "beta": 1, "rc": 2}
+
+
+def version_key(text: str) -> tuple[int, ...] | None:
+    """'containerd://2.0.0-rc.1' -> (2, 0, 0, 0, 2, 1); a release sorts after its pre-releases."""
+    found = _VERSION.search(text or "")
+    if found is None:
+        return None
+    major, minor, patch, pre, number = found.groups()
+    tail = (0, _PRE[pre.lower()], int(number or 0)) if pre else (1, 0, 0)
+    return (int(major), int(minor), int(patch or 0), *tail)
+
+
+@dataclass(frozen=True)
+class KnownBug:
+    id: str
+    component: str  # "containerd" or "kubernetes" (the node's kubelet version)
+    since: str | None
+    below: str | None
+    builds: frozenset[int]
+    pattern: re.Pattern[str]
+    ties: re.Pattern[str] | None
+    does: str
+    fixed_in: str
+    sources: tuple[str, ...]
+
+    def affects(self, versions: dict[str, str], build: int | None) -> bool | None:
+        """Whether a node running these versions (component -> version text) and build has the bug; None when
+        doctor does not know the component's version there."""
+        have = version_key(versions.get(self.component, ""))
+        if have is None:
+            return None
+        if self.builds and build is not None and build not in self.builds:
+            return False
+        low, high = version_key(self.since or ""), version_key(self.below or "")
+        return (low is None or have >= low) and (high is None or have < high)
+
+    def sentence(self, running: str = "") -> str:
+        on = f" ({running})" if running else ""
+        return f"a known bug{on}: {self.does}; fixed in {self.fixed_in} [{self.sources[0]}]"
+
+
+@cache
+def known_bugs() -> tuple[KnownBug, ...]:
+    return tuple(KnownBug(b["id"], b["component"], (b.get("versions") or {}).get("from"),
+                          (b.get("versions") or {}).get("below"), frozenset(b.get("builds") or ()),
+                          re.compile(b["pattern"], re.IGNORECASE),
+                          re.compile(b["ties"], re.IGNORECASE) if b.get("ties") else None, b["does"], b["fixed_in"],
+                          tuple(b["sources"]))
+                 for b in load("failure_model").get("known_bugs") or ())
+
+
+def known_bug(message: str) -> KnownBug | None:
+    """The known bug whose failure the message shows (its words, and what they must be about), if any."""
+    return next((b for b in known_bugs() if b.pattern.search(message)
+                 and (b.ties is None or b.ties.search(message))), None)
+
+
+def with_known_bug(found: Finding, message: str, node: str | None = None, versions: dict[str, str] | None = None,
+                   build: int | None = None, cause: str = "") -> Finding:
+    """The finding with the known bug its message shows: the cause (and its confidence) when the node runs an
+    affected version (versions: component -> version text, as doctor knows them; `cause`: the sentence of the
+    model's finding it replaces), a step to check when the version is not known, unchanged when the node runs
+    a fixed one or no known bug fits."""
+    bug = known_bug(message)
+    if bug is None:
+        return found
+    affects = bug.affects(versions or {}, build)
+    if affects is False:
+        return found
+    fix = found.fix
+    if affects:
+        sentence = bug.sentence(f"{node} runs {bug.component} {(versions or {})[bug.component]}")
+        if cause:  # the model's sentence: its cause becomes the bug
+            found = replace(found, message=found.message.replace(cause, sentence, 1))
+        note = f"This is {sentence}. {fix.note}".strip()
+        return replace(found, confidence=CONFIDENCE_CAUSE, fix=Fix(commands=fix.commands, note=note,
+                                                                   judgement=fix.judgement))
+    note = f"{fix.note} If the node runs an affected {bug.component} version, this is {bug.sentence()}.".strip()
+    return replace(found, fix=Fix(commands=fix.commands, note=note, judgement=fix.judgement))
