@@ -16,7 +16,7 @@ from typing import Any
 from kubectl_win.doctor.records import Skipped, Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.errors import KubectlWinError
-from kubectl_win.findings import Finding, ObjectRef
+from kubectl_win.findings import CONFIDENCE_UNSURE, Finding, ObjectRef
 
 DEEP_CONCURRENCY = 4
 LOG_COMPONENTS = ("kubelet", "containerd", "kube-proxy")
@@ -179,5 +179,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":
         for what, line in kube_proxy_matches(unclaimed):
-            out.append(finding("hns-kube-proxy-sync-error", ref, "logs/kube-proxy", node=node, what=what, line=line))
+            # It names the sync step that failed, not why: the log around it says.
+            out.append(finding("hns-kube-proxy-sync-error", ref, "logs/kube-proxy", node=node, what=what, line=line,
+                               confidence=CONFIDENCE_UNSURE))
     return out
