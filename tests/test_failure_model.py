@@ -1,7 +1,8 @@
 """The model of the Windows node stack (doctor/signatures/model.py, knowledge/failure_model.yaml): every failure
 on a Windows object is placed by component, operation, object and Windows condition, named with its
-subsystem, component, operation and node, its cause in one sentence and next steps a user can paste; the
-figures of every corpus are printed in the terminal summary (pytest -q shows them)."""
+subsystem, component, operation and node, its cause in one sentence where the message shows it (else that it
+does not) and next steps a user can paste; every corpus is graded right / honest / wrong / silent against its
+answer keys and the figures are printed in the terminal summary, the held-out wrong rate first."""
 
 from __future__ import annotations
 

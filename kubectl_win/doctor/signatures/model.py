@@ -1,8 +1,8 @@
 """The model of the Windows node stack (knowledge/failure_model.yaml): a failure message -> who reported it
 (component), what was being done (operation), on what (object) and with which Windows condition, placed in
 a subsystem of the node (network, dns, proxy, volume, image, runtime, node, resources, identity; or api, the
-API server refusing the object before any node sees it), with the
-cause in one sentence and the next steps that fit that subsystem on that node.
+API server refusing the object before any node sees it), with the cause in one sentence where the message
+shows it (else a plain "the message does not say why") and the next steps that fit that subsystem on that node.
 
 The catalogue (knowledge/symptoms.yaml, knowledge/error_chains.yaml) names specific root causes; this reads
 any failure by its structure, so a text nobody has seen before still gets its place, its likely cause and
