@@ -224,3 +224,18 @@ def test_where_the_version_is_not_known_the_known_bug_is_a_step_to_check() -> No
     assert found.confidence == "unsure"
     assert "If the node runs an affected containerd version, this is a known bug: containerd 2.0.0-rc.0" in \
         found.fix.note
+
+
+def test_an_unknown_flag_the_nodes_version_removed_is_that_removal() -> None:
+    def on(kubelet: str) -> Finding:
+        win = node("win-0", ready=False, kubelet=kubelet)
+        win["status"]["conditions"][0]["message"] = "failed to run Kubelet: unknown flag: --network-plugin"
+        [found] = _model_findings(run_checks(snapshot_of(win)))
+        return found
+
+    removed = on("v1.29.2")
+    assert (removed.id, removed.confidence) == ("windows-node-failure", "cause")
+    assert "a removal (win-0 runs kubernetes v1.29.2): the kubelet's Docker and CNI flags" in removed.message
+    assert "CHANGELOG-1.24" in removed.message
+    before = on("v1.23.5")  # the flag still existed: the message alone does not say why it is unknown
+    assert (before.id, before.confidence) == ("windows-failure", "unsure")

@@ -254,6 +254,7 @@ class Reading:
     def labels(self) -> dict[str, str]:
         """The finding's values: subsystem, component, operation, cause."""
         subsystem = self.subsystem if self.check != UNPLACED else f"subsystem not settled (perhaps {self.subsystem})"
+        # (with_known_bug reads this phrase back when a known bug settles the place)
         return {"subsystem": subsystem, "component": self.component_title(),
                 "operation": self.operation_phrase(), "cause": self.cause()}
 
@@ -554,6 +555,7 @@ class KnownBug:
     does: str
     fixed_in: str
     sources: tuple[str, ...]
+    kind: str = "bug"  # or "removed": a flag or API the version no longer has
 
     def affects(self, versions: dict[str, str], build: int | None) -> bool | None:
         """Whether a node running these versions (component -> version text) and build has the bug; None when
@@ -568,6 +570,8 @@ class KnownBug:
 
     def sentence(self, running: str = "") -> str:
         on = f" ({running})" if running else ""
+        if self.kind == "removed":
+            return f"a removal{on}: {self.does}; {self.fixed_in} [{self.sources[0]}]"
         return f"a known bug{on}: {self.does}; fixed in {self.fixed_in} [{self.sources[0]}]"
 
 
@@ -577,7 +581,7 @@ def known_bugs() -> tuple[KnownBug, ...]:
                           (b.get("versions") or {}).get("below"), frozenset(b.get("builds") or ()),
                           re.compile(b["pattern"], re.IGNORECASE),
                           re.compile(b["ties"], re.IGNORECASE) if b.get("ties") else None, b["does"], b["fixed_in"],
-                          tuple(b["sources"]))
+                          tuple(b["sources"]), str(b.get("kind") or "bug"))
                  for b in load("failure_model").get("known_bugs") or ())
 
 
@@ -585,6 +589,9 @@ def known_bug(message: str) -> KnownBug | None:
     """The known bug whose failure the message shows (its words, and what they must be about), if any."""
     return next((b for b in known_bugs() if b.pattern.search(message)
                  and (b.ties is None or b.ties.search(message))), None)
+
+
+_UNSETTLED = re.compile(r"subsystem not settled \(perhaps (\w+)\)")
 
 
 def with_known_bug(found: Finding, message: str, node: str | None = None, versions: dict[str, str] | None = None,
@@ -602,8 +609,12 @@ def with_known_bug(found: Finding, message: str, node: str | None = None, versio
     fix = found.fix
     if affects:
         sentence = bug.sentence(f"{node} runs {bug.component} {(versions or {})[bug.component]}")
-        if cause:  # the model's sentence: its cause becomes the bug
+        if cause:  # the model's sentence: its cause becomes the bug, and the bug's place settles the subsystem
             found = replace(found, message=found.message.replace(cause, sentence, 1))
+            unsettled = _UNSETTLED.search(found.message)
+            if found.id == UNPLACED and unsettled is not None:
+                found = replace(found, id=check_id(unsettled.group(1)),
+                                message=found.message.replace(unsettled.group(0), unsettled.group(1), 1))
         note = f"This is {sentence}. {fix.note}".strip()
         return replace(found, confidence=CONFIDENCE_CAUSE, fix=Fix(commands=fix.commands, note=note,
                                                                    judgement=fix.judgement))
