@@ -239,3 +239,11 @@ def test_an_unknown_flag_the_nodes_version_removed_is_that_removal() -> None:
     assert "CHANGELOG-1.24" in removed.message
     before = on("v1.23.5")  # the flag still existed: the message alone does not say why it is unknown
     assert (before.id, before.confidence) == ("windows-failure", "unsure")
+
+
+def test_a_credential_the_api_server_refuses_is_said_to_be_that() -> None:
+    text = ('E1201 10:00:00.000000 4120 reflector.go:138] failed to list *v1.Pod: the server has asked for the client '
+            'to provide credentials (get pods)')
+    found = symptoms.match(text, "", "log", "calico-node")
+    assert (found.check, found.confidence) == ("windows-network-failure", "cause")
+    assert found.cause.startswith("the API server refused the credentials the component on the node uses")
