@@ -517,7 +517,9 @@ def _finding(f: Finding, anchor: str, shell: str, shown: dict[tuple[object, ...]
     path = f'<span class="path">{text(f.path, 300)}</span>' if f.path else ""
     head = (f'<div class="fhead"><span class="sev {f.severity}">{f.severity}</span>'
             f'<span class="obj">{namespace}{kind}{text(obj.name, 300)}</span>{path}'
-            f'<span class="fid">{text(f.id, 100)}</span></div>')
+            f'<span class="fid">{text(f.id, 100)}</span>'
+            + (f'<span class="fid">confidence: {text(f.confidence, 20)}</span>' if f.confidence else "")
+            + '</div>')
     parts = [f'<article class="finding {f.severity}" id="{anchor}">', head,
              f'<p class="msg">{text(f.message)}</p>']
     codes = decoded_codes(f.message)
