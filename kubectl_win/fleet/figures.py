@@ -26,7 +26,8 @@ class ClusterFigures:
     seconds: float  # how long the last scan took
     last_success: float | None = None  # Unix time the figures below were read; None: never read
     findings: tuple[tuple[str, str, int], ...] = ()  # (check id, severity, count)
-    nodes: tuple[tuple[str, str, str, int], ...] = ()  # (build, release name, ready, count) of Windows nodes
+    # (build, release name, ready, platform, count) of Windows nodes; platform as kubectl_win/platforms.py names it
+    nodes: tuple[tuple[str, str, str, str, int], ...] = ()
     support_ends: tuple[tuple[str, dt.date], ...] = ()  # (build, the day its support ends)
     scans: int = 1  # scans of this cluster so far (serve counts them)
     # (node, build, release time of its update in Unix seconds or None, monthly updates behind or None)
@@ -53,7 +54,7 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
     from kubectl_win.builds import build_for_version
 
     found = Counter((f.id, f.severity) for f in report.findings)
-    nodes: Counter[tuple[str, str, str]] = Counter()
+    nodes: Counter[tuple[str, str, str, str]] = Counter()
     ends: dict[str, dt.date] = {}
     running = platforms.of_nodes(report.nodes)
     for node in report.nodes:
@@ -62,7 +63,7 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
         build = node.windows_build or "unknown"
         name = build_for_version(node.windows_build).name if node.windows_build else "unknown"
         ready = "unknown" if node.ready is None else str(node.ready).lower()
-        nodes[(build, name, ready)] += 1
+        nodes[(build, name, ready, running[node.name].id)] += 1
         if node.build_number is not None:
             where = lifecycle.platform_of(running[node.name].id, node.labels)
             end = lifecycle.support_end(node.build_number, where[0] if where else None)

@@ -77,8 +77,9 @@ class FiguresCollector:
 
         findings = family("findings", "Findings of doctor's last scan, by check id and severity.",
                           ("check", "severity"))
-        nodes = family("windows_nodes", "Windows nodes by build, Windows Server release and readiness.",
-                       ("build", "version", "ready"))
+        nodes = family("windows_nodes", "Windows nodes by build, Windows Server release, readiness and the platform "
+                       "that runs them (aks, eks, gke, openshift, rke2, capi, aks-engine, kubeadm, unknown).",
+                       ("build", "version", "ready", "platform"))
         success = family("scan_success", "1 when the last scan read the cluster, 0 when it could not.", ())
         duration = family("scan_duration", "How long the last scan took.", (), unit="seconds")
         last = family("scan_last_success_timestamp", "When the figures were read (Unix time).", (),
@@ -108,8 +109,8 @@ class FiguresCollector:
                 last.add_metric(key(f.cluster), round(f.last_success, 3))
             for check, severity, count in f.findings:
                 findings.add_metric(key(f.cluster, check, severity), count)
-            for build, version, ready, count in f.nodes:
-                nodes.add_metric(key(f.cluster, build, version, ready), count)
+            for build, version, ready, platform, count in f.nodes:
+                nodes.add_metric(key(f.cluster, build, version, ready, platform), count)
             for build, end in f.support_ends:
                 support.add_metric(key(f.cluster, build), _midnight_utc(end))
         yield from (findings, nodes, support, released, behind, success, duration, last, scans)

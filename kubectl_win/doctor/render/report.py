@@ -4,13 +4,16 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from kubectl_win.doctor.quantity import format_bytes
 from kubectl_win.doctor.records import NodeRecord, Skipped, Snapshot
 from kubectl_win.findings import SCHEMA_VERSION, Finding, summarize
 from kubectl_win.output.findings_table import render_by_severity
 from kubectl_win.output.table import render_table
+
+if TYPE_CHECKING:
+    from kubectl_win.platforms import Platform
 
 
 @dataclass(frozen=True)
@@ -99,14 +102,18 @@ class DoctorReport:
     def to_dict(self, shell: str = "posix", *, lazy: bool = False) -> dict[str, Any]:
         """The JSON contract. `lazy`: nodes and findings as iterators, for render_json to stream (a large
         cluster's report is then never held as dicts all at once)."""
+        from kubectl_win import platforms
+
         nodes = self.nodes if self.scope != "nodes" else [n for n in self.nodes if n.windows]
-        node_dicts = (node_dict(n, self.patches.get(n.name)) for n in nodes)
+        running = platforms.of_nodes(self.nodes)
+        node_dicts = (node_dict(n, self.patches.get(n.name), running.get(n.name)) for n in nodes)
         finding_dicts = (f.to_dict(location=self.locations, shell=shell) for f in self.findings)
         return {
             "schemaVersion": SCHEMA_VERSION,
             "kind": "DoctorReport",
             "scope": self.scope,
-            "cluster": {"serverVersion": self.server_version},
+            "cluster": {"serverVersion": self.server_version,
+                        "platform": platforms.of_cluster(n.platform for n in self.nodes)},
             "nodes": node_dicts if lazy else list(node_dicts),
             "findings": finding_dicts if lazy else list(finding_dicts),
             "summary": self.summary(),
@@ -115,10 +122,13 @@ class DoctorReport:
         }
 
 
-def node_dict(node: NodeRecord, patch: Any = None) -> dict[str, Any]:
-    """A node in the JSON contract; `patch`: its patch level (doctor/patchlevel.NodePatch), null when unknown."""
+def node_dict(node: NodeRecord, patch: Any = None, platform: Platform | None = None) -> dict[str, Any]:
+    """A node in the JSON contract; `patch`: its patch level (doctor/patchlevel.NodePatch), null when unknown;
+    `platform`: the platform that runs it (the node's own markers, else its cluster's)."""
     return {
         "name": node.name,
+        "platform": platform.id if platform else node.platform,
+        "pool": (platform.pool_of(node.labels) or None) if platform else None,
         "os": node.os,
         "osImage": node.os_image or None,
         "kernelVersion": node.kernel_version or None,
@@ -158,11 +168,14 @@ def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False, width: 
                      *patch_cells(patch), n.build_label, runtime, n.kubelet_version or None, memory,
                      ",".join(t.text() for t in n.taints) or None])
     if wide:
+        from kubectl_win import platforms
         from kubectl_win.doctor.checks.runtime import port_forward_mode
 
-        headers.append("port-forward")
+        running = platforms.of_nodes(report.nodes)
+        headers += ["platform", "pool", "port-forward"]
         for row, pool in zip(rows, pools, strict=True):
-            row.append(port_forward_mode(pool.first) or None)
+            where = running[pool.first.name]
+            row += [where.name, where.pool_of(pool.first.labels) or None, port_forward_mode(pool.first) or None]
     render_table(headers, rows, out, width=width)
 
 
