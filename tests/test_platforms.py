@@ -183,3 +183,13 @@ def test_every_platform_cites_its_sources_and_names_each_agent() -> None:
         for spec in entry.fixes.values():
             assert spec.get("note") and spec.get("lasting"), entry.id
     assert [p.id for p in platforms.platforms()][-1] == "unknown"
+
+
+def test_memory_reservations_on_eks_go_through_the_launch_template() -> None:
+    objs = [_node("linux-0", os="linux", labels=EKS), _node("win-0", labels=EKS, allocatable="16Gi"),
+            namespace("shop")]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "windows-node-no-memory-reserve"]
+    assert "-KubeletExtraArgs" in found.fix.note and "--system-reserved=memory=2Gi" in found.fix.note
+    kubeadm = [_node("linux-0", os="linux"), _node("win-0", allocatable="16Gi"), namespace("shop")]
+    [plain] = [f for f in run_checks(snapshot_of(*kubeadm)) if f.id == "windows-node-no-memory-reserve"]
+    assert "systemReserved" in plain.fix.note

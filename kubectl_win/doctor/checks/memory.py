@@ -12,13 +12,18 @@ from kubectl_win.manifests.objects import spec_path_of
 DEFAULT_LIMIT = "512Mi"  # a starting point when the container requests nothing; size it to the app
 
 
+# What the catalogue's fix asks for, as the flags a platform's kubelet settings take.
+RESERVE_FLAGS = "--system-reserved=memory=2Gi --kube-reserved=memory=500Mi"
+
+
 def run(snapshot: Snapshot) -> list[Finding]:
     out = []
     for node in snapshot.windows_nodes:
         if node.memory_capacity and node.memory_allocatable is not None \
                 and node.memory_allocatable >= node.memory_capacity:
             out.append(finding("windows-node-no-memory-reserve", node.ref, "status.allocatable.memory",
-                               ignores=node.ignores, node=node.name, capacity=format_bytes(node.memory_capacity)))
+                               ignores=node.ignores, node=node.name, capacity=format_bytes(node.memory_capacity),
+                               route=fixes.node_route(snapshot, node, "kubelet_config", flags=RESERVE_FLAGS)))
     seen: set[ObjectRef] = set()
     for workload in snapshot.workloads:
         if workload.target.windows:
