@@ -51,12 +51,16 @@ def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] 
     """Lint every pod-bearing object in the files, directories or stdin ('-') given."""
     report = ExplainReport()
     items = []
-    for item in read_objects(paths, stdin, kinds=POD_SPEC_PATHS):
+    runtime_classes: dict[str, dict[str, str]] = {}  # a RuntimeClass's scheduling may carry a pod's OS selector
+    for item in read_objects(paths, stdin, kinds=_READ_KINDS):
         if isinstance(item, Problem):
             report.problems.append(item)
-            continue
-        _lint_manifest(item, options, report)
-        items.append(item)
+        elif item.obj.get("kind") == "RuntimeClass":
+            runtime_classes[_name(item.obj)] = _selector_of(item.obj)
+        else:
+            items.append(item)
+    for item in items:
+        _lint_manifest(item, options, report, runtime_classes)
     if options.images is not None:
         from kubectl_win.images.lint import image_findings
 
@@ -80,7 +84,22 @@ def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions) 
     return _finish(report, options)
 
 
-def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: ExplainReport) -> None:
+_READ_KINDS = frozenset(POD_SPEC_PATHS) | {"RuntimeClass"}
+
+
+def _name(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    return str(metadata.get("name") or "") if isinstance(metadata, dict) else ""
+
+
+def _selector_of(runtime_class: dict[str, Any]) -> dict[str, str]:
+    scheduling = runtime_class.get("scheduling")
+    selector = scheduling.get("nodeSelector") if isinstance(scheduling, dict) else None
+    return {str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}
+
+
+def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: ExplainReport,
+                   runtime_classes: dict[str, dict[str, str]]) -> None:
     kind = str(item.obj.get("kind", ""))
     if kind not in POD_SPEC_PATHS:
         return  # other kinds are not ours to judge, and say nothing
@@ -96,6 +115,7 @@ def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: Explai
         assume_windows=options.assume_windows,
         file=item.source,
         locate=item.line,
+        runtime_classes=runtime_classes,
     )
     report.windows_objects += windows
     report.findings.extend(findings)
