@@ -56,10 +56,12 @@ def lint_object_detailed(
     locate: Locate | None = None,
     rules: tuple[Rule, ...] | None = None,
     runtime_classes: Mapping[str, Mapping[str, str]] | None = None,
+    all_runtime_classes: bool = False,
 ) -> tuple[list[Finding], bool]:
     """(findings, whether any pod template was treated as a Windows pod); `rules` replaces the rules in
     effect at the version (the admission policy's own set); `runtime_classes`: the nodeSelector of each
-    RuntimeClass seen beside the object (a RuntimeClass not among them is unknown, not absent)."""
+    RuntimeClass seen beside the object (a RuntimeClass not among them is unknown, not absent, unless
+    `all_runtime_classes`: they are every RuntimeClass of the cluster)."""
     findings: list[Finding] = []
     templates = pod_templates(obj)
     treated_as_windows = False
@@ -72,7 +74,7 @@ def lint_object_detailed(
         windows = target.windows or (assume_windows and not (target.explicit and target.os == "linux"))
         treated_as_windows = treated_as_windows or windows
         ctx = PodContext(template.spec, template.metadata, template.spec_path, target, windows, k8s_version,
-                         runtime_classes or {})
+                         runtime_classes or {}, all_runtime_classes)
         ignores = ignores_from_annotations(object_meta, template.metadata)
         seen: set[tuple[str, Path]] = set()
         for rule in _rules_for(k8s_version) if rules is None else rules:

@@ -69,15 +69,18 @@ def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] 
     return _finish(report, options)
 
 
-def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions) -> ExplainReport:
-    """Lint objects that came from the cluster (no files, no line numbers)."""
+def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions,
+                    runtime_classes: dict[str, dict[str, str]] | None = None) -> ExplainReport:
+    """Lint objects that came from the cluster (no files, no line numbers); `runtime_classes`: every RuntimeClass
+    of the cluster (its nodeSelector), None when they were not read."""
     report = ExplainReport()
     for obj in objects:
         if str(obj.get("kind")) not in POD_SPEC_PATHS:
             continue
         report.objects += 1
         findings, windows = lint_object_detailed(
-            obj, k8s_version=options.k8s_version, assume_windows=options.assume_windows
+            obj, k8s_version=options.k8s_version, assume_windows=options.assume_windows,
+            runtime_classes=runtime_classes, all_runtime_classes=runtime_classes is not None,
         )
         report.windows_objects += windows
         report.findings.extend(findings)
