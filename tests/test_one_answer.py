@@ -49,6 +49,19 @@ def hostprocess_pod(name: str, user: str) -> dict[str, Any]:
                                      "windows-host-process-containers-base-image:v1.0.0", "resources": LIMITS}]}}
 
 
+def running(pod: dict[str, Any]) -> dict[str, Any]:
+    """The pod as the cluster has it once scheduled: on the Windows node, Running."""
+    pod["spec"]["nodeName"] = "win-0"
+    pod["status"] = {"phase": "Running"}
+    return pod
+
+
+def windows_pod_of(deploy: dict[str, Any]) -> dict[str, Any]:
+    template = deploy["spec"]["template"]
+    return {"apiVersion": "v1", "kind": "Pod", "metadata": {**template["metadata"], "name": "web-0",
+                                                            "namespace": "shop"}, "spec": template["spec"]}
+
+
 WINDOWS_RC = runtime_class("windows-2022", nodeSelector={"kubernetes.io/os": "windows"})
 CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
     # objects (the last is compared; the others are read beside it), the ids both must report on it
@@ -62,6 +75,10 @@ CASES: dict[str, tuple[list[dict[str, Any]], set[str]]] = {
     "HostProcess as ContainerUser": ([hostprocess_pod("agent", "ContainerUser")], {"windows-hostprocess-user"}),
     "HostProcess as a domain user": ([hostprocess_pod("agent", "CORP\\svc")], {"windows-hostprocess-user"}),
     "HostProcess as SYSTEM": ([hostprocess_pod("agent", "NT AUTHORITY\\SYSTEM")], set()),
+    "a live HostProcess pod on its node as ContainerAdministrator": (
+        [running(hostprocess_pod("agent", "ContainerAdministrator"))], {"windows-hostprocess-user"}),
+    "a live pod without a selector, placed by its node name": (
+        [running(windows_pod_of(windows_deploy("web", selector=False)))], set()),
 }
 
 
