@@ -9,6 +9,7 @@ from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.records import NodeRecord, Snapshot, Taint, WorkloadRecord
+from kubectl_win.explain.placement import os_selector_gap
 from kubectl_win.findings import Finding, Fix
 from kubectl_win.knowledge import load
 from kubectl_win.taint_scheme import SchemeTaint, windows_taint
@@ -62,7 +63,7 @@ def run(snapshot: Snapshot) -> list[Finding]:
     for workload in snapshot.workloads:
         placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
         if workload.target.windows:
-            findings.extend(_windows_workload(workload, placement, windows, index))
+            findings.extend(_windows_workload(workload, placement, windows, index, snapshot))
         else:
             findings.extend(_linux_workload(workload, placement, index))
     return findings
@@ -104,12 +105,18 @@ def _linux_workload(workload: WorkloadRecord, placement, index) -> list[Finding]
                     fix=fix)]
 
 
-def _windows_workload(workload: WorkloadRecord, placement, windows, index) -> list[Finding]:  # type: ignore[no-untyped-def]
+def _windows_workload(workload: WorkloadRecord, placement, windows, index,  # type: ignore[no-untyped-def]
+                      snapshot: Snapshot) -> list[Finding]:
     ref = workload.ref
     out = []
-    if not scheduling.pins_os(placement, "windows"):
+    own = workload.placement
+    gap = os_selector_gap(own.node_selector, own.required_terms, own.node_name, own.runtime_class,
+                          {name: rc.node_selector for name, rc in snapshot.runtime_classes.items()},
+                          "runtimeclasses" in snapshot.read)
+    if gap is not None:  # explain's rule (explain/placement.py), on the cluster's RuntimeClasses
         out.append(finding("windows-workload-no-os-selector", ref, workload.spec_path + ".nodeSelector",
-                           ignores=workload.ignores, object=ref.display(), reasons=workload.target.because(),
+                           severity=gap.severity, ignores=workload.ignores, object=ref.display(),
+                           reasons=workload.target.because(), unseen=gap.note(),
                            fix=fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "windows"})))
     groups = index.selecting_groups(placement)  # nodes alike in what the placement reads, taints included
     if not groups:

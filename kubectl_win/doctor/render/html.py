@@ -100,7 +100,7 @@ def _count_words(counts: Counter[str]) -> str:
 def _masthead(report: DoctorReport, source: str, generated: str, counts: Counter[str]) -> str:
     worst = next((s for s in SEVERITIES if counts.get(s)), None)
     verdict_class = worst if worst in ("error", "warning") else "ok"
-    verdict = _count_words(counts) if worst else "No problems found"
+    verdict = _count_words(counts) if worst else ("Incomplete" if report.unread() else "No problems found")
     scope = {"cluster": "whole cluster", "nodes": "Windows nodes", "workloads": "workloads"}.get(report.scope,
                                                                                                report.scope)
     meta = [f"<span>API server <b>{text(report.server_version or 'unknown')}</b></span>",
@@ -456,7 +456,12 @@ def _area(finding: Finding) -> str:
 
 def _findings(report: DoctorReport, anchors: dict[int, str], shell: str, id_prefix: str) -> str:
     head = f'<section class="block" id="{id_prefix}findings">\n'
-    if not report.findings:
+    incomplete = report.incomplete_text()
+    if incomplete and not report.findings:
+        return head + f'<h2>Findings</h2>\n<div class="incomplete">{text(incomplete)}</div>\n</section>\n'
+    if incomplete:
+        head += f'<div class="incomplete">{text(incomplete)}</div>\n'
+    elif not report.findings:
         return head + ('<h2>Findings</h2>\n<div class="clean"><span aria-hidden="true">✔</span> No problems found: '
                        "every check passed.</div>\n</section>\n")
     areas: dict[str, list[Finding]] = defaultdict(list)

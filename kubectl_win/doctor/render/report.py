@@ -15,6 +15,12 @@ from kubectl_win.output.table import render_table
 if TYPE_CHECKING:
     from kubectl_win.platforms import Platform
 
+# What doctor must read to judge anything: without the nodes it cannot tell which pods run on Windows, nor check a
+# node, a placement or a network agent, so a run that could not read them is incomplete, never clean.
+NEEDED = ("nodes",)
+NOT_CHECKED = ("doctor could not check the Windows nodes, placement, network agents, runtimes or patches, nor tell "
+               "which pods run on Windows")
+
 
 @dataclass(frozen=True)
 class ServerMove:
@@ -93,10 +99,31 @@ class DoctorReport:
                 out[str(node)] = value
         return out or None
 
+    def unread(self) -> list[Skipped]:
+        """The skipped reads doctor needs to judge anything (NEEDED); empty when the run is complete."""
+        return [s for s in self.skipped if s.resource in NEEDED]
+
+    def incomplete_text(self) -> str | None:
+        """One sentence saying what could not be read and what was therefore not checked; None when complete."""
+        unread = self.unread()
+        if not unread:
+            return None
+        what = "; ".join(f"{s.resource} ({s.reason})" for s in unread)
+        return f"Incomplete: could not read {what}; without them {NOT_CHECKED}."
+
+    def exit_code(self, fail_on: str) -> int:
+        """1 findings at or above --fail-on; else 5 when the nodes could not be read (never a clean 0); else 0."""
+        from kubectl_win.errors import ExitStatus
+        from kubectl_win.findings import exit_code
+
+        code = exit_code(self.findings, fail_on)
+        return code or (int(ExitStatus.INCOMPLETE) if self.unread() else 0)
+
     def summary(self) -> dict[str, Any]:
         data: dict[str, Any] = summarize(self.findings)
         data.update({"nodes": len(self.nodes), "windowsNodes": self.windows_node_count,
-                     "podsScanned": self.counts.get("pods", 0), "skipped": len(self.skipped)})
+                     "podsScanned": self.counts.get("pods", 0), "skipped": len(self.skipped),
+                     "incomplete": [s.resource for s in self.unread()]})
         return data
 
     def to_dict(self, shell: str = "posix", *, lazy: bool = False) -> dict[str, Any]:
@@ -232,6 +259,9 @@ def summary_line(report: DoctorReport) -> str:
     text = "; ".join(parts)
     if report.skipped:
         text += "; skipped: " + ", ".join(f"{sk.resource} ({sk.reason})" for sk in report.skipped)
-    if not report.findings:
+    incomplete = report.incomplete_text()
+    if incomplete:
+        text = incomplete + " " + text
+    elif not report.findings:
         text = "No problems found. " + text
     return text
