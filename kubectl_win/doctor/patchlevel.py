@@ -68,16 +68,6 @@ class NodePatch:
             return None
         return f"≥{self.behind}" if self.at_least and self.behind else str(self.behind)
 
-    def behind_words(self) -> str:
-        """'at least 26 (1 of them estimated: ...)' or '26', for messages."""
-        if self.behind is None:
-            return ""
-        text = f"at least {self.behind}" if self.at_least else str(self.behind)
-        if self.estimated:
-            text += (f" ({self.estimated} of them estimated from Microsoft's monthly release cadence: released after "
-                     f"this release's update data of {updates.updates_to().isoformat()})")
-        return text
-
     def to_dict(self) -> dict[str, Any]:
         update = self.update if not self.newer_than_data else None
         return {

@@ -88,17 +88,20 @@ def _behind(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
         if patch is None or patch.behind is None or patch.behind <= limit or patch.newest is None:
             continue
         newest = patch.newest
-        if newest.update is not None and newest.update.kb:
-            target = f"10.0.{patch.build}.{newest.revision} ({newest.update.kb}, {newest.update.month})"
+        if newest.update is not None:
+            target = f"10.0.{patch.build}.{newest.revision} ({newest.update.kb_name()}, {newest.update.month})"
         else:
             target = f"10.0.{patch.build}.{newest.revision}"
         seen = {patchlevel.CLUSTER: f", seen on node {newest.where}",
-                patchlevel.REGISTRY: f", the os.version of {newest.where}"}.get(newest.source, "")
+                patchlevel.REGISTRY: f", the os.version of {newest.where}",
+                patchlevel.TAGS: f", a tag of {newest.where}"}.get(newest.source, "")
+        estimate = (f"; {patch.estimated} of them estimated from Microsoft's monthly release cadence (the update "
+                    f"data ends on {updates.updates_to().isoformat()})" if patch.estimated else "")
         kb = newest.update.kb if newest.update is not None and newest.update.kb else "the newest update"
         out.append(finding(
             "windows-updates-behind", node.ref, KERNEL_PATH, ignores=node.ignores, fix=platform_fix(node, kb),
             node=node.name, running=_describe(patch), behind=f"{'at least ' if patch.at_least else ''}{patch.behind}",
-            s="" if patch.behind == 1 else "s",
+            s="" if patch.behind == 1 else "s", estimate=estimate,
             limit=limit, os=_os_name(patch.build), newest=target + seen))
     return out
 
