@@ -29,7 +29,13 @@ NODES = [
     ("eks-win22-0", "10.0.20348.3207", "KB5051979", "2025-02", EKS),
     ("eks-win22-1", "10.0.20348.3207", "KB5051979", "2025-02", EKS),
     ("eks-win22-2", "10.0.20348.2527", "KB5039227", "2024-06", EKS),
+    # What the update data of 2026-05 could not name: Windows Server 2025's first update and two 2026 revisions.
+    ("win25-first", "10.0.26100.2033", "KB5044284", "2024-10", {}),
+    ("win22-jul26", "10.0.20348.5386", "KB5099540", "2026-07", {}),
+    ("win25-aug26", "10.0.26100.33296", "KB5120233", "2026-08", {}),
 ]
+# The suite counts updates to 2026-12-06 (tests/conftest.py): the data ends with October 2026's updates, so
+# November 10's is one estimated from the monthly cadence; June 2026 of 26100 is a month the data lacks.
 
 
 def node(name: str, kernel: str, labels: dict[str, str] | None = None) -> dict[str, Any]:
@@ -62,7 +68,7 @@ def test_every_build_has_a_consistent_history_with_a_source_per_row() -> None:
         rows = updates.history(build)
         revisions = [u.revision for u in rows]
         assert revisions == sorted(set(revisions)), build  # one row per revision
-        dates = [u.date for u in rows]
+        dates = [u.date for u in rows if u.kind != "release"]  # release media are built before their day
         assert dates == sorted(dates), build  # revisions grow with time
         kbs = [u.kb for u in rows if u.kb]
         assert len(kbs) == len(set(kbs)), build
@@ -79,16 +85,33 @@ def test_a_kb_names_one_update_of_one_build() -> None:
     assert len(kbs) == len(set(kbs))
 
 
-@pytest.mark.parametrize("build,first,last", [(17763, "2024-06", "2026-05"), (20348, "2024-06", "2026-05"),
-                                              (26100, "2024-11", "2026-05"), (25398, "2023-11", "2025-10")])
+@pytest.mark.parametrize("build,first,last", [(17763, "2024-06", "2026-10"), (20348, "2024-06", "2026-10"),
+                                              (26100, "2024-10", "2026-10"), (25398, "2023-11", "2025-10")])
 def test_the_last_24_months_are_covered_monthly(build: int, first: str, last: str) -> None:
-    """Every monthly update of the span the file's header gives, each with its KB."""
+    """Every monthly update of the span the file's header gives, each with its KB, but for a month the file
+    says it lacks (counted as estimated) and the rows only Microsoft's CVE records give (no KB)."""
     months = {u.month: u for u in updates.history(build) if u.kind == "monthly"}
     year, month = map(int, first.split("-"))
     while f"{year:04d}-{month:02d}" <= last:
-        row = months.get(f"{year:04d}-{month:02d}")
-        assert row is not None and row.kb, (build, year, month)
+        name = f"{year:04d}-{month:02d}"
+        row = months.get(name)
+        if row is None:
+            assert name in updates.missing_between(build, 0, 10**6), (build, name)
+        else:
+            assert row.kb or row.source.startswith("https://www.cve.org/CVERecord?id="), (build, name)
         year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+
+
+def test_the_data_says_how_old_it_is() -> None:
+    newest = max(u.date for build in updates.known_builds() for u in updates.history(build))
+    assert updates.updates_to().isoformat() == newest == "2026-10-13"
+    assert updates.assembled() >= newest
+    assert updates.patch_tuesday(2026, 11) == dt.date(2026, 11, 10)
+    assert updates.unlisted_since_data(20348, dt.date(2026, 12, 6)) == [dt.date(2026, 11, 10)]
+    assert updates.unlisted_since_data(20348, dt.date(2027, 2, 9)) == [dt.date(2026, m, d) for m, d in
+                                                                      ((11, 10), (12, 8))] + [dt.date(2027, 1, 12),
+                                                                                              dt.date(2027, 2, 9)]
+    assert updates.unlisted_since_data(25398, dt.date(2026, 12, 6)) == []  # no updates after its support ended
 
 
 def test_rows_agree_with_microsofts_titles_and_cve_records() -> None:
@@ -101,6 +124,11 @@ def test_rows_agree_with_microsofts_titles_and_cve_records() -> None:
                               ("KB5073457", "10.0.20348.4648", "2026-01-13"),
                               ("KB5073379", "10.0.26100.32230", "2026-01-13"),
                               ("KB5044288", "10.0.25398.1189", "2024-10-08"),
+                              ("KB5099540", "10.0.20348.5386", "2026-07-14"),  # CVE-2026-56649
+                              ("KB5122882", "10.0.20348.5622", "2026-09-08"),  # CVE-2026-69525
+                              ("KB5122876", "10.0.17763.9245", "2026-09-08"),
+                              ("KB5099536", "10.0.26100.33158", "2026-07-14"),
+                              ("KB5044284", "10.0.26100.2033", "2024-10-08"),
                               ("KB5035856", "10.0.25398.763", "2024-03-12")]:  # the KB's page, not 25398.762
         row = updates.by_kb(kb)
         assert row is not None and (row.version, row.date) == (version, date), kb
@@ -143,9 +171,15 @@ def test_doctor_nodes_names_each_nodes_update(apiserver: ApiServerHandle) -> Non
         patch = nodes[name]
         assert (patch["revision"], patch["kb"], patch["releaseMonth"]) == (int(kernel.rsplit(".", 1)[1]), kb, month)
         assert patch["newerThanData"] is False
-    # Behind the newest monthly update the history knows for the build (2026-05 for 2019, 2022 and 2025).
-    assert nodes["win22-bad"]["updatesBehind"] == len(updates.monthly_between(20348, 2582, 5139)) == 22
-    assert nodes["win25-a"]["updatesBehind"] == 4 and nodes["win25-a"]["newestKnown"]["kb"] == "KB5087539"
+    # Behind the newest monthly update the history knows for the build (2026-10), and November's, estimated.
+    assert nodes["win22-bad"]["updatesBehind"] == len(updates.monthly_between(20348, 2582, 5761)) + 1 == 28
+    assert (nodes["win22-bad"]["updatesBehindAtLeast"], nodes["win22-bad"]["behindEstimated"]) == (True, True)
+    # Windows Server 2025: 8 monthly rows after January 2026, June 2026 (not in the data) and November.
+    assert (nodes["win25-a"]["updatesBehind"], nodes["win25-a"]["estimatedUpdates"]) == (10, 2)
+    assert nodes["win25-a"]["newestKnown"] == {"revision": 33650, "source": "data", "kb": None}
+    assert result.json["updateData"] == {"updatesTo": "2026-10-13", "reviewed": updates.assembled(),
+                                         "countedTo": "2026-12-06", "estimatedSince": ["2026-11-10"],
+                                         "releaseTags": None}
 
     table = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig))
     lines = table.stdout.splitlines()
@@ -156,6 +190,11 @@ def test_doctor_nodes_names_each_nodes_update(apiserver: ApiServerHandle) -> Non
     assert row["eks-win22-0"][1:4] == ["+1", "more", "2"]
     assert row["eks-win22-0"][9:12] == ["3207", "KB5051979", "2025-02"]
     assert row["eks-win22-2"][1] == "1" and row["eks-win22-2"][7:10] == ["2527", "KB5039227", "2024-06"]
+    assert row["win22-bad"][10] == "≥28" and row["win25-first"][8:11] == ["KB5044284", "2024-10", "≥25"]
+    footer = next(i for i, line in enumerate(lines) if line.startswith("Update data: "))
+    assert footer < next(i for i, line in enumerate(lines) if line.startswith("ERRORS")) and lines[footer - 1].strip()
+    assert lines[footer].startswith("Update data: Microsoft's updates to 2026-10-13 (reviewed ")
+    assert "≥: a lower bound, with the monthly updates the data lacks (2026-11-10) estimated" in table.stdout
 
 
 def test_patch_findings_name_the_kb_the_problem_and_the_fix(apiserver: ApiServerHandle) -> None:
@@ -170,10 +209,12 @@ def test_patch_findings_name_the_kb_the_problem_and_the_fix(apiserver: ApiServer
     assert "Install KB5044281 or newer on win22-bad" in bad["fix"]["note"]
 
     behind = {f["object"]["name"]: f for f in by_id(result.json, "windows-updates-behind")}
-    assert set(behind) == {n[0] for n in NODES}  # every node is more than 3 monthly updates behind May 2026
+    # Every node but the one on August 2026's update is more than 3 monthly updates behind (November counted).
+    assert set(behind) == {n[0] for n in NODES} - {"win25-aug26"}
     eks = behind["eks-win22-2"]
     assert eks["severity"] == "warning" and "10.0.20348.2527 (KB5039227, 2024-06)" in eks["message"]
-    assert "newest known for Windows Server 2022: 10.0.20348.5139 (KB5087545, 2026-05)" in eks["message"]
+    assert "newest known for Windows Server 2022: 10.0.20348.5761 (KB not in the data, 2026-10); 1 of them " \
+           "estimated from Microsoft's monthly release cadence (the update data ends on 2026-10-13)" in eks["message"]
     # EKS patches by AMI, AKS by node image: the fix names the pool the node's label gives.
     assert eks["fix"]["argv"] == [["aws", "eks", "update-nodegroup-version", "--cluster-name", "<cluster>",
                                    "--nodegroup-name", "win22"]]
@@ -181,7 +222,7 @@ def test_patch_findings_name_the_kb_the_problem_and_the_fix(apiserver: ApiServer
                                                      "<resource-group>", "--cluster-name", "<cluster>", "--name",
                                                      "win25", "--node-image-only"]]
 
-    [spread] = by_id(result.json, "windows-revision-spread")
+    [spread] = [f for f in by_id(result.json, "windows-revision-spread") if "pool win22" in f["message"]]
     assert spread["severity"] == "info" and spread["object"]["name"] == "eks-win22-2"
     assert spread["message"] == ("Windows nodes of pool win22 run 2 OS revisions: 10.0.20348.3207 (KB5051979, "
                                  "2025-02): eks-win22-0, eks-win22-1; 10.0.20348.2527 (KB5039227, 2024-06): "
@@ -189,25 +230,27 @@ def test_patch_findings_name_the_kb_the_problem_and_the_fix(apiserver: ApiServer
 
     relaxed = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig), "-o", "json",
                       "--max-updates-behind", "20")
-    assert {f["object"]["name"] for f in by_id(relaxed.json, "windows-updates-behind")} == {"win22-bad",
-                                                                                           "eks-win22-2"}
+    assert {f["object"]["name"] for f in by_id(relaxed.json, "windows-updates-behind")} == {
+        "win22-bad", "eks-win22-2", "win25-first", "win19-a", "eks-win22-0", "eks-win22-1"}
     bad_flag = run_cli("doctor", "nodes", "--kubeconfig", str(apiserver.kubeconfig), "--max-updates-behind", "-1")
     assert bad_flag.exit_code == 2 and bad_flag.stderr.startswith("error: --max-updates-behind")
 
 
 def test_a_node_newer_than_the_data_is_never_a_problem(tmp_path: Path) -> None:
-    dump = write_dump(tmp_path / "d.json", [node("win22-new", "10.0.20348.6001"), node("win22-old", "10.0.20348.5139")])
+    dump = write_dump(tmp_path / "d.json", [node("win22-new", "10.0.20348.6001"), node("win22-old", "10.0.20348.5761")])
     result = run_cli("doctor", "nodes", "--from-dump", str(dump), "-o", "json")
     assert result.exit_code == 0, result.stdout  # nothing at or above the default --fail-on
     nodes = {n["name"]: n["patch"] for n in result.json["nodes"]}
     assert nodes["win22-new"]["newerThanData"] is True and nodes["win22-new"]["updatesBehind"] == 0
     assert nodes["win22-new"]["kb"] is None and nodes["win22-new"]["releaseMonth"] is None
-    # The other node sees the cluster's newer revision as the newest known: at least one more update.
+    # The other node sees the cluster's newer revision as the newest known: at least one more update (November's,
+    # estimated from the release cadence).
     old = nodes["win22-old"]
-    assert (old["updatesBehind"], old["updatesBehindAtLeast"]) == (1, True)
+    assert (old["updatesBehind"], old["updatesBehindAtLeast"], old["behindEstimated"]) == (1, True, True)
     assert old["newestKnown"] == {"revision": 6001, "source": "cluster", "kb": None}
+    assert old["kb"] is None and old["releaseMonth"] == "2026-10"  # a row the CVE records gave, without its KB
     table = run_cli("doctor", "nodes", "--from-dump", str(dump)).stdout
-    assert "newer than known" in table and "1+" in table
+    assert "newer than known" in table and "≥1" in table and "KB not in the data 2026-10" in table
 
 
 # -- images through the rig's registry -------------------------------------------------------------------------
@@ -363,8 +406,13 @@ def test_metrics_carry_each_nodes_release_time_and_updates_behind(tmp_path: Path
     day = dt.datetime(2024, 7, 9, tzinfo=dt.UTC).timestamp()
     assert released["win22-bad"].value == day and released["win22-bad"].labels == {
         "cluster": "d.json", "node": "win22-bad", "build": "10.0.20348"}
-    assert behind["win22-bad"] == 22 and behind["win25-a"] == 4 and behind["aks-win25-0"] == 6
+    assert behind["win22-bad"] == 28 and behind["win25-a"] == 10 and behind["aks-win25-0"] == 12
     assert set(released) == set(behind) == {n[0] for n in NODES}
+    estimated = {s.labels["node"]: s.value
+                 for s in families["kubectl_win_node_os_updates_behind_estimated"].samples}
+    assert estimated["win22-bad"] == 1 and estimated["win25-a"] == 2 and estimated["win23h2-a"] == 0
+    [data] = families["kubectl_win_update_data_timestamp_seconds"].samples
+    assert data.value == dt.datetime(2026, 10, 13, tzinfo=dt.UTC).timestamp()
 
 
 def test_the_docs_show_what_doctor_nodes_prints() -> None:
@@ -383,6 +431,7 @@ def test_the_html_report_has_each_nodes_update() -> None:
     page = run_cli("doctor", "nodes", "--from-dump", str(root / "kubectl_win" / "examples" / "patch-levels.json"),
                    "-o", "html").stdout
     assert '<th scope="col">Update</th>' in page
-    assert "KB5040437 · 2024-07" in page and "22 monthly updates behind" in page
-    assert "KB5087545 · 2026-05" in page and "up to date with the newest known" in page
+    assert "KB5040437 · 2024-07" in page and "≥28 monthly updates behind (1 estimated from the monthly release " \
+                                              "cadence)" in page
+    assert "KB5122882 · 2026-09" in page and "≥2 monthly updates behind" in page
     assert 'href="#' in page.split("KB5040437 · 2024-07", 1)[1].split("</td>", 1)[0]  # its findings, linked
