@@ -265,6 +265,26 @@ def barrier_between(build: int, host: int, image: int) -> dict[str, Any] | None:
     return None
 
 
+_TAG_REVISION = re.compile(r"(?<![\d.])10\.0\.(\d{5})\.(\d+)(?![\d.])")
+_TAG_KB = re.compile(r"(?<![A-Za-z0-9])KB(\d{7})(?!\d)", re.IGNORECASE)
+
+
+def tag_revision(image: str) -> tuple[int, int] | None:
+    """(build, revision) an image's tag names: a 10.0.BUILD.REVISION in it ('servercore:10.0.20348.2700',
+    'app:1.4-10.0.17763.6414'), or a KB of the history ('ltsc2022-KB5044281'); None when it names neither."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return None
+    tag = last.split(":", 1)[1]
+    match = _TAG_REVISION.search(tag)
+    if match:
+        return int(match.group(1)), int(match.group(2))
+    kb = _TAG_KB.search(tag)
+    row = by_kb(f"KB{kb.group(1)}") if kb else None
+    return (row.build, row.revision) if row is not None else None
+
+
 def image_rule() -> dict[str, Any]:
     return dict(_data()["image_newer_than_host"])
 

@@ -324,6 +324,39 @@ def test_an_image_newer_than_its_node_through_the_registry(plain_registry, clean
     assert verdict["olderNodes"] == [{"name": "win22-old", "osVersion": "10.0.20348.2700"}]
 
 
+@pytest.mark.parametrize("tag,message", [
+    ("10.0.20348.3207", "hcs::System::Start web: The virtual machine or container exited unexpectedly.: unknown "
+                        "(0xc0370106)"),
+    ("ltsc2022-KB5051979", "failed to start containerd task: hcs::System::Start 5b0b: The virtual machine or "
+                           "container exited unexpectedly.: unknown")])
+def test_an_image_tag_newer_than_its_node_is_the_cause_without_a_registry(tmp_path: Path, tag: str,
+                                                                          message: str) -> None:
+    """Offline, the image's tag names its revision (10.0.BUILD.REVISION, or a KB of the history): an image
+    built on February 2025's update fails on a node of September 2024 with 0xc0370106 (or its text), and doctor
+    names that cause with both revisions instead of the compute-system failure's volumes/securityContext fix."""
+    image = f"registry.example/shop/web:{tag}"
+    workload = json.loads(json.dumps(WORKLOAD).replace("IMAGE", image))
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "web-5d8-b.1", "namespace": "shop"},
+             "involvedObject": {"kind": "Pod", "namespace": "shop", "name": "web-5d8-b"}, "reason": "Failed",
+             "type": "Warning", "count": 3, "message": f"Error: failed to create containerd task: {message}"}
+    dump = write_dump(tmp_path / "cluster.json", [node("win22-old", "10.0.20348.2700"), workload,
+                                                  pod("web-5d8-b", "win22-old", image), event])
+    result = run_cli("doctor", "--from-dump", str(dump), "-o", "json")
+    [found] = by_id(result.json, "windows-image-newer-than-node")
+    assert found["severity"] == "error", found
+    assert (f"built on 10.0.20348.3207 (KB5051979 of 2025-02, as its tag says), on node win22-old (10.0.20348.2700, "
+            "KB5042881 of 2024-09): its containers fail to start with 0xc0370106") in found["message"]
+    assert "Install KB5051979 or newer on win22-old" in found["fix"]["note"]
+    causes = {f["id"] for f in result.json["findings"] if f["object"].get("name") in ("web-5d8-b", "web")}
+    assert not causes & {"symptom-compute-system-failed", "windows-runtime-failure"}, causes
+    # A tag on the node's own revision is no such case, and the failure keeps its own diagnosis.
+    same = write_dump(tmp_path / "same.json", [node("win22-old", "10.0.20348.3207"), workload,
+                                               pod("web-5d8-b", "win22-old", image), event])
+    other = run_cli("doctor", "--from-dump", str(same), "-o", "json").json
+    assert not by_id(other, "windows-image-newer-than-node")
+    assert {f["id"] for f in other["findings"]} & {"symptom-compute-system-failed", "windows-runtime-failure"}
+
+
 def test_microsofts_base_images_raise_the_newest_known(plain_registry, clean_env: Path) -> None:  # noqa: ANN001
     """--check-images reads the os.version of Microsoft's base image of each node build (here through a mirror
     of mcr.microsoft.com on the rig's registry): a revision newer than the data becomes the newest known."""
