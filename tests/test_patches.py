@@ -344,7 +344,7 @@ def test_an_image_tag_newer_than_its_node_is_the_cause_without_a_registry(tmp_pa
     result = run_cli("doctor", "--from-dump", str(dump), "-o", "json")
     [found] = by_id(result.json, "windows-image-newer-than-node")
     assert found["severity"] == "error", found
-    assert (f"built on 10.0.20348.3207 (KB5051979 of 2025-02, as its tag says), on node win22-old (10.0.20348.2700, "
+    assert ("built on 10.0.20348.3207 (KB5051979 of 2025-02, as its tag says), on node win22-old (10.0.20348.2700, "
             "KB5042881 of 2024-09): its containers fail to start with 0xc0370106") in found["message"]
     assert "Install KB5051979 or newer on win22-old" in found["fix"]["note"]
     causes = {f["id"] for f in result.json["findings"] if f["object"].get("name") in ("web-5d8-b", "web")}
@@ -361,16 +361,60 @@ def test_microsofts_base_images_raise_the_newest_known(plain_registry, clean_env
     """--check-images reads the os.version of Microsoft's base image of each node build (here through a mirror
     of mcr.microsoft.com on the rig's registry): a revision newer than the data becomes the newest known."""
     host = plain_registry.host
-    plain_registry.push_image("windows/nanoserver", "ltsc2022", os_version="10.0.20348.5400")
-    dump = write_dump(clean_env / "d.json", [node("win22", "10.0.20348.5139")])
+    plain_registry.push_image("windows/nanoserver", "ltsc2022", os_version="10.0.20348.5890")
+    dump = write_dump(clean_env / "d.json", [node("win22", "10.0.20348.5622")])
     plain = run_cli("doctor", "nodes", "--from-dump", str(dump), "-o", "json")
-    assert plain.json["nodes"][0]["patch"]["updatesBehind"] == 0
+    assert plain.json["nodes"][0]["patch"]["newestKnown"]["revision"] == 5761  # the data's October 2026
     checked = run_cli("doctor", "nodes", "--from-dump", str(dump), "--check-images", "--insecure-registry", host,
                       "--registry-mirror", f"mcr.microsoft.com={host}", "-o", "json")
     patch = checked.json["nodes"][0]["patch"]
-    assert (patch["updatesBehind"], patch["updatesBehindAtLeast"]) == (1, True), patch
-    assert patch["newestKnown"] == {"revision": 5400, "source": "registry", "kb": None}
+    assert patch["newestKnown"] == {"revision": 5890, "source": "registry", "kb": None}
     assert not [s for s in checked.json["skipped"] if s["resource"].startswith("base image")]
+
+
+def test_microsofts_image_tags_count_the_updates_after_the_data(plain_registry, clean_env: Path) -> None:  # noqa: ANN001
+    """Microsoft tags each base image it publishes 10.0.BUILD.REVISION: with --check-images doctor reads the
+    tag list of mcr.microsoft.com/windows/nanoserver (here its mirror on the rig's registry, read once) and counts
+    the revisions after the data as updates, exactly; offline the same month is estimated from the cadence."""
+    host = plain_registry.host
+    for revision in ("10.0.20348.5622", "10.0.20348.5761", "10.0.20348.5890", "10.0.17763.9500"):
+        plain_registry.push_image("windows/nanoserver", revision, os_version=revision)
+    dump = write_dump(clean_env / "d.json", [node("win22", "10.0.20348.5622"), node("win22-nov", "10.0.20348.5890")])
+
+    offline = run_cli("doctor", "nodes", "--from-dump", str(dump), "-o", "json").json
+    patch = {n["name"]: n["patch"] for n in offline["nodes"]}
+    assert (patch["win22"]["updatesBehind"], patch["win22"]["behindEstimated"]) == (2, True)  # Oct; Nov estimated
+
+    checked = run_cli("doctor", "nodes", "--from-dump", str(dump), "--check-images", "--insecure-registry", host,
+                      "--registry-mirror", f"mcr.microsoft.com={host}", "-o", "json")
+    assert checked.exit_code == 0, checked.stderr
+    patch = {n["name"]: n["patch"] for n in checked.json["nodes"]}
+    win22 = patch["win22"]
+    assert (win22["updatesBehind"], win22["updatesBehindAtLeast"], win22["behindEstimated"]) == (2, False, False)
+    assert win22["newestKnown"]["revision"] == 5890
+    assert (patch["win22-nov"]["updatesBehind"], patch["win22-nov"]["newerThanData"]) == (0, True)
+    assert checked.json["updateData"]["releaseTags"].startswith("mcr.microsoft.com/windows/nanoserver")
+    assert checked.json["updateData"]["estimatedSince"] == []
+    table = run_cli("doctor", "nodes", "--from-dump", str(dump), "--check-images", "--insecure-registry", host,
+                    "--registry-mirror", f"mcr.microsoft.com={host}").stdout
+    assert "the updates after it counted from the tags of mcr.microsoft.com/windows/nanoserver" in table
+    assert "≥" not in table.split("Update data:")[0]
+
+
+def test_the_tag_list_is_read_once_through_the_registry_layer(plain_registry, clean_env: Path) -> None:  # noqa: ANN001
+    from kubectl_win.registry.client import RegistryClient, RegistryOptions
+    from kubectl_win.registry.credentials import CredentialStore
+    from kubectl_win.registry.reference import parse_reference
+
+    plain_registry.push_image("windows/servercore", "10.0.26100.33650", os_version="10.0.26100.33650")
+    options = RegistryOptions(insecure=(plain_registry.host,),
+                              mirrors={"mcr.microsoft.com": (plain_registry.host,)})
+    with RegistryClient(options, CredentialStore({})) as client:
+        ref = parse_reference("mcr.microsoft.com/windows/servercore")
+        assert "10.0.26100.33650" in client.list_tags(ref)
+        sent = client.requests
+        assert "10.0.26100.33650" in client.list_tags(ref)
+        assert client.requests == sent  # the second read is the first's answer
 
 
 def test_a_base_image_the_registry_cannot_give_is_said_in_skipped(tmp_path: Path) -> None:
