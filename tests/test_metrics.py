@@ -24,9 +24,11 @@ from tests.support.paths import DOCS, ROOT, SAMPLE_DUMP
 FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_timestamp_seconds",
             "kubectl_win_scan_success", "kubectl_win_scan_duration_seconds",
             "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans",
-            "kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind"}
+            "kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind",
+            "kubectl_win_node_os_updates_behind_estimated", "kubectl_win_update_data_timestamp_seconds"}
 LABELS = {"cluster", "check", "severity", "build", "version", "ready", "node"}
-PER_NODE = {"kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind"}
+PER_NODE = {"kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind",
+            "kubectl_win_node_os_updates_behind_estimated"}
 
 
 def samples(text: str, openmetrics: bool = True) -> dict[str, list]:
