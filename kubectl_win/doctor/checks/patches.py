@@ -49,6 +49,8 @@ def _describe(patch: patchlevel.NodePatch) -> str:
 def _inline(patch: patchlevel.NodePatch) -> str:
     """'10.0.20348.2700, KB5042881 of 2024-09', for use inside parentheses."""
     kb, month = patch.kb_text(), patch.month()
+    if kb and month and patch.update is not None and not patch.update.kb:
+        return f"{patch.version}, the update of {month}, {kb}"
     return f"{patch.version}, {kb} of {month}" if kb and month else patch.version
 
 
