@@ -134,6 +134,34 @@ def test_rows_agree_with_microsofts_titles_and_cve_records() -> None:
         assert row is not None and (row.version, row.date) == (version, date), kb
 
 
+def test_version_says_how_current_the_update_data_is() -> None:
+    table = run_cli("version")
+    assert table.exit_code == 0
+    assert f"Windows update data  Microsoft's updates to 2026-10-13 (reviewed {updates.assembled()})" in table.stdout
+    assert run_cli("version", "-o", "json").json["updateData"] == {"updatesTo": "2026-10-13",
+                                                                  "reviewed": updates.assembled()}
+
+
+def test_a_day_to_count_to_that_is_not_a_day_is_a_one_line_error(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    dump = write_dump(tmp_path / "d.json", [node("win22", "10.0.20348.5622")])
+    monkeypatch.setenv("KUBECTL_WIN_TODAY", "next tuesday")
+    result = run_cli("doctor", "nodes", "--from-dump", str(dump))
+    assert result.exit_code == 2 and result.stderr.startswith("error: KUBECTL_WIN_TODAY='next tuesday' is not a day")
+    assert "Traceback" not in result.stderr
+    monkeypatch.setenv("KUBECTL_WIN_TODAY", "2027-02-10")  # four second Tuesdays after the data: Nov to Feb
+    later = run_cli("doctor", "nodes", "--from-dump", str(dump), "-o", "json").json
+    assert (later["nodes"][0]["patch"]["updatesBehind"], later["nodes"][0]["patch"]["estimatedUpdates"]) == (5, 4)
+
+
+def test_a_hotfix_list_names_the_2026_updates() -> None:
+    from kubectl_win.doctor.read.hotfixes import installed_updates
+
+    listing = HOTFIXES + "WIN-A         Security Update  KB5122882     NT AUTHORITY\\SYSTEM  9/9/2026 12:00:00 AM\n"
+    assert [u.version for u in installed_updates(listing)][-1] == "10.0.20348.5622"
+    assert updates.by_kb("KB5099536").version == "10.0.26100.33158"
+
+
 def test_each_problem_names_the_rows_it_spans() -> None:
     assert updates.problems()
     for problem in updates.problems():
