@@ -218,6 +218,18 @@ def running(build: int, revision: int) -> Update | None:
     return history(build)[index] if index >= 0 else None
 
 
+def kb_of_version(version: str) -> str | None:
+    """The update an OS version ('10.0.20348.2700') is, as the data names it: 'KB5042881', 'after KB5042881'
+    (an unlisted revision), 'KB not in the data', or None (no data, or newer than the data)."""
+    parsed = parse_kernel(version)
+    if parsed is None:
+        return None
+    row = running(*parsed)
+    if row is None or parsed[1] > history(parsed[0])[-1].revision:
+        return None
+    return row.kb_name() if row.revision == parsed[1] else f"after {row.kb_name()}"
+
+
 def newest(build: int) -> Update | None:
     rows = history(build)
     return rows[-1] if rows else None

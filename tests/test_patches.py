@@ -154,6 +154,14 @@ def test_a_day_to_count_to_that_is_not_a_day_is_a_one_line_error(tmp_path: Path,
     assert (later["nodes"][0]["patch"]["updatesBehind"], later["nodes"][0]["patch"]["estimatedUpdates"]) == (5, 4)
 
 
+def test_each_revision_the_images_view_lists_names_its_update() -> None:
+    assert updates.kb_of_version("10.0.20348.2700") == "KB5042881"
+    assert updates.kb_of_version("10.0.20348.2701") == "after KB5042881"  # a hotpatch or unlisted revision
+    assert updates.kb_of_version("10.0.17763.9376") == "KB not in the data"
+    assert updates.kb_of_version("10.0.26100.1742") == "release build (no KB)"
+    assert updates.kb_of_version("10.0.20348.9999") is None and updates.kb_of_version("6.1.0") is None
+
+
 def test_a_hotfix_list_names_the_2026_updates() -> None:
     from kubectl_win.doctor.read.hotfixes import installed_updates
 
@@ -346,10 +354,12 @@ def test_an_image_newer_than_its_node_through_the_registry(plain_registry, clean
     lines = images.stdout.splitlines()
     assert lines[0].split()[:8] == ["NAMESPACE", "WORKLOAD", "CONTAINER", "IMAGE", "BUILD", "VERDICT", "IMAGE-OS",
                                     "OLDER-NODES"]
-    assert "10.0.20348.3207" in lines[1] and "win22-old (10.0.20348.2700)" in lines[1]
+    # The image's revision and the older node's, each with the update it is.
+    assert "10.0.20348.3207 KB5051979" in lines[1] and "win22-old (10.0.20348.2700, KB5042881)" in lines[1]
     as_json = run_cli("images", "--from-dump", str(dump), "--insecure-registry", host, "-o", "json").json
     [verdict] = as_json["workloads"][0]["images"][0]["verdicts"]
-    assert verdict["olderNodes"] == [{"name": "win22-old", "osVersion": "10.0.20348.2700"}]
+    assert verdict["olderNodes"] == [{"name": "win22-old", "osVersion": "10.0.20348.2700", "update": "KB5042881"}]
+    assert verdict["update"] == "KB5051979"
 
 
 @pytest.mark.parametrize("tag,message", [
