@@ -8,7 +8,6 @@ import datetime as dt
 import os
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -306,10 +305,8 @@ def base_images() -> dict[int, str]:
     return {int(e["build"]): str(e["image"]) for e in _data().get("base_images", ())}
 
 
-def patching_for(labels: Mapping[str, str]) -> dict[str, Any]:
-    """How the node's platform patches Windows (the first entry whose label the node has, else generic)."""
+def patching_for(platform_name: str) -> dict[str, Any]:
+    """How the node's platform (named as the platform model names it) patches Windows; generic otherwise."""
     entries = _data()["patching"]
-    for entry in entries:
-        if any(label in labels for label in entry["labels"]):
-            return dict(entry)
-    return dict(next(e for e in entries if e["platform"] == "generic"))
+    return dict(next((e for e in entries if e["platform"] == platform_name),
+                     next(e for e in entries if e["platform"] == "generic")))

@@ -102,7 +102,7 @@ CASES = [
     Case("kubelet-too-old", lambda: base(win=node("win-0", kubelet="v1.27.16")),
          lambda: base(win=node("win-0", kubelet="v1.28.15")), ("4 minor versions older", "to 1.28 or later")),
     Case("windows-node-untainted", lambda: base(win=node("win-0", taints=[])), lambda: base(),
-         ("kubectl taint nodes win-0 os=windows:NoSchedule",)),
+         ("kubectl taint nodes win-0 os=Win2022:NoSchedule",)),
     Case("linux-workload-can-land-on-windows",
          lambda: base(*deploy("cart", linux_spec(selector=False), "linux-0"), win=node("win-0", taints=[])),
          lambda: base(*deploy("cart", linux_spec(selector=True), "linux-0"), win=node("win-0", taints=[])),
@@ -327,7 +327,7 @@ CASES = [
              {"key": "kubernetes.azure.com/scalesetpriority", "value": "spot", "effect": "NoSchedule"},
              {"key": "os", "value": "windows", "effect": "NoSchedule"}])),
          ("tainted only with kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "shop/Deployment/batch",
-          "kubectl taint nodes win-0 os=windows:NoSchedule")),
+          "kubectl taint nodes win-0 os=Win2022:NoSchedule")),
     Case("windows-runtime-error",
          lambda: base(event(("Pod", "shop", "web-1"), "Odd", "the widget said no (0x1abc)", host="win-0")),
          lambda: base(event(("Pod", "linux", "web-1"), "Odd", "the widget said no (0x1abc)", host="linux-0")),
@@ -446,7 +446,8 @@ def test_a_pool_retiring_within_a_year_is_warned_with_its_date() -> None:
     assert (status, entry["date"], entry["move_to"]) == ("retiring", "2027-03-15", "ltsc2025")
     assert lifecycle.retirement("AKS", 20348, dt.date(2027, 3, 15))[0] == "retired"
     assert lifecycle.retirement("GKE", 17763, dt.date(2030, 1, 1)) is None
-    assert lifecycle.platform_of({"cloud.google.com/gke-nodepool": "win"}) == ("GKE", "win")
+    assert lifecycle.platform_of("gke", {"cloud.google.com/gke-nodepool": "win"}) == ("GKE", "win")
+    assert lifecycle.platform_of("kubeadm", {}) is None
 
 
 def test_containerd_16_is_info_and_message_says_how_port_forward_works() -> None:

@@ -50,12 +50,13 @@ def figures_of(scan: ClusterScan, finished: float | None = None) -> ClusterFigur
 
 
 def report_figures(cluster: str, report: DoctorReport, seconds: float, finished: float) -> ClusterFigures:
-    from kubectl_win import lifecycle
+    from kubectl_win import lifecycle, platforms
     from kubectl_win.builds import build_for_version
 
     found = Counter((f.id, f.severity) for f in report.findings)
     nodes: Counter[tuple[str, str, str]] = Counter()
     ends: dict[str, dt.date] = {}
+    running = platforms.of_nodes(report.nodes)
     for node in report.nodes:
         if not node.windows:
             continue
@@ -64,7 +65,7 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
         ready = "unknown" if node.ready is None else str(node.ready).lower()
         nodes[(build, name, ready)] += 1
         if node.build_number is not None:
-            where = lifecycle.platform_of(node.labels)
+            where = lifecycle.platform_of(running[node.name].id, node.labels)
             end = lifecycle.support_end(node.build_number, where[0] if where else None)
             if end is not None and (build not in ends or end < ends[build]):
                 ends[build] = end

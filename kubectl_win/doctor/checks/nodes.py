@@ -34,17 +34,17 @@ def run(snapshot: Snapshot) -> list[Finding]:
                                     ignores=ignores, node=node.name, reason=reason or "NetworkUnavailable",
                                     detail=detail or "no message"))
         findings.extend(_build_findings(node))
-    findings.extend(_retiring_pools(windows))
+    findings.extend(_retiring_pools(snapshot, windows))
     return findings
 
 
-def _retiring_pools(nodes) -> list[Finding]:  # type: ignore[no-untyped-def]
+def _retiring_pools(snapshot: Snapshot, nodes) -> list[Finding]:  # type: ignore[no-untyped-def]
     """Pools of a managed platform on a Windows Server build it has retired or retires within a year."""
     from kubectl_win import lifecycle
 
     pools: dict[tuple[str, str, int], list] = {}  # type: ignore[type-arg]
     for node in nodes:
-        where = lifecycle.platform_of(node.labels)
+        where = lifecycle.platform_of(snapshot.platform_of(node).id, node.labels)
         if where is None or node.build_number is None:
             continue
         pools.setdefault((*where, node.build_number), []).append(node)

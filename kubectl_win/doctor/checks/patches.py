@@ -26,10 +26,11 @@ def run(snapshot: Snapshot) -> list[Finding]:
             + _images_newer(snapshot, levels))
 
 
-def platform_fix(node: NodeRecord, kb: str, note: str = "") -> Fix:
+def platform_fix(snapshot: Snapshot, node: NodeRecord, kb: str, note: str = "") -> Fix:
     """How the node's platform brings it to `kb` or newer (AKS node image, EKS AMI, OpenShift, Windows Update)."""
-    entry = updates.patching_for(node.labels)
-    pool = node.labels.get(entry["pool_label"], "") if entry["pool_label"] else ""
+    where = snapshot.platform_of(node)
+    entry = updates.patching_for(where.name)
+    pool = where.pool_of(node.labels)
     values = {"node": node.name, "pool": pool or "<pool>", "kb": kb}
     commands = tuple(tuple(str(arg).format_map(values) for arg in argv) for argv in entry["commands"])
     text = str(entry["note"]).format_map(values)
@@ -74,7 +75,7 @@ def _known_problems(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch])
             out.append(finding(
                 "windows-update-known-problem", node.ref, KERNEL_PATH, ignores=node.ignores,
                 severity="error" if problem.acknowledged else "warning",
-                fix=platform_fix(node, problem.fixed_by),
+                fix=platform_fix(snapshot, node, problem.fixed_by),
                 node=node.name, running=_describe(patch), introduced=problem.introduced_by, problem=problem.problem,
                 fixed=_fixing(problem),
                 how="Microsoft acknowledged it" if problem.acknowledged else "users report it",
@@ -101,19 +102,16 @@ def _behind(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
                     f"data ends on {updates.updates_to().isoformat()})" if patch.estimated else "")
         kb = newest.update.kb if newest.update is not None and newest.update.kb else "the newest update"
         out.append(finding(
-            "windows-updates-behind", node.ref, KERNEL_PATH, ignores=node.ignores, fix=platform_fix(node, kb),
+            "windows-updates-behind", node.ref, KERNEL_PATH, ignores=node.ignores, fix=platform_fix(snapshot, node, kb),
             node=node.name, running=_describe(patch), behind=f"{'at least ' if patch.at_least else ''}{patch.behind}",
             s="" if patch.behind == 1 else "s", estimate=estimate,
             limit=limit, os=_os_name(patch.build), newest=target + seen))
     return out
 
 
-def pool_of(node: NodeRecord) -> str:
+def pool_of(node: NodeRecord, snapshot: Snapshot) -> str:
     """The node's pool as its platform names it ('' when no platform label says)."""
-    from kubectl_win import lifecycle
-
-    where = lifecycle.platform_of(node.labels)
-    return where[1] if where else ""
+    return snapshot.platform_of(node).pool_of(node.labels)
 
 
 def _spread(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list[Finding]:
@@ -121,7 +119,7 @@ def _spread(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
     groups: dict[tuple[int, str], list[patchlevel.NodePatch]] = defaultdict(list)
     nodes = {n.name: n for n in snapshot.windows_nodes}
     for name, patch in sorted(levels.items()):
-        groups[(patch.build, pool_of(nodes[name]))].append(patch)
+        groups[(patch.build, pool_of(nodes[name], snapshot))].append(patch)
     out = []
     for (build, pool), members in sorted(groups.items()):
         by_revision: dict[int, list[str]] = defaultdict(list)
@@ -138,8 +136,8 @@ def _spread(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
         kb = row.kb if row is not None and row.revision == newest and row.kb else f"10.0.{build}.{newest}"
         out.append(finding(
             "windows-revision-spread", first.ref, KERNEL_PATH, ignores=first.ignores,
-            fix=platform_fix(first, kb, "Bring the older nodes to the newest revision so that every node runs "
-                                        "the images built for it."),
+            fix=platform_fix(snapshot, first, kb, "Bring the older nodes to the newest revision so that every node "
+                                                  "runs the images built for it."),
             group=f"pool {pool}" if pool else _os_name(build), count=len(by_revision), spread=spread))
     return out
 
@@ -248,8 +246,8 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
                                         f"images fail to start with {updates.image_rule()['symptom_code']}")
         node = snapshot.node(oldest.node)
         kb = row.kb if row is not None and row.revision == revision and row.kb else "the image's update"
-        fix = platform_fix(node, kb, f"Or pin {image} to a tag built on 10.0.{build}.{oldest.revision} or older "
-                                     "until the nodes are patched.") if node else Fix()
+        fix = platform_fix(snapshot, node, kb, f"Or pin {image} to a tag built on 10.0.{build}.{oldest.revision} "
+                                               "or older until the nodes are patched.") if node else Fix()
         out.append(finding(
             "windows-image-newer-than-node", owner, _owner_path(owner, path) + ".image", ignores=pod.ignores,
             severity=severity,

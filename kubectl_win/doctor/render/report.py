@@ -56,11 +56,12 @@ class DoctorReport:
     def server_moves(self) -> list[ServerMove]:
         """Pools on a Windows Server their platform retired or retires (knowledge/windows_lifecycle.yaml), by
         platform, pool and build."""
-        from kubectl_win import lifecycle
+        from kubectl_win import lifecycle, platforms
 
         pools: dict[tuple[str, str, int], list[NodeRecord]] = defaultdict(list)
+        running = platforms.of_nodes(self.nodes)
         for node in self.nodes:
-            where = lifecycle.platform_of(node.labels) if node.windows else None
+            where = lifecycle.platform_of(running[node.name].id, node.labels) if node.windows else None
             if where is not None and node.build_number is not None:
                 pools[(*where, node.build_number)].append(node)
         out = []
