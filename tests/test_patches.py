@@ -287,6 +287,13 @@ def test_a_node_newer_than_the_data_is_never_a_problem(tmp_path: Path) -> None:
     assert old["kb"] is None and old["releaseMonth"] == "2026-10"  # a row the CVE records gave, without its KB
     table = run_cli("doctor", "nodes", "--from-dump", str(dump)).stdout
     assert "newer than known" in table and "≥1" in table and "KB not in the data 2026-10" in table
+    # Two nodes newer than the data: the older of them is at least one update behind the newer.
+    both = write_dump(tmp_path / "b.json", [node("win22-new", "10.0.20348.6001"),
+                                            node("win22-newer", "10.0.20348.6100")])
+    report = run_cli("doctor", "nodes", "--from-dump", str(both), "-o", "json").json
+    nodes = {n["name"]: n["patch"] for n in report["nodes"]}
+    assert (nodes["win22-new"]["updatesBehind"], nodes["win22-new"]["updatesBehindAtLeast"]) == (1, True)
+    assert nodes["win22-newer"]["updatesBehind"] == 0
 
 
 # -- images through the rig's registry -------------------------------------------------------------------------

@@ -168,6 +168,8 @@ def assess_node(node: NodeRecord, newest: Mapping[int, Newest], tags: Mapping[in
             elif best.revision > last:
                 behind += 1
             at_least = missed > 0 or best.revision > last
+        elif best.revision > revision:  # newer than the data, yet older than a revision seen elsewhere
+            behind, at_least = behind + 1, True
         at_least = at_least or estimated > 0
     return NodePatch(node.name, build, revision, update, update is not None and update.revision == revision,
                      best, behind, at_least, revision > last, estimated)
