@@ -481,6 +481,31 @@ def test_a_base_image_the_registry_cannot_give_is_said_in_skipped(tmp_path: Path
         ("base image mcr.microsoft.com/windows/nanoserver:ltsc2022", "cannot resolve mcr.microsoft.com")]
 
 
+def test_tag_lists_the_registry_cannot_give_are_said_in_skipped_and_the_count_is_estimated(tmp_path: Path) -> None:
+    from kubectl_win.doctor import patchlevel
+    from kubectl_win.doctor.run import DoctorOptions, _with_release_tags, take_snapshot
+
+    dump = write_dump(tmp_path / "d.json", [node("win22", "10.0.20348.5622")])
+    snapshot = take_snapshot(DoctorOptions(from_dump=str(dump)))
+    asked: list[str] = []
+
+    def unreachable(repository: str) -> tuple[list[str], str | None]:
+        asked.append(repository)
+        return [], "cannot resolve mcr.microsoft.com"
+
+    checked = _with_release_tags(snapshot, unreachable)
+    assert asked == ["mcr.microsoft.com/windows/nanoserver", "mcr.microsoft.com/windows/servercore"]
+    assert [(s.resource, s.reason) for s in checked.skipped[-1:]] == [
+        ("base image tags", "mcr.microsoft.com/windows/nanoserver: cannot resolve mcr.microsoft.com; "
+                            "mcr.microsoft.com/windows/servercore: cannot resolve mcr.microsoft.com")]
+    assert patchlevel.assess(checked)["win22"].estimated == 1  # November's, from the cadence
+    # The second repository answers: its tags count, and other builds' tags are not kept.
+    answered = _with_release_tags(snapshot, lambda repo: (["ltsc2022", "10.0.20348.5890", "10.0.17763.9500"], None)
+                                  if repo.endswith("nanoserver") else ([], "never asked"))
+    assert answered.release_tags == {20348: (5890,)}
+    assert (patchlevel.assess(answered)["win22"].behind, patchlevel.assess(answered)["win22"].estimated) == (2, 0)
+
+
 # -- the support bundle ----------------------------------------------------------------------------------------
 
 HOTFIXES = """
