@@ -144,14 +144,15 @@ CASES = [
           "Microsoft acknowledged it", "KB5044281 (10.0.20348.2762, 2024-10) fixes it",
           "Install KB5044281 or newer on win-0")),
     Case("windows-updates-behind", lambda: base(win=at_revision(node("win-0"), 4405)),
-         lambda: base(win=at_revision(node("win-0"), 4773)),
-         ("Node win-0 runs 10.0.20348.4405 (KB5068787, 2025-11), 6 monthly updates behind the newest known for "
-          "Windows Server 2022: 10.0.20348.5139 (KB5087545, 2026-05); more than 3 is flagged",
+         lambda: base(win=at_revision(node("win-0"), 5499)),
+         ("Node win-0 runs 10.0.20348.4405 (KB5068787, 2025-11), at least 12 monthly updates behind the newest known "
+          "for Windows Server 2022: 10.0.20348.5761 (KB not in the data, 2026-10); 1 of them estimated from "
+          "Microsoft's monthly release cadence (the update data ends on 2026-10-13); more than 3 is flagged",
           "kubectl cordon win-0")),
     Case("windows-revision-spread", lambda: base(at_revision(node("win-1"), 4773), *agents("win-1")),
          lambda: base(node("win-1"), *agents("win-1")),
-         ("Windows nodes of Windows Server 2022 run 2 OS revisions: 10.0.20348.5139 (KB5087545, 2026-05): win-0; "
-          "10.0.20348.4773 (KB5075906, 2026-02): win-1",)),
+         ("Windows nodes of Windows Server 2022 run 2 OS revisions: 10.0.20348.5761 (KB not in the data, 2026-10): "
+          "win-0; 10.0.20348.4773 (KB5075906, 2026-02): win-1",)),
     Case("windows-image-newer-than-node",
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:3")),
                       win=at_revision(node("win-0"), 4773)),
@@ -170,7 +171,8 @@ CASES = [
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:2019"), node_name="win-2019"),
                       *TWO_BUILDS),
          ("shop/Deployment/web runs registry.example.com/web:2019 in container app, built on 10.0.17763.973, on node "
-          "win-2019 (10.0.17763.8755, KB5087538 of 2026-05): host and image lie on opposite sides of KB4532691 "
+          "win-2019 (10.0.17763.9376, the update of 2026-10, KB not in the data): host and image lie on opposite "
+          "sides of KB4532691 "
           "(10.0.17763.1039)", "Rebuild registry.example.com/web:2019 on a base image of KB4532691 or newer"),
          kw={"images": {"registry.example.com/web:2019": {"digest": "sha256:1", "platforms": [
              {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.973", "digest": "sha256:2"}]}}},

@@ -293,7 +293,8 @@ def run(plan: DoctorRun, env: Env) -> int:
             report = run_doctor(options)
         else:
             if flags.check_images:
-                options.images = stack.enter_context(flags.registry_session(env)).resolver
+                session = stack.enter_context(flags.registry_session(env))
+                options.images, options.tags = session.resolver, session.tags
             if options.progress is not None:
                 options.progress.start()
                 stack.callback(options.progress.stop)

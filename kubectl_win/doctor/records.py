@@ -254,6 +254,9 @@ class Snapshot:
     # Microsoft's base images (knowledge/windows_updates.yaml base_images) as the registry described them with
     # --check-images: their os.version is the newest revision Microsoft ships (not kept in saved dumps).
     base_images: dict[str, Any] = field(default_factory=dict)
+    # The revisions per build that the 10.0.BUILD.REVISION tags of Microsoft's base image repositories name
+    # (knowledge/windows_updates.yaml tag_lists), read with --check-images: the updates after the data.
+    release_tags: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def windows_nodes(self) -> tuple[NodeRecord, ...]:

@@ -30,8 +30,9 @@ class ClusterFigures:
     nodes: tuple[tuple[str, str, str, str, int], ...] = ()
     support_ends: tuple[tuple[str, dt.date], ...] = ()  # (build, the day its support ends)
     scans: int = 1  # scans of this cluster so far (serve counts them)
-    # (node, build, release time of its update in Unix seconds or None, monthly updates behind or None)
-    patches: tuple[tuple[str, str, float | None, int | None], ...] = ()
+    # (node, build, release time of its update in Unix seconds or None, monthly updates behind or None, how many
+    # of those are estimated from the release cadence)
+    patches: tuple[tuple[str, str, float | None, int | None, int], ...] = ()
 
     def failed(self, seconds: float) -> ClusterFigures:
         """These figures after a scan that could not read the cluster: the last good ones, marked failed."""
@@ -74,13 +75,14 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
                           tuple(sorted(ends.items())), patches=_patches(report))
 
 
-def _patches(report: DoctorReport) -> tuple[tuple[str, str, float | None, int | None], ...]:
+def _patches(report: DoctorReport) -> tuple[tuple[str, str, float | None, int | None, int], ...]:
     """Each Windows node's patch level: the release time of the update it runs (None when the node is newer
-    than the update history or its build has none) and the monthly updates it is behind."""
+    than the update history or its build has none), the monthly updates it is behind and how many of those are
+    estimated."""
     out = []
     for name, patch in sorted(report.patches.items()):
         released = patch.update.timestamp if patch.update is not None and not patch.newer_than_data else None
-        out.append((name, f"10.0.{patch.build}", released, patch.behind))
+        out.append((name, f"10.0.{patch.build}", released, patch.behind, patch.estimated))
     return tuple(out)
 
 

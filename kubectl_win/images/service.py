@@ -232,6 +232,8 @@ class WorkloadReport:
         return verdicts[0] if verdicts else UNKNOWN
 
     def to_dict(self) -> dict[str, Any]:
+        from kubectl_win.updates import kb_of_version
+
         out = []
         for workload in self.workloads:
             images = []
@@ -239,7 +241,8 @@ class WorkloadReport:
                 resolved = self.resolved[use.image]
                 entry = {"container": use.container, "path": use.path, **resolved.to_dict(),
                          "verdicts": [{**v.to_dict(build), "nodes": dict(workload.builds).get(build, []),
-                                       "olderNodes": [{"name": n, "osVersion": k}
+                                       "update": kb_of_version(v.variant or ""),
+                                       "olderNodes": [{"name": n, "osVersion": k, "update": kb_of_version(k)}
                                                       for n, k in workload.older_nodes(build, v)]}
                                       for build, v in workload.verdicts.get(use.image, [])]}
                 if self.target is not None:

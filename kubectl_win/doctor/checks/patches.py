@@ -50,6 +50,8 @@ def _describe(patch: patchlevel.NodePatch) -> str:
 def _inline(patch: patchlevel.NodePatch) -> str:
     """'10.0.20348.2700, KB5042881 of 2024-09', for use inside parentheses."""
     kb, month = patch.kb_text(), patch.month()
+    if kb and month and patch.update is not None and not patch.update.kb:
+        return f"{patch.version}, the update of {month}, {kb}"
     return f"{patch.version}, {kb} of {month}" if kb and month else patch.version
 
 
@@ -89,17 +91,20 @@ def _behind(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
         if patch is None or patch.behind is None or patch.behind <= limit or patch.newest is None:
             continue
         newest = patch.newest
-        if newest.update is not None and newest.update.kb:
-            target = f"10.0.{patch.build}.{newest.revision} ({newest.update.kb}, {newest.update.month})"
+        if newest.update is not None:
+            target = f"10.0.{patch.build}.{newest.revision} ({newest.update.kb_name()}, {newest.update.month})"
         else:
             target = f"10.0.{patch.build}.{newest.revision}"
         seen = {patchlevel.CLUSTER: f", seen on node {newest.where}",
-                patchlevel.REGISTRY: f", the os.version of {newest.where}"}.get(newest.source, "")
+                patchlevel.REGISTRY: f", the os.version of {newest.where}",
+                patchlevel.TAGS: f", a tag of {newest.where}"}.get(newest.source, "")
+        estimate = (f"; {patch.estimated} of them estimated from Microsoft's monthly release cadence (the update "
+                    f"data ends on {updates.updates_to().isoformat()})" if patch.estimated else "")
         kb = newest.update.kb if newest.update is not None and newest.update.kb else "the newest update"
         out.append(finding(
             "windows-updates-behind", node.ref, KERNEL_PATH, ignores=node.ignores, fix=platform_fix(snapshot, node, kb),
             node=node.name, running=_describe(patch), behind=f"{'at least ' if patch.at_least else ''}{patch.behind}",
-            s="" if patch.behind == 1 else "s",
+            s="" if patch.behind == 1 else "s", estimate=estimate,
             limit=limit, os=_os_name(patch.build), newest=target + seen))
     return out
 
@@ -137,17 +142,43 @@ def _spread(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
     return out
 
 
-_SYMPTOM = re.compile(re.escape(str(updates.image_rule()["symptom_code"])), re.IGNORECASE)
+_SYMPTOM = re.compile(str(updates.image_rule()["symptom"]), re.IGNORECASE)
 
 
-def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list[Finding]:
-    """A Windows pod whose image (the variant the runtime picks for its node) was built on a newer revision of
-    the node's build than the node runs; the registry must have said what the image holds."""
-    if not snapshot.images:
-        return []
-    from kubectl_win.images.compat import parse_host_version
-    from kubectl_win.images.service import Resolved
+def shows_image_newer_symptom(message: str) -> bool:
+    """The message is the failure of an image newer than its host (0xc0370106 or its text)."""
+    return bool(_SYMPTOM.search(message))
 
+
+def image_newer_pods(snapshot: Snapshot) -> frozenset[tuple[str, str]]:
+    """(namespace, pod) of the Windows pods whose image was built on a newer revision of their node's build than
+    the node runs (the registry's os.version, else the image tag's revision): their 0xc0370106 failures are
+    windows-image-newer-than-node's, the cause the revisions show."""
+    cases, _, _ = _image_cases(snapshot, patchlevel.of(snapshot))
+    return frozenset((case["pod"].namespace, name) for case in cases.values() for name in case["pods"])
+
+
+def _image_revision(image: str, record: Any, patch: patchlevel.NodePatch) -> tuple[tuple[int, int] | None, bool]:
+    """(build, revision) of the variant the runtime picks for the node: the registry's record, else the tag's
+    revision (offline); and whether it came from the tag."""
+    if isinstance(record, dict) and not record.get("error"):
+        from kubectl_win.images.compat import parse_host_version
+        from kubectl_win.images.service import Resolved
+
+        verdict = Resolved.from_record(image, record).verdict(parse_host_version(patch.version))
+        parsed = updates.parse_kernel(verdict.variant or "")
+        if parsed is not None:
+            return parsed, False
+    parsed = updates.tag_revision(image)
+    return parsed, parsed is not None
+
+
+def _image_cases(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> tuple[Any, Any, Any]:
+    """Per (owner, image, path): images newer than their nodes, images on a known-bad update, images across a
+    revision barrier from their nodes (worked out once per snapshot)."""
+    cached = snapshot.__dict__.get("_image_cases")
+    if cached is not None:
+        return cached
     cases: dict[tuple[Any, str, str], dict[str, Any]] = {}
     image_problems: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, updates.Problem]] = {}
     older_images: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, dict[str, Any], dict[str, Any]]] = {}
@@ -159,11 +190,7 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
         if patch is None:
             continue
         for container in pod.containers:
-            record = snapshot.images.get(container.image)
-            if not isinstance(record, dict) or record.get("error"):
-                continue
-            verdict = Resolved.from_record(container.image, record).verdict(parse_host_version(patch.version))
-            parsed = updates.parse_kernel(verdict.variant or "")
+            parsed, from_tag = _image_revision(container.image, snapshot.images.get(container.image), patch)
             if parsed is None or parsed[0] != patch.build:
                 continue
             for problem in updates.problems_of(parsed[0], parsed[1], "image"):
@@ -176,16 +203,27 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
             if parsed[1] <= patch.revision:
                 continue
             case = cases.setdefault((pod.owner_ref, container.image, container.path), {
-                "pod": pod, "container": container, "image_revision": parsed[1], "nodes": {}, "pods": set()})
+                "pod": pod, "container": container, "image_revision": parsed[1], "nodes": {}, "pods": set(),
+                "from_tag": from_tag})
             case["nodes"][node.name] = patch
             case["pods"].add(pod.name)
+    found = (cases, image_problems, older_images)
+    object.__setattr__(snapshot, "_image_cases", found)
+    return found
+
+
+def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list[Finding]:
+    """A Windows pod whose image (the variant the runtime picks for its node) was built on a newer revision of
+    the node's build than the node runs: the registry says what the image holds or, offline, its tag names the
+    revision."""
+    cases, image_problems, older_images = _image_cases(snapshot, levels)
     out = []
     for (owner, image, path), case in cases.items():
         pod: PodRecord = case["pod"]
         revision = case["image_revision"]
         older = case["nodes"]
         build = next(iter(older.values())).build
-        seen = [e for e in snapshot.events if _SYMPTOM.search(e.message)
+        seen = [e for e in snapshot.events if shows_image_newer_symptom(e.message)
                 and (e.pod in case["pods"] or e.ref == owner
                      or (e.ref.kind == "Pod" and e.ref.namespace == pod.namespace and e.ref.name in case["pods"]))]
         barrier = next((b for p in older.values() if (b := updates.barrier_between(build, p.revision, revision))),
@@ -193,6 +231,8 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
         row = updates.running(build, revision)
         image_update = (f"{row.kb} of {row.month}" if row is not None and row.revision == revision and row.kb
                         else (f"after {row.kb}" if row is not None and row.kb else "an update newer than known"))
+        if case["from_tag"]:
+            image_update += ", as its tag says"
         oldest = min(older.values(), key=lambda p: p.revision)
         if barrier is not None:
             severity, why = "error", (f"host and image lie on opposite sides of {barrier['kb']} "

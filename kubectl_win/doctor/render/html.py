@@ -253,6 +253,8 @@ def _update_html(patch: Any) -> str:
     behind = patch.behind_text()
     second = (f"{behind} monthly update{'s' if behind != '1' else ''} behind" if behind not in (None, "0")
               else ("up to date with the newest known" if behind == "0" else ""))
+    if patch.estimated:
+        second += f" ({patch.estimated} estimated from the monthly release cadence)"
     return text(first, 100) + (f'<span class="line2">{text(second, 100)}</span>' if second else "")
 
 

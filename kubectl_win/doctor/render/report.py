@@ -50,6 +50,8 @@ class DoctorReport:
     locations: bool = False  # findings carry the file and line they came from (doctor --from-bundle)
     # Each Windows node's patch level by name (doctor/patchlevel.py): its update, and how far behind it is.
     patches: dict[str, Any] = field(default_factory=dict)
+    # How current the update data is and what "behind" was counted from (doctor/patchlevel.update_data).
+    update_data: dict[str, Any] = field(default_factory=dict)
 
     @classmethod
     def build(cls, snapshot: Snapshot, findings: list[Finding], scope: str) -> DoctorReport:
@@ -58,7 +60,7 @@ class DoctorReport:
         return cls(scope, snapshot.server_version, list(snapshot.nodes), findings, list(snapshot.skipped),
                    dict(snapshot.counts), len(snapshot.windows_nodes), snapshot.services, snapshot.service_ports,
                    "services" in snapshot.read and snapshot.namespace is None,
-                   patches=dict(patchlevel.of(snapshot)))
+                   patches=dict(patchlevel.of(snapshot)), update_data=patchlevel.update_data(snapshot))
 
     def server_moves(self) -> list[ServerMove]:
         """Pools on a Windows Server their platform retired or retires (knowledge/windows_lifecycle.yaml), by
@@ -145,6 +147,7 @@ class DoctorReport:
             "findings": finding_dicts if lazy else list(finding_dicts),
             "summary": self.summary(),
             "skipped": [{"resource": s.resource, "reason": s.reason} for s in self.skipped],
+            **({"updateData": self.update_data} if self.update_data else {}),
             **({"hns": {"nodes": self.hns}} if self.hns is not None else {}),
         }
 
@@ -204,6 +207,31 @@ def render_nodes(report: DoctorReport, out: IO[str], wide: bool = False, width: 
             where = running[pool.first.name]
             row += [where.name, where.pool_of(pool.first.labels) or None, port_forward_mode(pool.first) or None]
     render_table(headers, rows, out, width=width)
+    note = update_data_note(report)
+    if note:
+        if width:
+            from kubectl_win.output.fold import Writer
+
+            Writer(out, width).text(note)
+        else:
+            out.write(note + "\n")
+
+
+def update_data_note(report: DoctorReport) -> str:
+    """The footer under the node table: how current the update data is, and what a "≥" in BEHIND means."""
+    data = report.update_data
+    if not data or not report.patches:
+        return ""
+    text = f"Update data: Microsoft's updates to {data['updatesTo']} (reviewed {data['reviewed']})"
+    if data.get("releaseTags"):
+        return text + f"; the updates after it counted from the tags of {data['releaseTags']}."
+    estimated = [p for p in report.patches.values() if p.estimated]
+    if estimated:
+        since = data.get("estimatedSince") or []
+        months = f" ({', '.join(since)})" if since else ""
+        return (text + f"; ≥: a lower bound, with the monthly updates the data lacks{months} estimated from "
+                       "Microsoft's monthly release cadence (--check-images counts them from Microsoft's image tags).")
+    return text + "."
 
 
 def patch_cells(patch: Any) -> list[Any]:
