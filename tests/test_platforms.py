@@ -193,3 +193,19 @@ def test_memory_reservations_on_eks_go_through_the_launch_template() -> None:
     kubeadm = [_node("linux-0", os="linux"), _node("win-0", allocatable="16Gi"), namespace("shop")]
     [plain] = [f for f in run_checks(snapshot_of(*kubeadm)) if f.id == "windows-node-no-memory-reserve"]
     assert "systemReserved" in plain.fix.note
+
+
+def test_a_kubelet_ahead_of_the_api_server_on_aks_upgrades_the_control_plane() -> None:
+    objs = [_node("linux-0", os="linux", labels=AKS), _node("win-0", labels=AKS, kubelet="v1.32.1"),
+            namespace("shop")]
+    [found] = [f for f in run_checks(snapshot_of(*objs, server="v1.31.4")) if f.id == "kubelet-newer-than-apiserver"]
+    [argv] = found.fix.commands
+    assert argv[:3] == ("az", "aks", "upgrade") and "--control-plane-only" in argv
+
+
+def test_an_unsupported_build_on_gke_moves_to_a_new_pool() -> None:
+    objs = [_node("linux-0", os="linux", labels=GKE), _node("win-0", labels=GKE, build=18363), namespace("shop")]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "windows-build-unsupported"]
+    [argv] = found.fix.commands
+    assert argv[:4] == ("gcloud", "container", "node-pools", "create") and "ltsc2022" in argv
+    assert "win-pool" in found.fix.note

@@ -38,6 +38,7 @@ def run(snapshot: Snapshot) -> list[Finding]:
         behind = server[1] - kubelet[1]
         if behind < 0:
             findings.append(finding("kubelet-newer-than-apiserver", node.ref, PATH, ignores=node.ignores,
+                                    route=fixes.node_route(snapshot, node, "control_plane"),
                                     node=node.name, kubelet=node.kubelet_version, server=snapshot.server_version,
                                     kubelet_minor=format_version(kubelet), server_minor=format_version(server)))
         elif behind > allowed:
