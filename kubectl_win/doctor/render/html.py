@@ -216,6 +216,10 @@ def _node_matrix(report: DoctorReport, anchors: dict[int, str], id_prefix: str) 
     sub = f"{len(windows)} node{'s' if len(windows) != 1 else ''}, {problems} with findings"
     if len(windows) > len(rows) - len(groups):
         sub += "; nodes alike but for their names share a row"
+    from kubectl_win import platforms
+
+    where = platforms.platform(platforms.of_cluster(n.platform for n in report.nodes))
+    sub += f"; platform: {where.name}" + ("" if where.specific else " (no platform marker: read as kubeadm)")
     return (
         head + f'<h2>Windows nodes <span class="sub">{text(sub)}</span></h2>\n'
         '<div class="scroll"><table class="matrix">\n<thead><tr><th scope="col">Node</th><th scope="col">Build</th>'
