@@ -21,7 +21,15 @@ def version_info() -> dict[str, Any]:
         "build": "frozen" if getattr(sys, "frozen", False) else "python",
         "kubernetesClient": _distribution_version("kubernetes"),
         "knowledge": {"oldest": format_version(OLDEST_KNOWN), "newest": format_version(NEWEST_KNOWN)},
+        "updateData": _update_data(),
     }
+
+
+def _update_data() -> dict[str, str]:
+    """How current the Windows update history is: its newest update's day and the day it was last reviewed."""
+    from kubectl_win import updates
+
+    return {"updatesTo": updates.updates_to().isoformat(), "reviewed": updates.assembled()}
 
 
 def render_version(info: dict[str, Any], output: str, out: IO[str]) -> None:
@@ -40,7 +48,9 @@ def render_version(info: dict[str, Any], output: str, out: IO[str]) -> None:
         knowledge = info["knowledge"]
         render_rows([("python", f"{info['python']} ({info['build']}), {info['platform']}"),
                      ("kubernetes client", info["kubernetesClient"] or "not installed"),
-                     ("knows Kubernetes", f"{knowledge['oldest']} to {knowledge['newest']}")], out, indent="  ")
+                     ("knows Kubernetes", f"{knowledge['oldest']} to {knowledge['newest']}"),
+                     ("Windows update data", f"Microsoft's updates to {info['updateData']['updatesTo']} (reviewed "
+                                             f"{info['updateData']['reviewed']})")], out, indent="  ")
 
 
 def _os_name() -> str:

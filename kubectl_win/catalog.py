@@ -86,17 +86,20 @@ def doctor_checks() -> dict[str, CheckInfo]:
 
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,
-            ignores: frozenset[str] = frozenset(), fix: Fix | None = None,
+            ignores: frozenset[str] = frozenset(), fix: Fix | None = None, route: Fix | None = None,
             at: tuple[str, int | None] | None = None, confidence: str | None = None, **values: Any) -> Finding:
     """A Finding whose message and fix are the catalogue's templates filled with `values`.
 
     An unknown id or a missing placeholder raises (KeyError): that is a bug the tests catch. A check
-    whose catalogue entry says `fix: check` passes the Fix it built (doctor/fixes.py) as `fix`. `at` is
+    whose catalogue entry says `fix: check` passes the Fix it built (doctor/fixes.py) as `fix`; `route` replaces
+    any entry's fix (the node's platform's own way, or what the evidence points at). `at` is
     (file, line) where in an input the finding was read (a support bundle's member; line None for all of it).
     `confidence` (findings.CONFIDENCE_*) is given by the checks that read a failure message.
     """
     info = catalog()[check_id]
-    if info.fix == "check":
+    if route is not None:
+        fix = route
+    elif info.fix == "check":
         if fix is None:
             raise KeyError(f"{check_id}: the check must pass its fix")
     else:

@@ -11,6 +11,7 @@ class ExitStatus(IntEnum):
     USAGE = 2  # bad flags or unreadable input
     UNREACHABLE = 3  # the cluster could not be reached
     INTERNAL = 4  # a bug in kubectl-win
+    INCOMPLETE = 5  # doctor could not read what it needs to judge (the nodes): never a clean pass
     INTERRUPTED = 130
 
 

@@ -1,5 +1,5 @@
-"""Windows Server retirement on managed Kubernetes (knowledge/windows_lifecycle.yaml): which platform and pool
-a node belongs to, whether its build is retired or retiring there, and the day its support ends."""
+"""Windows Server retirement on managed Kubernetes (knowledge/windows_lifecycle.yaml): a node's platform and pool
+(from the platform model), whether its build is retired or retiring there, and the day its support ends."""
 
 from __future__ import annotations
 
@@ -16,12 +16,13 @@ def _data() -> dict[str, Any]:
     return load("windows_lifecycle")
 
 
-def platform_of(labels: Mapping[str, str]) -> tuple[str, str] | None:
-    """(platform, pool) from a node's labels, or None for a cluster no entry recognises."""
-    for platform in _data()["platforms"]:
-        if any(label in labels for label in platform["labels"]):
-            return str(platform["name"]), str(labels.get(platform["pool_label"]) or "")
-    return None
+def platform_of(platform_id: str, labels: Mapping[str, str]) -> tuple[str, str] | None:
+    """(platform name, pool) of a node whose platform (kubectl_win/platforms.py) is `platform_id`, or None for a
+    cluster no platform marker recognises (kubeadm, unknown)."""
+    from kubectl_win import platforms
+
+    entry = platforms.platform(platform_id)
+    return (entry.name, entry.pool_of(labels)) if entry.specific else None
 
 
 def retirement(platform: str, build: int, today: dt.date | None = None) -> tuple[str, dict[str, Any]] | None:

@@ -5,9 +5,9 @@ Shared by doctor (nodes, images, the support bundle's hotfix list) and the metri
 from __future__ import annotations
 
 import datetime as dt
+import os
 import re
 from bisect import bisect_right
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
@@ -42,6 +42,12 @@ class Update:
         """'KB5044281 (2024-10)', or the version for a row without a KB."""
         return f"{self.kb or self.version} ({self.month})"
 
+    def kb_name(self) -> str:
+        """The KB, or what the data says when its sources gave none."""
+        if self.kb:
+            return self.kb
+        return "release build (no KB)" if self.kind == "release" else "KB not in the data"
+
 
 @dataclass(frozen=True, slots=True)
 class Problem:
@@ -71,8 +77,105 @@ def _data() -> dict[str, Any]:
 
 
 def assembled() -> str:
-    """The day the data was put together (YYYY-MM-DD)."""
+    """The day the rows were last reviewed against their sources (YYYY-MM-DD)."""
     return str(_data()["assembled"])
+
+
+def updates_to() -> dt.date:
+    """The data's date: the day of its newest update (the file's `updates_to`, which a test keeps equal to it)."""
+    return dt.date.fromisoformat(str(_data()["updates_to"]))
+
+
+TODAY_ENV = "KUBECTL_WIN_TODAY"
+
+
+def today() -> dt.date:
+    """The day "behind" is counted to: today, or the KUBECTL_WIN_TODAY=YYYY-MM-DD that makes a run repeatable
+    (a report of an old dump, the documentation's examples)."""
+    given = os.environ.get(TODAY_ENV, "").strip()
+    if given:
+        try:
+            return dt.date.fromisoformat(given)
+        except ValueError:
+            from kubectl_win.errors import UsageError
+
+            raise UsageError(f"{TODAY_ENV}={given!r} is not a day (YYYY-MM-DD)") from None
+    return dt.datetime.now(dt.UTC).date()
+
+
+def patch_tuesday(year: int, month: int) -> dt.date:
+    """The second Tuesday of the month: the day of Microsoft's monthly ("B") update."""
+    first = dt.date(year, month, 1)
+    return first + dt.timedelta(days=(1 - first.weekday()) % 7 + 7)
+
+
+def patch_tuesdays(after: dt.date, until: dt.date) -> list[dt.date]:
+    """The second Tuesdays in (after, until]."""
+    out = []
+    year, month = after.year, after.month
+    while dt.date(year, month, 1) <= until:
+        day = patch_tuesday(year, month)
+        if after < day <= until:
+            out.append(day)
+        year, month = (year + 1, 1) if month == 12 else (year, month + 1)
+    return out
+
+
+def updates_end(build: int) -> dt.date | None:
+    """The last day Microsoft ships updates for the build (its end of support), if it has one."""
+    from kubectl_win.lifecycle import support_end
+
+    return support_end(build)
+
+
+def unlisted_since_data(build: int, day: dt.date | None = None) -> list[dt.date]:
+    """The monthly updates released after the build's newest monthly row up to `day` (today) and the end of
+    its support: the updates the data cannot know, estimated from the monthly cadence."""
+    row = newest_monthly(build)
+    if row is None:
+        return []
+    until = day or today()
+    end = updates_end(build)
+    if end is not None and end < until:
+        until = end
+    return patch_tuesdays(dt.date.fromisoformat(row.date), until)
+
+
+def missing_between(build: int, older: int, newer: int) -> list[str]:
+    """The months (YYYY-MM) of monthly updates the rows lack ('missing_months') released after revision `older`
+    up to revision `newer`: between the rows around them."""
+    months = _missing().get(build, ())
+    if not months:
+        return []
+    low = running(build, older)
+    high = running(build, newer)
+    if high is None:
+        return []
+    start = low.date if low is not None else "0000-00-00"
+    return [m for m in months if start < patch_tuesday(*map(int, m.split("-"))).isoformat() <= high.date]
+
+
+@cache
+def _missing() -> dict[int, tuple[str, ...]]:
+    return {int(e["build"]): tuple(str(m) for m in e.get("missing_months") or ()) for e in _data()["builds"]}
+
+
+def tag_lists() -> tuple[str, ...]:
+    """Microsoft's base image repositories whose tags carry each published 10.0.BUILD.REVISION."""
+    return tuple(str(r) for r in _data().get("tag_lists", ()))
+
+
+_VERSION_TAG = re.compile(r"^10\.0\.(\d{5})\.(\d+)$")
+
+
+def revisions_in_tags(tags: list[str]) -> dict[int, tuple[int, ...]]:
+    """The revisions per build that a tag list's 10.0.BUILD.REVISION tags name (other tags are passed over)."""
+    out: dict[int, set[int]] = {}
+    for tag in tags:
+        match = _VERSION_TAG.match(tag)
+        if match:
+            out.setdefault(int(match.group(1)), set()).add(int(match.group(2)))
+    return {build: tuple(sorted(revisions)) for build, revisions in out.items()}
 
 
 @cache
@@ -112,6 +215,18 @@ def running(build: int, revision: int) -> Update | None:
     revisions = _revisions(build)
     index = bisect_right(revisions, revision) - 1
     return history(build)[index] if index >= 0 else None
+
+
+def kb_of_version(version: str) -> str | None:
+    """The update an OS version ('10.0.20348.2700') is, as the data names it: 'KB5042881', 'after KB5042881'
+    (an unlisted revision), 'KB not in the data', or None (no data, or newer than the data)."""
+    parsed = parse_kernel(version)
+    if parsed is None:
+        return None
+    row = running(*parsed)
+    if row is None or parsed[1] > history(parsed[0])[-1].revision:
+        return None
+    return row.kb_name() if row.revision == parsed[1] else f"after {row.kb_name()}"
 
 
 def newest(build: int) -> Update | None:
@@ -161,6 +276,26 @@ def barrier_between(build: int, host: int, image: int) -> dict[str, Any] | None:
     return None
 
 
+_TAG_REVISION = re.compile(r"(?<![\d.])10\.0\.(\d{5})\.(\d+)(?![\d.])")
+_TAG_KB = re.compile(r"(?<![A-Za-z0-9])KB(\d{7})(?!\d)", re.IGNORECASE)
+
+
+def tag_revision(image: str) -> tuple[int, int] | None:
+    """(build, revision) an image's tag names: a 10.0.BUILD.REVISION in it ('servercore:10.0.20348.2700',
+    'app:1.4-10.0.17763.6414'), or a KB of the history ('ltsc2022-KB5044281'); None when it names neither."""
+    name = image.split("@", 1)[0]
+    last = name.rsplit("/", 1)[-1]
+    if ":" not in last:
+        return None
+    tag = last.split(":", 1)[1]
+    match = _TAG_REVISION.search(tag)
+    if match:
+        return int(match.group(1)), int(match.group(2))
+    kb = _TAG_KB.search(tag)
+    row = by_kb(f"KB{kb.group(1)}") if kb else None
+    return (row.build, row.revision) if row is not None else None
+
+
 def image_rule() -> dict[str, Any]:
     return dict(_data()["image_newer_than_host"])
 
@@ -170,10 +305,8 @@ def base_images() -> dict[int, str]:
     return {int(e["build"]): str(e["image"]) for e in _data().get("base_images", ())}
 
 
-def patching_for(labels: Mapping[str, str]) -> dict[str, Any]:
-    """How the node's platform patches Windows (the first entry whose label the node has, else generic)."""
+def patching_for(platform_name: str) -> dict[str, Any]:
+    """How the node's platform (named as the platform model names it) patches Windows; generic otherwise."""
     entries = _data()["patching"]
-    for entry in entries:
-        if any(label in labels for label in entry["labels"]):
-            return dict(entry)
-    return dict(next(e for e in entries if e["platform"] == "generic"))
+    return dict(next((e for e in entries if e["platform"] == platform_name),
+                     next(e for e in entries if e["platform"] == "generic")))

@@ -86,6 +86,17 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             item.add_marker(tier)
 
 
+# The day the suite counts Windows updates to: doctor estimates the monthly updates released since its update
+# data up to today (kubectl_win/updates.py today()), so every test sees the same day unless it sets another.
+SUITE_TODAY = "2026-12-06"
+
+
+@pytest.fixture(autouse=True)
+def _one_day(monkeypatch: pytest.MonkeyPatch) -> None:
+    if not os.environ.get("KUBECTL_WIN_TODAY"):
+        monkeypatch.setenv("KUBECTL_WIN_TODAY", SUITE_TODAY)
+
+
 @pytest.fixture(autouse=True)
 def _unit_starts_nothing(request: pytest.FixtureRequest) -> Iterator[None]:
     """A unit test runs in process: starting a program or a server fails it, naming the fix."""

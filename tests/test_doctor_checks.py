@@ -104,7 +104,7 @@ CASES = [
     Case("kubelet-too-old", lambda: base(win=node("win-0", kubelet="v1.27.16")),
          lambda: base(win=node("win-0", kubelet="v1.28.15")), ("4 minor versions older", "to 1.28 or later")),
     Case("windows-node-untainted", lambda: base(win=node("win-0", taints=[])), lambda: base(),
-         ("kubectl taint nodes win-0 os=windows:NoSchedule",)),
+         ("kubectl taint nodes win-0 os=Win2022:NoSchedule",)),
     Case("linux-workload-can-land-on-windows",
          lambda: base(*deploy("cart", linux_spec(selector=False), "linux-0"), win=node("win-0", taints=[])),
          lambda: base(*deploy("cart", linux_spec(selector=True), "linux-0"), win=node("win-0", taints=[])),
@@ -146,14 +146,15 @@ CASES = [
           "Microsoft acknowledged it", "KB5044281 (10.0.20348.2762, 2024-10) fixes it",
           "Install KB5044281 or newer on win-0")),
     Case("windows-updates-behind", lambda: base(win=at_revision(node("win-0"), 4405)),
-         lambda: base(win=at_revision(node("win-0"), 4773)),
-         ("Node win-0 runs 10.0.20348.4405 (KB5068787, 2025-11), 6 monthly updates behind the newest known for "
-          "Windows Server 2022: 10.0.20348.5139 (KB5087545, 2026-05); more than 3 is flagged",
+         lambda: base(win=at_revision(node("win-0"), 5499)),
+         ("Node win-0 runs 10.0.20348.4405 (KB5068787, 2025-11), at least 12 monthly updates behind the newest known "
+          "for Windows Server 2022: 10.0.20348.5761 (KB not in the data, 2026-10); 1 of them estimated from "
+          "Microsoft's monthly release cadence (the update data ends on 2026-10-13); more than 3 is flagged",
           "kubectl cordon win-0")),
     Case("windows-revision-spread", lambda: base(at_revision(node("win-1"), 4773), *agents("win-1")),
          lambda: base(node("win-1"), *agents("win-1")),
-         ("Windows nodes of Windows Server 2022 run 2 OS revisions: 10.0.20348.5139 (KB5087545, 2026-05): win-0; "
-          "10.0.20348.4773 (KB5075906, 2026-02): win-1",)),
+         ("Windows nodes of Windows Server 2022 run 2 OS revisions: 10.0.20348.5761 (KB not in the data, 2026-10): "
+          "win-0; 10.0.20348.4773 (KB5075906, 2026-02): win-1",)),
     Case("windows-image-newer-than-node",
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:3")),
                       win=at_revision(node("win-0"), 4773)),
@@ -172,7 +173,8 @@ CASES = [
          lambda: base(*deploy("web", windows_spec("registry.example.com/web:2019"), node_name="win-2019"),
                       *TWO_BUILDS),
          ("shop/Deployment/web runs registry.example.com/web:2019 in container app, built on 10.0.17763.973, on node "
-          "win-2019 (10.0.17763.8755, KB5087538 of 2026-05): host and image lie on opposite sides of KB4532691 "
+          "win-2019 (10.0.17763.9376, the update of 2026-10, KB not in the data): host and image lie on opposite "
+          "sides of KB4532691 "
           "(10.0.17763.1039)", "Rebuild registry.example.com/web:2019 on a base image of KB4532691 or newer"),
          kw={"images": {"registry.example.com/web:2019": {"digest": "sha256:1", "platforms": [
              {"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.973", "digest": "sha256:2"}]}}},
@@ -327,7 +329,7 @@ CASES = [
              {"key": "kubernetes.azure.com/scalesetpriority", "value": "spot", "effect": "NoSchedule"},
              {"key": "os", "value": "windows", "effect": "NoSchedule"}])),
          ("tainted only with kubernetes.azure.com/scalesetpriority=spot:NoSchedule", "shop/Deployment/batch",
-          "kubectl taint nodes win-0 os=windows:NoSchedule")),
+          "kubectl taint nodes win-0 os=Win2022:NoSchedule")),
     Case("windows-runtime-error",
          lambda: base(event(("Pod", "shop", "web-1"), "Odd", "the widget said no (0x1abc)", host="win-0")),
          lambda: base(event(("Pod", "linux", "web-1"), "Odd", "the widget said no (0x1abc)", host="linux-0")),
@@ -453,7 +455,8 @@ def test_a_pool_retiring_within_a_year_is_warned_with_its_date() -> None:
     assert (status, entry["date"], entry["move_to"]) == ("retiring", "2027-03-15", "ltsc2025")
     assert lifecycle.retirement("AKS", 20348, dt.date(2027, 3, 15))[0] == "retired"
     assert lifecycle.retirement("GKE", 17763, dt.date(2030, 1, 1)) is None
-    assert lifecycle.platform_of({"cloud.google.com/gke-nodepool": "win"}) == ("GKE", "win")
+    assert lifecycle.platform_of("gke", {"cloud.google.com/gke-nodepool": "win"}) == ("GKE", "win")
+    assert lifecycle.platform_of("kubeadm", {}) is None
 
 
 def test_containerd_16_is_info_and_message_says_how_port_forward_works() -> None:

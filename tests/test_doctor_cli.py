@@ -43,7 +43,7 @@ def test_json_contract(capsys: pytest.CaptureFixture[str]) -> None:
     assert code == 1
     report = json.loads(out)
     assert report["schemaVersion"] == "kubectl-win/v1"
-    assert report["cluster"] == {"serverVersion": "v1.31.4"}
+    assert report["cluster"] == {"serverVersion": "v1.31.4", "platform": "unknown"}
     assert report["skipped"] == []
     win = next(n for n in report["nodes"] if n["name"] == "win19-0")
     assert {k: win[k] for k in ("os", "windowsBuild", "runtime", "runtimeVersion", "kubeletVersion", "ready",
@@ -105,7 +105,7 @@ def test_nodes_scope_is_the_windows_inventory(capsys: pytest.CaptureFixture[str]
     assert lines[0].split()[:8] == ["NAME", "READY", "OS-IMAGE", "BUILD", "REVISION", "UPDATE", "BEHIND",
                                     "BUILD-LABEL"]
     row = next(line for line in lines if line.startswith("win19-0 "))
-    assert "10.0.17763   6414       KB5044277 2024-10   19 " in row
+    assert "10.0.17763   6414       KB5044277 2024-10   ≥25 " in row  # November 2026 estimated
     assert "containerd/1.6.28" in row and "16.0Gi/16.0Gi" in row
     assert "os=windows:NoSchedule" in row
     assert not any(line.startswith("aks-linux") for line in lines)

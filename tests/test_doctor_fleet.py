@@ -116,7 +116,7 @@ def test_json_keeps_the_asked_order_and_the_single_cluster_findings(fleet: Fleet
     gone, eu, lab, quiet = doc["clusters"]
     assert set(gone) == {"context", "server", "ok", "error", "exitCode"} and gone["ok"] is False
     assert gone["exitCode"] == 3 and "\n" not in gone["error"]
-    assert lab["ok"] is False and lab["error"].startswith("cannot read nodes: forbidden")
+    assert lab["ok"] is False and lab["error"].startswith("cannot read nodes: forbidden") and lab["exitCode"] == 5
     single = fleet.doctor("--context", "eu", "-o", "json").json
     assert eu["ok"] is True and eu["server"] == fleet.servers["eu"].url
     assert eu["findings"] == single["findings"] and eu["summary"] == single["summary"]

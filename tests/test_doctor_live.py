@@ -43,7 +43,7 @@ def test_live_cluster_is_read_only_and_round_trips(apiserver: ApiServerHandle, c
     code, out, err = doctor(capsys, apiserver, "-o", "json", "--save-dump", str(saved))
     assert (code, err) == (1, "")
     live = report_of(out)
-    assert live["cluster"] == {"serverVersion": "v1.32.0"}
+    assert live["cluster"] == {"serverVersion": "v1.32.0", "platform": "unknown"}
     assert live["skipped"] == []
     ids = {f["id"] for f in live["findings"]}
     assert {"kubelet-too-old", "windows-node-untainted", "image-build-mismatch", "hostprocess-blocked-by-pod-security",

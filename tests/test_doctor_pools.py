@@ -41,5 +41,6 @@ def test_doctor_nodes_prints_one_row_per_pool_and_json_one_entry_per_node(tmp_pa
     assert lines[0].split()[:3] == ["NAME", "NODES", "READY"]
     assert lines[1].split()[:4] == ["win-00", "+11", "more", "12"]
     assert lines[2].split()[:2] == ["win-old", "1"]
-    assert not lines[3].strip()
+    assert lines[3].startswith("Update data: ")  # how current the patch data is, under the table
+    assert not lines[4].strip()
     assert len(run_cli("doctor", "nodes", "--from-dump", str(dump), "-o", "json").json["nodes"]) == 13

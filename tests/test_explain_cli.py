@@ -29,6 +29,7 @@ spec:
             privileged: false
           resources:
             limits: {cpu: "1", memory: 1Gi}
+      nodeSelector: {kubernetes.io/os: windows}
 """
 
 INFERRED_POD = """\

@@ -67,6 +67,23 @@ def test_type_slash_name_json(seeded: Any) -> None:
     assert finding["path"] == "spec.template.spec.containers[0].securityContext.privileged"
 
 
+def test_a_runtime_class_of_the_cluster_carries_the_os_selector_as_doctor_reads_it(apiserver: Any) -> None:
+    carried = deployment("iis", "web", "windows", privileged=False)
+    spec = carried["spec"]["template"]["spec"]
+    del spec["nodeSelector"], spec["containers"][0]["securityContext"]
+    spec["runtimeClassName"] = "windows-2022"
+    apiserver.put(carried)
+    result = run_cli("explain", "deploy/iis", "-n", "web", "-o", "json", *kube(apiserver))
+    assert [(f["id"], f["severity"]) for f in result.json["findings"]] == [
+        ("windows-workload-no-os-selector", "warning")]  # the cluster has no such RuntimeClass
+    apiserver.put({"apiVersion": "node.k8s.io/v1", "kind": "RuntimeClass", "metadata": {"name": "windows-2022"},
+                   "handler": "runhcs-wcow-process", "scheduling": {"nodeSelector": {"kubernetes.io/os": "windows"}}})
+    assert run_cli("explain", "deploy/iis", "-n", "web", "-o", "json", *kube(apiserver)).json["findings"] == []
+    apiserver.auth.deny("list", "runtimeclasses")
+    [unread] = run_cli("explain", "deploy/iis", "-n", "web", "-o", "json", *kube(apiserver)).json["findings"]
+    assert unread["severity"] == "info" and "RuntimeClass windows-2022 (not read)" in unread["message"]
+
+
 def test_all_namespaces_and_selector(seeded: Any) -> None:
     data = run_cli("explain", "deployments", "-A", "-l", "tier=web", "-o", "json", *kube(seeded)).json
     assert sorted(f["object"]["name"] for f in data["findings"]) == ["api", "iis"]

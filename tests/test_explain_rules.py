@@ -19,10 +19,11 @@ def pod(
     *,
     os: str | None = "windows",
     container: dict[str, Any] | None = None,
-    selector: bool = False,
+    selector: bool | None = None,
     metadata: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A Pod with one well-formed Windows container, plus the given spec and container fields."""
+    """A Pod with one well-formed Windows container, plus the given spec and container fields; a pod for Windows
+    (os windows) selects Windows nodes unless `selector` is False."""
     body: dict[str, Any] = {
         "containers": [
             {"name": "app", "image": "example.com/app:1", "resources": copy.deepcopy(LIMITS), **(container or {})}
@@ -30,7 +31,7 @@ def pod(
     }
     if os:
         body["os"] = {"name": os}
-    if selector:
+    if selector or (selector is None and os == "windows"):
         body["nodeSelector"] = {"kubernetes.io/os": "windows"}
     body.update(spec or {})
     return {
@@ -123,12 +124,18 @@ FIRING: dict[str, dict[str, Any]] = {
         "version": (1, 38),
     },
     "windows-memory-limit-missing": {"container": {"resources": {"limits": {"cpu": "1"}}}},
+    "windows-workload-no-os-selector": {"selector": False},
+    "windows-hostprocess-user": {
+        "spec": {"hostNetwork": True,
+                 "securityContext": {"windowsOptions": {"hostProcess": True, "runAsUserName": "ContainerUser"}}},
+    },
 }
 
 
 def _firing_pod(case: dict[str, Any]) -> dict[str, Any]:
     return pod(
-        case.get("spec"), os=case.get("os", "windows"), container=case.get("container"), metadata=case.get("metadata")
+        case.get("spec"), os=case.get("os", "windows"), container=case.get("container"), metadata=case.get("metadata"),
+        selector=case.get("selector"),
     )
 
 
@@ -291,7 +298,7 @@ def test_hostprocess_pod_done_right_is_quiet_and_hostnetwork_is_not_flagged() ->
 
 
 def test_hostprocess_rules_apply_whatever_the_os() -> None:
-    obj = pod({"securityContext": {"windowsOptions": {"hostProcess": True}}}, os=None)
+    obj = pod({"securityContext": {"windowsOptions": {"hostProcess": True}}}, os=None, selector=True)
     assert ids(obj) == {"windows-hostprocess-host-network"}
 
 
@@ -463,3 +470,74 @@ def test_spec_os_path_in_a_template_is_the_one_the_api_server_names() -> None:
 @pytest.mark.parametrize("name", ["linux", "windows"])
 def test_valid_spec_os_names_are_quiet(name: str) -> None:
     assert [f.id for f in lint_object(pod(os=name)) if f.id == "windows-os-name-invalid"] == []
+
+
+# -- the missing OS selector: the rule doctor reports on workloads (explain/placement.py) --------------------------
+
+
+def test_spec_os_alone_does_not_keep_a_windows_pod_off_linux_nodes() -> None:
+    [finding] = lint_object(pod(selector=False))
+    assert (finding.id, finding.severity, finding.path) == (
+        "windows-workload-no-os-selector", "warning", "spec.nodeSelector")
+    assert "spec.os.name=windows" in finding.message and "can land on Linux nodes" in finding.message
+    assert "nodeSelector kubernetes.io/os=windows" in finding.fix.note
+
+
+@pytest.mark.parametrize("spec", [
+    {"nodeSelector": {"kubernetes.io/os": "windows"}},
+    {"nodeSelector": {"node.kubernetes.io/windows-build": "10.0.20348"}},
+    {"affinity": {"nodeAffinity": {"requiredDuringSchedulingIgnoredDuringExecution": {"nodeSelectorTerms": [
+        {"matchExpressions": [{"key": "kubernetes.io/os", "operator": "In", "values": ["windows"]}]}]}}}},
+    {"nodeName": "win-0"},  # no scheduler involved
+])
+def test_a_selector_affinity_or_node_name_satisfies_it(spec: dict[str, Any]) -> None:
+    assert "windows-workload-no-os-selector" not in ids(pod(spec, selector=False))
+
+
+def test_a_runtime_class_is_read_when_seen_and_named_when_not() -> None:
+    obj = pod({"runtimeClassName": "win2022"}, selector=False)
+    assert "windows-workload-no-os-selector" not in ids(
+        obj, runtime_classes={"win2022": {"kubernetes.io/os": "windows"}})
+    assert "windows-workload-no-os-selector" in ids(obj, runtime_classes={"win2022": {"kubernetes.io/arch": "amd64"}})
+    [unseen] = [f for f in lint_object(obj) if f.id == "windows-workload-no-os-selector"]
+    assert unseen.severity == "info" and "RuntimeClass win2022 (not read)" in unseen.message
+
+
+def test_an_assumed_windows_pod_is_not_asked_for_a_selector() -> None:
+    assert "windows-workload-no-os-selector" not in ids(pod(os=None, selector=False), assume_windows=True)
+
+
+# -- who a HostProcess container can run as (knowledge/field_rules.yaml hostprocess_users) -------------------------
+
+
+def hostprocess_pod(pod_user: str | None = None, container_user: str | None = None) -> dict[str, Any]:
+    options: dict[str, Any] = {"hostProcess": True}
+    if pod_user is not None:
+        options["runAsUserName"] = pod_user
+    container = {"securityContext": {"windowsOptions": {"runAsUserName": container_user}}} if container_user else None
+    return pod({"hostNetwork": True, "securityContext": {"windowsOptions": options}}, container=container)
+
+
+@pytest.mark.parametrize("user", ["ContainerUser", "containeradministrator", "CORP\\svc-agent", "WIN-NODE1\\admin",
+                                  "NT AUTHORITY\\Guest"])
+def test_a_hostprocess_pod_cannot_run_as_a_container_or_user_account(user: str) -> None:
+    [finding] = lint_object(hostprocess_pod(user))
+    assert (finding.id, finding.severity, finding.enforced_by) == ("windows-hostprocess-user", "error", "runtime")
+    assert finding.path == "spec.securityContext.windowsOptions.runAsUserName"
+    assert "NT AUTHORITY\\SYSTEM" in finding.message and "NT AUTHORITY\\SYSTEM" in finding.fix.note
+
+
+@pytest.mark.parametrize("user", ["NT AUTHORITY\\SYSTEM", "nt authority\\local service", "NT AUTHORITY\\LocalService",
+                                  "NT AUTHORITY\\NETWORK SERVICE", "hpc-agents", None])
+def test_service_accounts_a_local_group_or_the_default_are_accepted(user: str | None) -> None:
+    assert lint_object(hostprocess_pod(user)) == []
+
+
+def test_the_container_value_overrides_the_pod_one_and_is_reported_where_set() -> None:
+    assert lint_object(hostprocess_pod("ContainerUser", "NT AUTHORITY\\SYSTEM")) == []
+    [finding] = lint_object(hostprocess_pod("NT AUTHORITY\\SYSTEM", "ContainerAdministrator"))
+    assert finding.path == "spec.containers[0].securityContext.windowsOptions.runAsUserName"
+
+
+def test_an_ordinary_windows_pod_may_run_as_container_user() -> None:
+    assert lint_object(pod(container={"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}})) == []

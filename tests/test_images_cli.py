@@ -79,6 +79,25 @@ def test_an_unreadable_registry_is_unknown_with_its_reason(clean_env) -> None:
     assert result.json["images"][0]["digest"] is None
 
 
+@pytest.mark.parametrize(("tag", "verdicts", "code"), [
+    ("ltsc2019", [("ltsc2019", "runs"), ("ltsc2025", "hyperv-only")], 0),
+    ("1.4.0-windowsservercore-ltsc2025", [("ltsc2019", "no-variant"), ("ltsc2025", "runs")], 1),
+    ("10.0.20348.2700", [("ltsc2019", "no-variant"), ("ltsc2025", "runs")], 1),  # 2022's images run on 2025
+])
+def test_offline_a_tag_that_names_a_build_decides(clean_env, tag: str, verdicts: list, code: int) -> None:
+    from tests.registry.faults import dead_host
+
+    dead = dead_host()
+    result = run_cli("images", f"{dead}/app:{tag}", "--build", "ltsc2019", "--build", "ltsc2025",
+                     "--insecure-registry", dead, "-o", "json")
+    assert result.exit_code == code, result.stdout
+    found = result.json["images"][0]["verdicts"]
+    assert [(v["build"], v["verdict"]) for v in found] == verdicts
+    named = {"ltsc2019": 17763, "1.4.0-windowsservercore-ltsc2025": 26100, "10.0.20348.2700": 20348}[tag]
+    assert all(v["reason"].endswith(f"(from the tag, which names build {named}: the registry could not be read: "
+                                    f"connection refused by {dead})") for v in found)
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["images", "app:1"], "error: name the node builds to check with --build"),
     (["images", "app:1", "--build", "ltsc2030"], "error: unknown Windows build 'ltsc2030'"),

@@ -24,9 +24,11 @@ from tests.support.paths import DOCS, ROOT, SAMPLE_DUMP
 FAMILIES = {"kubectl_win_findings", "kubectl_win_windows_nodes", "kubectl_win_os_support_end_timestamp_seconds",
             "kubectl_win_scan_success", "kubectl_win_scan_duration_seconds",
             "kubectl_win_scan_last_success_timestamp_seconds", "kubectl_win_scans",
-            "kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind"}
-LABELS = {"cluster", "check", "severity", "build", "version", "ready", "node"}
-PER_NODE = {"kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind"}
+            "kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind",
+            "kubectl_win_node_os_updates_behind_estimated", "kubectl_win_update_data_timestamp_seconds"}
+LABELS = {"cluster", "check", "severity", "build", "version", "ready", "node", "platform"}
+PER_NODE = {"kubectl_win_node_os_revision_release_timestamp_seconds", "kubectl_win_node_os_updates_behind",
+            "kubectl_win_node_os_updates_behind_estimated"}
 
 
 def samples(text: str, openmetrics: bool = True) -> dict[str, list]:
@@ -65,8 +67,9 @@ def test_doctor_openmetrics_on_a_dump_is_read_by_the_openmetrics_parser() -> Non
     assert {s.labels["cluster"] for family in found.values() for s in family} == {"cluster-dump.json"}
     findings = by_labels(found["kubectl_win_findings"], "check", "severity")
     assert {key: int(v) for key, v in findings.items() if v} == expected_findings()
-    nodes = by_labels(found["kubectl_win_windows_nodes"], "build", "version", "ready")
-    assert nodes == {("10.0.17763", "Windows Server 2019", "true"): 1, ("10.0.20348", "Windows Server 2022", "true"): 2}
+    nodes = by_labels(found["kubectl_win_windows_nodes"], "build", "version", "ready", "platform")
+    assert nodes == {("10.0.17763", "Windows Server 2019", "true", "unknown"): 1,
+                     ("10.0.20348", "Windows Server 2022", "true", "unknown"): 2}
     assert by_labels(found["kubectl_win_scan_success"], "cluster") == {("cluster-dump.json",): 1}
     assert by_labels(found["kubectl_win_scans"], "cluster") == {("cluster-dump.json",): 1}
     for family in found.values():
@@ -116,7 +119,7 @@ def test_support_end_is_microsofts_date_or_an_earlier_platform_retirement(tmp_pa
     def on_aks(data: dict) -> None:  # win19-0 becomes an AKS node: AKS retired Windows Server 2019 on 2026-03-01
         for item in data["items"]:
             if item["kind"] == "Node" and item["metadata"]["name"] == "win19-0":
-                item["metadata"]["labels"]["kubernetes.azure.com/cluster"] = "mc_rg_aks"
+                item["metadata"]["labels"]["kubernetes.azure.com/agentpool"] = "win19"
 
     now = dt.datetime(2029, 1, 19, 12, tzinfo=dt.UTC)
     out = io.StringIO()
@@ -144,7 +147,7 @@ def test_a_cluster_that_could_not_be_read_has_only_its_outcome() -> None:
 @pytest.mark.parametrize("name", ['prod "eu"', "C:\\kube\\prod", "two\nlines", 'all "of\\ it"\n', "ünïcode"])
 def test_context_names_are_escaped_and_read_back_exactly_in_both_formats(name: str) -> None:
     figures = {name: ClusterFigures(name, True, 1.0, 1.0, (("windows-node-untainted", "warning", 2),),
-                                    (("10.0.20348", "Windows Server 2022", "true", 3),),
+                                    (("10.0.20348", "Windows Server 2022", "true", "aks", 3),),
                                     (("10.0.20348", dt.date(2031, 10, 14)),))}
     openmetrics, headers = exposition(figures, "application/openmetrics-text", today=dt.date(2031, 10, 4))
     assert headers["Content-Type"] == "application/openmetrics-text; version=1.0.0; charset=utf-8"

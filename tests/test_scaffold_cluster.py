@@ -59,7 +59,9 @@ def test_from_cluster_build_is_checked_against_the_image(apiserver) -> None:
     result = _scaffold(apiserver, "deployment", "web", "--image", "example.com/web:ltsc2019", "--from-cluster")
     assert result.exit_code == 0
     assert "built for Windows Server 2019 (10.0.17763) but the pods are pinned to Windows Server 2022" in result.stderr
-    assert "tolerations" not in _pod_spec(result.stdout)  # the node has no taint to tolerate
+    # The node has no taint yet: the pods tolerate the one doctor and `scaffold node-taint` will ask for.
+    assert _pod_spec(result.stdout)["tolerations"] == [
+        {"key": "os", "operator": "Equal", "value": "Win2022", "effect": "NoSchedule"}]
 
 
 def test_from_cluster_with_several_builds_tolerates_every_scheme_and_warns(apiserver) -> None:

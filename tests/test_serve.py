@@ -272,3 +272,17 @@ def test_serve_refuses_no_cluster_label_for_several_clusters(apiserver) -> None:
     result = run_cli("serve", "--kubeconfig", str(apiserver.kubeconfig), "--context", "a", "--context", "b",
                      "--cluster-label", "")
     assert result.exit_code == 2 and "several clusters need a label that names each" in result.stderr
+
+
+def test_a_scan_that_cannot_read_the_nodes_is_a_failed_scan(apiserver) -> None:
+    """A user who may not list nodes: serve publishes scan_success 0 and says why, never a clean cluster."""
+    apiserver.seed(SAMPLE_DUMP)
+    apiserver.auth.deny("list", "nodes")
+    serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--interval", "5m")
+    try:
+        wait_until(lambda: serve.get("/readyz")[0] == 200, "the first scan")
+        assert list(serve.figures("kubectl_win_scan_success").values()) == [0]
+        assert serve.figures("kubectl_win_findings") == {}
+        assert any("scan failed: cannot read nodes: forbidden" in line for line in serve.lines), serve.lines
+    finally:
+        assert serve.stop() == 0

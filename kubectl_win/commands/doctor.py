@@ -53,8 +53,10 @@ EXAMPLES = """examples:
   kubectl win doctor --context eu --context us    # several clusters: a section each, then a fleet summary
   kubectl win doctor --all-contexts -o json       # every context of the kubeconfig, 4 clusters at a time
 
-exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable;
-several clusters: the worst over the clusters read, 3 when none could be read, at least 1 when some could not
+exit status: 0 nothing at or above --fail-on, 1 findings at or above it, 2 bad input, 3 cluster unreachable,
+5 incomplete (the nodes could not be read: an empty or pods-only dump, or no right to list nodes); several
+clusters: the worst over the clusters read, 3 when none could be read (5 when each failed for want of the
+nodes), at least 1 when some could not
 """
 FORMATS = ("table", "wide", "json", "yaml", "junit", "sarif", "html", "openmetrics")
 
@@ -267,7 +269,6 @@ def run(plan: DoctorRun, env: Env) -> int:
     import time
 
     from kubectl_win.doctor.run import DoctorOptions, run_doctor
-    from kubectl_win.findings import exit_code
 
     flags = plan.flags
     if len(plan.contexts) > 1:
@@ -292,7 +293,8 @@ def run(plan: DoctorRun, env: Env) -> int:
             report = run_doctor(options)
         else:
             if flags.check_images:
-                options.images = stack.enter_context(flags.registry_session(env)).resolver
+                session = stack.enter_context(flags.registry_session(env))
+                options.images, options.tags = session.resolver, session.tags
             if options.progress is not None:
                 options.progress.start()
                 stack.callback(options.progress.stop)
@@ -306,7 +308,7 @@ def run(plan: DoctorRun, env: Env) -> int:
         _write_report(report, flags, env.shell)
     if not (flags.report and flags.output == "html"):
         _render(report, flags, env, seconds)
-    return exit_code(report.findings, flags.fail_on)
+    return report.exit_code(flags.fail_on)
 
 
 def _render(report: DoctorReport, flags: DoctorFlags, env: Env, seconds: float) -> None:

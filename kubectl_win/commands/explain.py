@@ -213,7 +213,7 @@ def run(flags: ExplainFlags, env: Env) -> int:
 
 
 def _explain_live(flags: ExplainFlags, options: Any) -> Any:
-    from kubectl_win.explain.fetch import fetch_objects, parse_live_target
+    from kubectl_win.explain.fetch import fetch_objects, fetch_runtime_classes, parse_live_target
     from kubectl_win.explain.service import explain_objects
     from kubectl_win.kube import connect
 
@@ -222,7 +222,7 @@ def _explain_live(flags: ExplainFlags, options: Any) -> Any:
     objects = fetch_objects(
         cluster, info, name, namespace=flags.namespace, all_namespaces=flags.all_namespaces, selector=flags.selector
     )
-    return explain_objects(objects, options)
+    return explain_objects(objects, options, fetch_runtime_classes(cluster, objects))
 
 
 def _run_field(flags: ExplainFlags, env: Env) -> int:

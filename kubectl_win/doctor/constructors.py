@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from kubectl_win import platforms
 from kubectl_win.doctor.interning import Interner
 from kubectl_win.doctor.quantity import parse_bytes
 from kubectl_win.doctor.read.fields import as_count, as_dict, as_list, as_text, meta_of, opt_str, str_map
@@ -74,6 +75,8 @@ def node_record(obj: dict[str, Any], interner: Interner | None = None) -> NodeRe
         build_source="status.nodeInfo.kernelVersion" if re.match(r"^\d+\.\d+\.\d+", kernel)
         else (f"label {labelled[1]}" if labelled else ""),
         node_info_missing=not any(info.get(k) for k in ("kernelVersion", "containerRuntimeVersion", "kubeletVersion")),
+        platform=platforms.detect(labels, str_map(meta.get("annotations")), as_text(spec.get("providerID")),
+                                  info.get("kubeletVersion") or ""),
     )
 
 

@@ -4,10 +4,13 @@ vectors (findings.Fix) that the renderers quote for the user's shell."""
 from __future__ import annotations
 
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kubectl_win.findings import Fix, ObjectRef
+from kubectl_win.findings import NO_FIX, Fix, ObjectRef
 from kubectl_win.kinds import WORKLOAD_KINDS
+
+if TYPE_CHECKING:
+    from kubectl_win.doctor.records import NodeRecord, Snapshot
 
 # The workloads whose memory fix is `kubectl set resources` (a CronJob's fix stays a note to edit and re-apply,
 # a bare pod's to recreate it).
@@ -82,3 +85,19 @@ def combine(*fixes: Fix, note: str = "") -> Fix:
 
 def _describe(spec_patch: dict[str, Any]) -> str:
     return "spec " + json.dumps(spec_patch, separators=(",", ":"))
+
+
+def node_route(snapshot: Snapshot, node: NodeRecord, kind: str, fallback: Fix = NO_FIX,
+               **values: str) -> Fix | None:
+    """The node's platform's own fix of `kind` ('taint', 'upgrade': knowledge/platforms.yaml) with the node's
+    pool and cluster filled in, or None where the platform has none (kubeadm, a cluster that shows no platform:
+    the check's kubectl route stands). `fallback` lends its judgement."""
+    from kubectl_win import platforms
+
+    where = snapshot.platform_of(node)
+    filled = {"node": node.name, "pool": where.pool_of(node.labels) or "<pool>",
+              "cluster": where.cluster_of(node.labels) or "<cluster>",
+              "cluster_namespace": node.labels.get("cluster.x-k8s.io/cluster-namespace") or "<cluster-namespace>",
+              **values}
+    fixed = platforms.fix(where, kind, filled, fallback)
+    return None if fixed is fallback else fixed

@@ -13,6 +13,7 @@ from kubectl_win.findings import ObjectRef
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.read.bundle import BundleFacts
+    from kubectl_win.platforms import Platform
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,6 +49,7 @@ class NodeRecord:
     labelled_build: str | None = None  # major.minor.build from the build label or a cloud label
     build_source: str = ""  # where windows_build came from: status.nodeInfo.kernelVersion or a label
     node_info_missing: bool = False  # status.nodeInfo absent or empty (a partial Node object)
+    platform: str = "unknown"  # the platform the node shows by its own markers (kubectl_win/platforms.py)
 
     # Derived once per node (checks read them for every pod on the node).
     windows: bool = field(init=False, repr=False, compare=False)
@@ -253,6 +255,9 @@ class Snapshot:
     # Microsoft's base images (knowledge/windows_updates.yaml base_images) as the registry described them with
     # --check-images: their os.version is the newest revision Microsoft ships (not kept in saved dumps).
     base_images: dict[str, Any] = field(default_factory=dict)
+    # The revisions per build that the 10.0.BUILD.REVISION tags of Microsoft's base image repositories name
+    # (knowledge/windows_updates.yaml tag_lists), read with --check-images: the updates after the data.
+    release_tags: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     @property
     def windows_nodes(self) -> tuple[NodeRecord, ...]:
@@ -262,6 +267,23 @@ class Snapshot:
         if not name:
             return None
         return self._node_index().get(name)
+
+    @property
+    def platform(self) -> str:
+        """The cluster's platform id, from the platforms its nodes show (kubectl_win/platforms.py)."""
+        found = self.__dict__.get("_platform")
+        if found is None:
+            from kubectl_win import platforms
+
+            found = platforms.of_cluster(n.platform for n in self.nodes)
+            object.__setattr__(self, "_platform", found)
+        return found
+
+    def platform_of(self, node: NodeRecord) -> Platform:
+        """The platform that runs `node`: its own when it shows one, else the cluster's."""
+        from kubectl_win import platforms
+
+        return platforms.resolve(node.platform, self.platform)
 
     def _node_index(self) -> dict[str, NodeRecord]:
         index = self.__dict__.get("_nodes_by_name")

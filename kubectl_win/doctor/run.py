@@ -40,6 +40,9 @@ class DoctorOptions:
     # kubectl_win.images.service.Resolver: read the Windows workloads' images from their registries
     # (--check-images). None: doctor stays offline; a dump's recorded platforms are still used.
     images: Any = field(default=None, repr=False)
+    # (repository) -> (tags, error): read the tag lists of Microsoft's base images (--check-images), whose
+    # 10.0.BUILD.REVISION tags count the Windows updates released after the update data. None: offline.
+    tags: Any = field(default=None, repr=False)
     max_updates_behind: int = 3  # windows-updates-behind: more monthly Windows updates behind is a warning
 
 
@@ -134,6 +137,28 @@ def _with_base_images(snapshot: Snapshot, resolve: Any) -> Snapshot:
     return replace(snapshot, base_images=records, skipped=snapshot.skipped + unread)
 
 
+def _with_release_tags(snapshot: Snapshot, tags: Any) -> Snapshot:
+    """The snapshot with the revisions Microsoft published for the Windows nodes' builds, from the first tag list
+    of its base image repositories that can be read; none read is said in skipped, and the updates after the
+    data are then estimated."""
+    from kubectl_win import updates
+    from kubectl_win.doctor.patchlevel import node_revision
+    from kubectl_win.doctor.records import Skipped
+
+    present = {parsed[0] for node in snapshot.windows_nodes
+               if (parsed := node_revision(node)) and updates.history(parsed[0])}
+    if not present:
+        return snapshot
+    reasons = []
+    for repository in updates.tag_lists():
+        names, error = tags(repository)
+        if error is None:
+            found = {b: r for b, r in updates.revisions_in_tags(names).items() if b in present}
+            return replace(snapshot, release_tags=found)
+        reasons.append(f"{repository}: {error}")
+    return replace(snapshot, skipped=(*snapshot.skipped, Skipped("base image tags", "; ".join(reasons))))
+
+
 def _read_live(options: DoctorOptions, builder: SnapshotBuilder) -> None:
     from kubectl_win.doctor.read.api import read_cluster
     from kubectl_win.kube import KubeFlags, connect
@@ -152,6 +177,8 @@ def run_doctor(options: DoctorOptions) -> DoctorReport:
             snapshot = replace(snapshot, max_updates_behind=options.max_updates_behind)
         if options.images is not None:
             snapshot = _with_base_images(snapshot, options.images)
+        if options.tags is not None:
+            snapshot = _with_release_tags(snapshot, options.tags)
         findings = run_checks(snapshot, options.scope)
     deep = _run_deep(options, snapshot) if options.deep is not None and options.scope != "workloads" else None
     if deep is not None:

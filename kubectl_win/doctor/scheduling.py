@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.doctor.records import NodeRecord, Placement, RuntimeClassRecord, Taint
-from kubectl_win.wellknown import BUILD_LABEL, OS_LABELS
+from kubectl_win.explain.placement import pins_os as placement_pins_os
 
 
 def effective(placement: Placement, runtime_classes: dict[str, RuntimeClassRecord]) -> Placement:
@@ -56,28 +56,8 @@ def fits(placement: Placement, node: NodeRecord) -> bool:
 
 
 def pins_os(placement: Placement, os_name: str) -> bool:
-    """The template's selector or every affinity term requires nodes of this OS."""
-    if any(placement.node_selector.get(label, "").lower() == os_name for label in OS_LABELS):
-        return True
-    if os_name == "windows" and BUILD_LABEL in placement.node_selector:
-        return True
-    terms = placement.required_terms
-    if not terms:
-        return False
-    return all(_term_pins_os(term, os_name) for term in terms)
-
-
-def _term_pins_os(term: Any, os_name: str) -> bool:
-    expressions = term.get("matchExpressions") if isinstance(term, dict) else None
-    for expr in expressions or ():
-        if not isinstance(expr, dict):
-            continue
-        values = [str(v).lower() for v in expr.get("values") or ()]
-        if expr.get("key") in OS_LABELS and expr.get("operator") == "In" and values == [os_name]:
-            return True
-        if os_name == "windows" and expr.get("key") == BUILD_LABEL and expr.get("operator") in ("In", "Exists"):
-            return True
-    return False
+    """The template's selector or every affinity term requires nodes of this OS (explain's rule, on a record)."""
+    return placement_pins_os(placement.node_selector, placement.required_terms, os_name)
 
 
 def _term_matches(term: Any, node: NodeRecord) -> bool:

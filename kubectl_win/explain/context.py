@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 
 from kubectl_win.explain.rules import Location
@@ -33,6 +33,10 @@ class PodContext:
     target: Target
     windows: bool  # treated as a Windows pod (targets Windows, or --assume-windows)
     version: Version
+    # The nodeSelector of each RuntimeClass known (explain: those in the files read); all_runtime_classes: they are
+    # every RuntimeClass of the cluster, so a name not among them does not exist.
+    runtime_classes: Mapping[str, Mapping[str, str]] = field(default_factory=dict)
+    all_runtime_classes: bool = False
     _keys: dict[str, frozenset[str]] = field(default_factory=dict, repr=False, compare=False)
 
     def may_hold(self, location: Location) -> bool:

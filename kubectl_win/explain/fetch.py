@@ -48,3 +48,26 @@ def fetch_objects(
         obj.setdefault("kind", info.kind)
         obj.setdefault("apiVersion", info.api_version)
     return objects
+
+
+def fetch_runtime_classes(cluster: Any, objects: list[dict[str, Any]]) -> dict[str, dict[str, str]] | None:
+    """The nodeSelector of each RuntimeClass of the cluster, when an object names one (a RuntimeClass's
+    scheduling may carry its OS selector, as doctor reads it); None when none is named or they cannot be read."""
+    from kubectl_win.kube import ApiError, Forbidden
+    from kubectl_win.manifests.objects import pod_templates
+
+    named = any(isinstance(t.spec.get("runtimeClassName"), str) for obj in objects for t in pod_templates(obj))
+    if not named:
+        return None
+    try:
+        items = list(cluster.list("runtimeclasses"))
+    except (Forbidden, ApiError):
+        return None  # unread: the finding then names the RuntimeClass to look at
+    out = {}
+    for item in items:
+        meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
+        scheduling = item.get("scheduling") if isinstance(item.get("scheduling"), dict) else {}
+        selector = scheduling.get("nodeSelector")
+        out[str(meta.get("name") or "")] = {str(k): str(v) for k, v in selector.items()} \
+            if isinstance(selector, dict) else {}
+    return out

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from functools import cache
 
 from kubectl_win.explain.context import PodContext
@@ -28,11 +28,11 @@ def lint_object(
     assume_windows: bool = False,
     file: str | None = None,
     locate: Locate | None = None,
+    runtime_classes: Mapping[str, Mapping[str, str]] | None = None,
 ) -> list[Finding]:
     """Findings for one pod-bearing object ([] for other kinds and for pods that do not target Windows)."""
-    return lint_object_detailed(obj, k8s_version=k8s_version, assume_windows=assume_windows, file=file, locate=locate)[
-        0
-    ]
+    return lint_object_detailed(obj, k8s_version=k8s_version, assume_windows=assume_windows, file=file, locate=locate,
+                                runtime_classes=runtime_classes)[0]
 
 
 @cache
@@ -55,9 +55,13 @@ def lint_object_detailed(
     file: str | None = None,
     locate: Locate | None = None,
     rules: tuple[Rule, ...] | None = None,
+    runtime_classes: Mapping[str, Mapping[str, str]] | None = None,
+    all_runtime_classes: bool = False,
 ) -> tuple[list[Finding], bool]:
     """(findings, whether any pod template was treated as a Windows pod); `rules` replaces the rules in
-    effect at the version (the admission policy's own set)."""
+    effect at the version (the admission policy's own set); `runtime_classes`: the nodeSelector of each
+    RuntimeClass seen beside the object (a RuntimeClass not among them is unknown, not absent, unless
+    `all_runtime_classes`: they are every RuntimeClass of the cluster)."""
     findings: list[Finding] = []
     templates = pod_templates(obj)
     treated_as_windows = False
@@ -69,7 +73,8 @@ def lint_object_detailed(
         target = infer_target(template.spec, template.metadata)
         windows = target.windows or (assume_windows and not (target.explicit and target.os == "linux"))
         treated_as_windows = treated_as_windows or windows
-        ctx = PodContext(template.spec, template.metadata, template.spec_path, target, windows, k8s_version)
+        ctx = PodContext(template.spec, template.metadata, template.spec_path, target, windows, k8s_version,
+                         runtime_classes or {}, all_runtime_classes)
         ignores = ignores_from_annotations(object_meta, template.metadata)
         seen: set[tuple[str, Path]] = set()
         for rule in _rules_for(k8s_version) if rules is None else rules:

@@ -30,6 +30,8 @@ TEMPLATES = (
     "stop-signal",
     "run-as-non-root-admin",
     "missing",
+    "os-selector",
+    "hostprocess-user",
 )
 TRIGGERS = ("present", "true", "non-empty", "equals:", "not-equals:", "key-prefix:")
 # Who acts on a finding; None is advice (nothing stops the pod).

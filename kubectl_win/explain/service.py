@@ -51,12 +51,16 @@ def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] 
     """Lint every pod-bearing object in the files, directories or stdin ('-') given."""
     report = ExplainReport()
     items = []
-    for item in read_objects(paths, stdin, kinds=POD_SPEC_PATHS):
+    runtime_classes: dict[str, dict[str, str]] = {}  # a RuntimeClass's scheduling may carry a pod's OS selector
+    for item in read_objects(paths, stdin, kinds=_READ_KINDS):
         if isinstance(item, Problem):
             report.problems.append(item)
-            continue
-        _lint_manifest(item, options, report)
-        items.append(item)
+        elif item.obj.get("kind") == "RuntimeClass":
+            runtime_classes[_name(item.obj)] = _selector_of(item.obj)
+        else:
+            items.append(item)
+    for item in items:
+        _lint_manifest(item, options, report, runtime_classes)
     if options.images is not None:
         from kubectl_win.images.lint import image_findings
 
@@ -65,22 +69,40 @@ def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] 
     return _finish(report, options)
 
 
-def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions) -> ExplainReport:
-    """Lint objects that came from the cluster (no files, no line numbers)."""
+def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions,
+                    runtime_classes: dict[str, dict[str, str]] | None = None) -> ExplainReport:
+    """Lint objects that came from the cluster (no files, no line numbers); `runtime_classes`: every RuntimeClass
+    of the cluster (its nodeSelector), None when they were not read."""
     report = ExplainReport()
     for obj in objects:
         if str(obj.get("kind")) not in POD_SPEC_PATHS:
             continue
         report.objects += 1
         findings, windows = lint_object_detailed(
-            obj, k8s_version=options.k8s_version, assume_windows=options.assume_windows
+            obj, k8s_version=options.k8s_version, assume_windows=options.assume_windows,
+            runtime_classes=runtime_classes, all_runtime_classes=runtime_classes is not None,
         )
         report.windows_objects += windows
         report.findings.extend(findings)
     return _finish(report, options)
 
 
-def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: ExplainReport) -> None:
+_READ_KINDS = frozenset(POD_SPEC_PATHS) | {"RuntimeClass"}
+
+
+def _name(obj: dict[str, Any]) -> str:
+    metadata = obj.get("metadata")
+    return str(metadata.get("name") or "") if isinstance(metadata, dict) else ""
+
+
+def _selector_of(runtime_class: dict[str, Any]) -> dict[str, str]:
+    scheduling = runtime_class.get("scheduling")
+    selector = scheduling.get("nodeSelector") if isinstance(scheduling, dict) else None
+    return {str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}
+
+
+def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: ExplainReport,
+                   runtime_classes: dict[str, dict[str, str]]) -> None:
     kind = str(item.obj.get("kind", ""))
     if kind not in POD_SPEC_PATHS:
         return  # other kinds are not ours to judge, and say nothing
@@ -96,6 +118,7 @@ def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: Explai
         assume_windows=options.assume_windows,
         file=item.source,
         locate=item.line,
+        runtime_classes=runtime_classes,
     )
     report.windows_objects += windows
     report.findings.extend(findings)

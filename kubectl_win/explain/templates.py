@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterator
 from functools import cache
 
 from kubectl_win.explain.context import MISSING, Hit, PodContext, get
+from kubectl_win.explain.hostprocess_users import hostprocess_user_problem
+from kubectl_win.explain.placement import os_selector_gap
 from kubectl_win.explain.rules import Rule
 from kubectl_win.manifests.objects import Path, format_path, iter_containers
 from kubectl_win.versions import format_version, parse_version
@@ -338,6 +340,52 @@ def _effective(container: dict[str, Any], pod_context: dict[str, Any], path: tup
     return value if value not in (MISSING, None) else get(pod_context, path)
 
 
+def os_selector(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    """explain/placement.py's rule on the pod template, with the RuntimeClasses the context knows: for a template
+    that targets Windows itself (doctor judges the same templates), not one only assumed to."""
+    if not ctx.target.windows:
+        return
+    spec = ctx.spec
+    selector = spec.get("nodeSelector")
+    selector = {str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}
+    terms = get(spec, ("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                       "nodeSelectorTerms"))
+    node_name, runtime_class = spec.get("nodeName"), spec.get("runtimeClassName")
+    gap = os_selector_gap(selector, terms if isinstance(terms, list) else None,
+                          node_name if isinstance(node_name, str) else None,
+                          runtime_class if isinstance(runtime_class, str) else None,
+                          ctx.runtime_classes, ctx.all_runtime_classes)
+    if gap is None:
+        return
+    why = ctx.target.because() or "assumed Windows"
+    yield (ctx.spec_path + ("nodeSelector",), gap.severity,
+           f"targets Windows ({why}) but has no kubernetes.io/os=windows node selector or affinity{gap.note()}; "
+           "the scheduler ignores spec.os.name, so its pods can land on Linux nodes", rule.instead)
+
+
+_RUN_AS = ("securityContext", "windowsOptions", "runAsUserName")
+
+
+def hostprocess_user(rule: Rule, ctx: PodContext) -> Iterator[Result]:
+    """Each HostProcess container's effective runAsUserName (its own, else the pod's) against the accounts a
+    HostProcess container can run as; reported where the name is set."""
+    if not ctx.hostprocess:
+        return
+    pod_user = get(ctx.spec, _RUN_AS)
+    flags = {(name, index): flag for name, index, flag in ctx.hostprocess_containers()}
+    for list_name, index, container in iter_containers(ctx.spec):
+        if not flags.get((list_name, index)):
+            continue
+        value, path = get(container, _RUN_AS), ctx.spec_path + (list_name, index) + _RUN_AS
+        if value is MISSING or value is None:
+            value, path = pod_user, ctx.spec_path + _RUN_AS
+        if not isinstance(value, str) or run_as_user_name_problem(value):
+            continue  # unset (the runtime's default), or invalid (windows-run-as-user-name-invalid says so)
+        problem = hostprocess_user_problem(value)
+        if problem:
+            yield path, "error", f"runAsUserName {value!r} cannot run a HostProcess container: {problem}", rule.instead
+
+
 TEMPLATES: dict[str, Template] = {
     "forbidden": forbidden,
     "runtime": runtime,
@@ -353,4 +401,6 @@ TEMPLATES: dict[str, Template] = {
     "gmsa-spec": gmsa_spec,
     "stop-signal": stop_signal,
     "run-as-non-root-admin": run_as_non_root_admin,
+    "os-selector": os_selector,
+    "hostprocess-user": hostprocess_user,
 }

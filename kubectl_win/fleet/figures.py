@@ -26,11 +26,13 @@ class ClusterFigures:
     seconds: float  # how long the last scan took
     last_success: float | None = None  # Unix time the figures below were read; None: never read
     findings: tuple[tuple[str, str, int], ...] = ()  # (check id, severity, count)
-    nodes: tuple[tuple[str, str, str, int], ...] = ()  # (build, release name, ready, count) of Windows nodes
+    # (build, release name, ready, platform, count) of Windows nodes; platform as kubectl_win/platforms.py names it
+    nodes: tuple[tuple[str, str, str, str, int], ...] = ()
     support_ends: tuple[tuple[str, dt.date], ...] = ()  # (build, the day its support ends)
     scans: int = 1  # scans of this cluster so far (serve counts them)
-    # (node, build, release time of its update in Unix seconds or None, monthly updates behind or None)
-    patches: tuple[tuple[str, str, float | None, int | None], ...] = ()
+    # (node, build, release time of its update in Unix seconds or None, monthly updates behind or None, how many
+    # of those are estimated from the release cadence)
+    patches: tuple[tuple[str, str, float | None, int | None, int], ...] = ()
 
     def failed(self, seconds: float) -> ClusterFigures:
         """These figures after a scan that could not read the cluster: the last good ones, marked failed."""
@@ -49,21 +51,22 @@ def figures_of(scan: ClusterScan, finished: float | None = None) -> ClusterFigur
 
 
 def report_figures(cluster: str, report: DoctorReport, seconds: float, finished: float) -> ClusterFigures:
-    from kubectl_win import lifecycle
+    from kubectl_win import lifecycle, platforms
     from kubectl_win.builds import build_for_version
 
     found = Counter((f.id, f.severity) for f in report.findings)
-    nodes: Counter[tuple[str, str, str]] = Counter()
+    nodes: Counter[tuple[str, str, str, str]] = Counter()
     ends: dict[str, dt.date] = {}
+    running = platforms.of_nodes(report.nodes)
     for node in report.nodes:
         if not node.windows:
             continue
         build = node.windows_build or "unknown"
         name = build_for_version(node.windows_build).name if node.windows_build else "unknown"
         ready = "unknown" if node.ready is None else str(node.ready).lower()
-        nodes[(build, name, ready)] += 1
+        nodes[(build, name, ready, running[node.name].id)] += 1
         if node.build_number is not None:
-            where = lifecycle.platform_of(node.labels)
+            where = lifecycle.platform_of(running[node.name].id, node.labels)
             end = lifecycle.support_end(node.build_number, where[0] if where else None)
             if end is not None and (build not in ends or end < ends[build]):
                 ends[build] = end
@@ -72,13 +75,14 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
                           tuple(sorted(ends.items())), patches=_patches(report))
 
 
-def _patches(report: DoctorReport) -> tuple[tuple[str, str, float | None, int | None], ...]:
+def _patches(report: DoctorReport) -> tuple[tuple[str, str, float | None, int | None, int], ...]:
     """Each Windows node's patch level: the release time of the update it runs (None when the node is newer
-    than the update history or its build has none) and the monthly updates it is behind."""
+    than the update history or its build has none), the monthly updates it is behind and how many of those are
+    estimated."""
     out = []
     for name, patch in sorted(report.patches.items()):
         released = patch.update.timestamp if patch.update is not None and not patch.newer_than_data else None
-        out.append((name, f"10.0.{patch.build}", released, patch.behind))
+        out.append((name, f"10.0.{patch.build}", released, patch.behind, patch.estimated))
     return tuple(out)
 
 

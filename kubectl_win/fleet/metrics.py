@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import IO, TYPE_CHECKING, Any
 
 from kubectl_win.fleet.figures import ClusterFigures, figures_of
+from kubectl_win.updates import updates_to
 
 if TYPE_CHECKING:
     from kubectl_win.fleet.render import FleetOutput
@@ -77,8 +78,9 @@ class FiguresCollector:
 
         findings = family("findings", "Findings of doctor's last scan, by check id and severity.",
                           ("check", "severity"))
-        nodes = family("windows_nodes", "Windows nodes by build, Windows Server release and readiness.",
-                       ("build", "version", "ready"))
+        nodes = family("windows_nodes", "Windows nodes by build, Windows Server release, readiness and the platform "
+                       "that runs them (aks, eks, gke, openshift, rke2, capi, aks-engine, kubeadm, unknown).",
+                       ("build", "version", "ready", "platform"))
         success = family("scan_success", "1 when the last scan read the cluster, 0 when it could not.", ())
         duration = family("scan_duration", "How long the last scan took.", (), unit="seconds")
         last = family("scan_last_success_timestamp", "When the figures were read (Unix time).", (),
@@ -94,13 +96,24 @@ class FiguresCollector:
                           "revision belongs to was released (Unix time; absent for a revision newer than kubectl-win's "
                           "update history).", ("node", "build"), unit="seconds")
         behind = family("node_os_updates_behind", "Monthly Windows updates released after the one a Windows node "
-                        "runs, up to the newest known for its build.", ("node", "build"))
+                        "runs, up to the newest known for its build (a lower bound when some are estimated).",
+                        ("node", "build"))
+        estimated = family("node_os_updates_behind_estimated", "Of kubectl_win_node_os_updates_behind, the monthly "
+                           "updates released after kubectl-win's update data, counted from Microsoft's monthly "
+                           "release cadence rather than read (0: all counted from the data or the registry).",
+                           ("node", "build"))
+        # The day of the newest update kubectl-win's update history knows: alerts compare it with time().
+        data = family("update_data_timestamp", "When the newest Windows update kubectl-win's update history knows "
+                      "was released (Unix time, 00:00 UTC of that day).", (), unit="seconds")
+        data_day = _midnight_utc(updates_to())
         for f in self.figures:
-            for node, build, when, count in f.patches:
+            data.add_metric(key(f.cluster), data_day)
+            for node, build, when, count, guessed in f.patches:
                 if when is not None:
                     released.add_metric(key(f.cluster, node, build), when)
                 if count is not None:
                     behind.add_metric(key(f.cluster, node, build), count)
+                    estimated.add_metric(key(f.cluster, node, build), guessed)
             success.add_metric(key(f.cluster), 1 if f.ok else 0)
             scans.add_metric(key(f.cluster), f.scans)
             duration.add_metric(key(f.cluster), round(f.seconds, 3))
@@ -108,11 +121,11 @@ class FiguresCollector:
                 last.add_metric(key(f.cluster), round(f.last_success, 3))
             for check, severity, count in f.findings:
                 findings.add_metric(key(f.cluster, check, severity), count)
-            for build, version, ready, count in f.nodes:
-                nodes.add_metric(key(f.cluster, build, version, ready), count)
+            for build, version, ready, platform, count in f.nodes:
+                nodes.add_metric(key(f.cluster, build, version, ready, platform), count)
             for build, end in f.support_ends:
                 support.add_metric(key(f.cluster, build), _midnight_utc(end))
-        yield from (findings, nodes, support, released, behind, success, duration, last, scans)
+        yield from (findings, nodes, support, released, behind, estimated, data, success, duration, last, scans)
 
 
 def _midnight_utc(day: dt.date) -> float:

@@ -2,7 +2,8 @@
 it is ready (and then dropped by the caller), so a fleet never sits in memory at once.
 
 A cluster that cannot be read costs only its own entry: its ClusterScan has `error` set and no report. That
-includes a 403 on nodes (NEEDED), which the single-cluster report would only list as skipped.
+includes a 403 on nodes (the report's NEEDED reads): such a scan is incomplete (exit 5), as the single-cluster
+report says.
 
 Threads, not processes, decided by measurement (bench/bench_fleet.py: 8 clusters of 500 nodes and 15,000 pods,
 each its own test API server on loopback, 2 shared cores). Reading a cluster is CPU-bound in Python (turning
@@ -27,9 +28,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from kubectl_win.doctor.render.report import DoctorReport
     from kubectl_win.doctor.run import DoctorOptions
-
-
-NEEDED = ("nodes",)  # without these a cluster counts as not read (the single-cluster report skips them)
 
 
 @dataclass
@@ -76,11 +74,20 @@ def scan_one(context: str, options: DoctorOptions, index: int = 0, timeout: floa
         report = run_doctor(options)
     except KubectlWinError as exc:
         return ClusterScan(context, server, None, str(exc), int(exc.exit_code), time.monotonic() - started, index)
-    unread = next((s for s in report.skipped if s.resource in NEEDED), None)
-    if unread is not None:  # a report without the nodes says nothing about the cluster's Windows nodes
-        return ClusterScan(context, server, None, f"cannot read {unread.resource}: {unread.reason}", 3,
-                           time.monotonic() - started, index)
-    return ClusterScan(context, server, report, seconds=time.monotonic() - started, index=index)
+    return scan_of(context, server, report, time.monotonic() - started, index)
+
+
+def scan_of(context: str, server: str | None, report: DoctorReport, seconds: float, index: int = 0) -> ClusterScan:
+    """A read cluster's scan; one whose nodes could not be read is a failed, incomplete one (exit 5): a report
+    without the nodes says nothing about the cluster's Windows nodes."""
+    from kubectl_win.errors import ExitStatus
+
+    unread = report.unread()
+    if unread:
+        reasons = "; ".join(f"{s.resource}: {s.reason}" for s in unread)
+        return ClusterScan(context, server, None, f"cannot read {reasons}", int(ExitStatus.INCOMPLETE),
+                           seconds, index)
+    return ClusterScan(context, server, report, seconds=seconds, index=index)
 
 
 def scan_clusters(contexts: Sequence[str], options_for: Callable[[str], DoctorOptions], parallel: int = 4,

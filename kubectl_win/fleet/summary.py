@@ -105,11 +105,15 @@ def shared_fixes(summaries: Sequence[ClusterSummary], at_least: int = 2) -> list
 
 
 def fleet_exit_code(summaries: Iterable[ClusterSummary]) -> int:
-    """The worst over the clusters that were read; 3 when none could be read; at least 1 when some could not."""
+    """The worst over the clusters that were read; 3 when none could be read (5 when each of them was read but
+    for its nodes); at least 1 when some could not."""
+    from kubectl_win.errors import ExitStatus
+
     summaries = list(summaries)
     read = [s for s in summaries if s.ok]
     if not read:
-        return 3
+        incomplete = bool(summaries) and all(s.exit_code == ExitStatus.INCOMPLETE for s in summaries)
+        return int(ExitStatus.INCOMPLETE) if incomplete else 3
     worst = max(s.exit_code for s in read)
     return max(worst, 1) if len(read) < len(summaries) else worst
 

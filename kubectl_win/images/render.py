@@ -53,8 +53,8 @@ def render_workloads(report: WorkloadReport, out: IO[str], wide: bool = False, c
             for build, verdict in workload.verdicts.get(use.image, []):
                 older = workload.older_nodes(build, verdict)
                 cells = [workload.namespace or "<none>", workload.owner, use.container, use.image, build,
-                         verdict.verdict, verdict.variant or "<none>",
-                         ", ".join(f"{name} ({kernel})" for name, kernel in older) or "<none>"]
+                         verdict.verdict, _with_update(verdict.variant) or "<none>",
+                         ", ".join(f"{name} ({_with_update(kernel, ', ')})" for name, kernel in older) or "<none>"]
                 if wide:
                     cells.append(",".join(f"{n} ({workload.kernels[n]})" if n in workload.kernels else n
                                           for n in nodes_of.get(build, [])) or "<none>")
@@ -63,6 +63,16 @@ def render_workloads(report: WorkloadReport, out: IO[str], wide: bool = False, c
     for workload in report.workloads:
         if workload.note:
             out.write(f"note: {workload.namespace}/{workload.owner}: {workload.note}\n")
+
+
+def _with_update(version: str | None, between: str = " ") -> str | None:
+    """'10.0.20348.3207 KB5051979': an OS version with the update it is, when the update history knows it."""
+    if not version:
+        return version
+    from kubectl_win.updates import kb_of_version
+
+    kb = kb_of_version(version)
+    return f"{version}{between}{kb}" if kb else version
 
 
 def _plan_reason(verdict: Any) -> str:

@@ -31,7 +31,7 @@ class Resolved:
 
     def verdict(self, host: HostBuild, architecture: str = "amd64", host_process: bool = False) -> Verdict:
         if self.error is not None:
-            return unknown(self.error)
+            return from_tag(self.image, host, self.error, architecture, host_process)
         return decide(self.platforms, host, architecture, host_process)
 
     def to_dict(self) -> dict[str, Any]:
@@ -54,6 +54,22 @@ class Resolved:
                                    str(p.get("digest") or ""))
                           for p in record.get("platforms") or [] if isinstance(p, dict))
         return cls(image, record.get("digest"), platforms)
+
+
+def from_tag(image: str, host: HostBuild, error: str, architecture: str = "amd64",
+             host_process: bool = False) -> Verdict:
+    """Without the registry's answer, the verdict the tag decides: a tag that names a Windows build
+    (knowledge/windows_builds.yaml image_tags, or 10.0.N) is an image of that build, judged by the same rule;
+    any other tag stays unknown, with the registry's reason."""
+    from kubectl_win.builds import image_build
+
+    number = image_build(image)
+    if number is None:
+        return unknown(error)
+    judged = decide((Platform("windows", architecture, f"10.0.{number}"),), host, architecture, host_process)
+    return Verdict(judged.verdict, None, None,
+                   f"{judged.reason} (from the tag, which names build {number}: the registry could not be read: "
+                   f"{error})")
 
 
 Resolver = Callable[[Sequence[str]], dict[str, Resolved]]
@@ -216,6 +232,8 @@ class WorkloadReport:
         return verdicts[0] if verdicts else UNKNOWN
 
     def to_dict(self) -> dict[str, Any]:
+        from kubectl_win.updates import kb_of_version
+
         out = []
         for workload in self.workloads:
             images = []
@@ -223,7 +241,8 @@ class WorkloadReport:
                 resolved = self.resolved[use.image]
                 entry = {"container": use.container, "path": use.path, **resolved.to_dict(),
                          "verdicts": [{**v.to_dict(build), "nodes": dict(workload.builds).get(build, []),
-                                       "olderNodes": [{"name": n, "osVersion": k}
+                                       "update": kb_of_version(v.variant or ""),
+                                       "olderNodes": [{"name": n, "osVersion": k, "update": kb_of_version(k)}
                                                       for n, k in workload.older_nodes(build, v)]}
                                       for build, v in workload.verdicts.get(use.image, [])]}
                 if self.target is not None:

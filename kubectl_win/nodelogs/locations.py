@@ -29,19 +29,9 @@ class Location:
 class Distribution:
     id: str
     name: str
-    labels: tuple[str, ...]
-    annotations: tuple[str, ...]
-    provider: str | None
+    platforms: tuple[str, ...]  # the platform ids (kubectl_win/platforms.py) whose nodes keep logs this way
     logs: dict[str, tuple[Location, ...]]
     uncertain: bool
-
-    def matches(self, node: dict[str, Any]) -> bool:
-        meta = node.get("metadata") or {}
-        labels, annotations = meta.get("labels") or {}, meta.get("annotations") or {}
-        if any(key in labels for key in self.labels) or any(key in annotations for key in self.annotations):
-            return True
-        provider_id = str((node.get("spec") or {}).get("providerID") or "")
-        return bool(self.provider) and provider_id.startswith(str(self.provider))
 
 
 def data() -> dict[str, Any]:
@@ -60,10 +50,8 @@ def components() -> tuple[str, ...]:
 def distributions() -> tuple[Distribution, ...]:
     out = []
     for entry in data()["distributions"]:
-        detect = entry.get("detect") or {}
         logs = {component: tuple(_location(item) for item in items) for component, items in entry["logs"].items()}
-        out.append(Distribution(entry["id"], entry["name"], tuple(detect.get("labels") or ()),
-                                tuple(detect.get("annotations") or ()), detect.get("provider"), logs,
+        out.append(Distribution(entry["id"], entry["name"], tuple(entry.get("platforms") or ()), logs,
                                 bool(entry.get("uncertain"))))
     return tuple(out)
 
@@ -83,9 +71,9 @@ def distribution(distribution_id: str) -> Distribution:
 
 
 def detect(node: dict[str, Any]) -> Distribution:
-    """The first distribution whose labels, annotations or provider ID the node carries; kubeadm otherwise
-    (its locations are the upstream defaults)."""
-    for entry in distributions():
-        if entry.matches(node):
-            return entry
-    return distribution("kubeadm")
+    """The distribution of the node's platform (kubectl_win/platforms.py); kubeadm's (the upstream defaults) for
+    a platform no distribution lists."""
+    from kubectl_win import platforms
+
+    found = platforms.detect_node(node)
+    return next((entry for entry in distributions() if found in entry.platforms), distribution("kubeadm"))

@@ -123,8 +123,19 @@ class RegistryClient:
             return list(pool.map(one, refs))
 
     def list_tags(self, reference: Reference, limit: int = 5000) -> list[str]:
-        """The repository's tags (following the Link header's pages); Failure when they cannot be read."""
-        host = reference.api_host
+        """The repository's tags (following the Link header's pages), from its first mirror that answers, else the
+        registry itself; read once per run. Failure when none can give them."""
+        hosts = (*self.options.mirrors.get(reference.registry, ()), reference.api_host)
+        errors = []
+        for host in hosts:
+            try:
+                return list(self._single(("tags", host, reference.repository, str(limit)),
+                                         lambda host=host: self._tags_at(host, reference, limit)))
+            except Failure as exc:
+                errors.append(f"{host}: {exc}" if len(hosts) > 1 else str(exc))
+        raise Failure("; ".join(errors))
+
+    def _tags_at(self, host: str, reference: Reference, limit: int) -> tuple[str, ...]:
         path: str | None = f"/v2/{reference.repository}/tags/list?n=1000"
         tags: list[str] = []
         while path and len(tags) < limit:
@@ -138,7 +149,7 @@ class RegistryClient:
             if link.startswith("<") and 'rel="next"' in link:
                 target = link[1:link.index(">")]
                 path = urllib.parse.urlsplit(target)._replace(scheme="", netloc="").geturl() or None
-        return tags
+        return tuple(tags)
 
     def close(self) -> None:
         self._transport.close()

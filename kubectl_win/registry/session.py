@@ -27,6 +27,17 @@ class Session:
     resolver: Resolver
     progress: _Progress | None
 
+    def tags(self, repository: str) -> tuple[list[str], str | None]:
+        """The tags of a repository ('mcr.microsoft.com/windows/nanoserver', through its mirrors), or the reason
+        they could not be read."""
+        from kubectl_win.registry.client import Failure
+        from kubectl_win.registry.reference import parse_reference
+
+        try:
+            return self.client.list_tags(parse_reference(repository)), None
+        except (Failure, ValueError) as exc:
+            return [], str(exc)
+
     def finish(self) -> None:
         """The reads are done: clear the progress line before the report is printed."""
         if self.progress is not None:

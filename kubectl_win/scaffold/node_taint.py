@@ -7,18 +7,19 @@ import shlex
 from dataclasses import dataclass, field
 from typing import Any
 
+from kubectl_win import platforms
 from kubectl_win.builds import Build, build_for_version, known_builds
 from kubectl_win.scaffold.options import PlacementOptions, Taint
 from kubectl_win.scaffold.placement import (
     BUILD_LABEL,
     OS_LABEL,
-    default_taint,
     is_windows_node,
     node_build,
     node_name,
     scheme,
     windows_taints,
 )
+from kubectl_win.taint_scheme import SchemeTaint, is_kep_value, windows_taint
 
 
 @dataclass
@@ -34,38 +35,69 @@ class TaintPlan:
                 "alreadyTainted": self.tainted, "scheme": self.scheme_note, "warnings": self.warnings}
 
 
-def node_taint_for(build: Build | None) -> Taint:
-    """The default scheme's taint for a node; builds the KEP scheme has no value for get the docs' os=windows."""
-    taint = default_taint(build)
-    if taint.value is None:
-        docs = scheme("docs")
-        return Taint(docs["key"], docs["value"], docs["effect"])
-    return taint
+def node_taint_for(build: Build | None, windows: list[dict[str, Any]] | None = None,
+                   explicit: tuple[Taint, ...] = ()) -> list[Taint]:
+    """The taints a Windows node of `build` gets: the --taint values, else the one taint scheme's answer
+    (kubectl_win/taint_scheme.py) for the cluster's Windows nodes (offline: KEP-116's os=Win<release>)."""
+    if explicit:
+        return list(explicit)
+    chosen = _recommended(build, windows or [])
+    return [Taint(chosen.key, chosen.value, chosen.effect)]
+
+
+def _recommended(build: Build | None, windows: list[dict[str, Any]]) -> SchemeTaint:
+    in_use = [(t.key, t.value, t.effect) for node in windows for t in windows_taints(node)]
+    return windows_taint(build, in_use, platforms.of_cluster(platforms.detect_node(n) for n in windows))
 
 
 def plan_node_taints(opts: PlacementOptions, nodes: list[dict[str, Any]] | None = None) -> TaintPlan:
     if nodes is None:
         return _offline_plan(opts)
     plan = TaintPlan()
-    windows = [n for n in nodes if is_windows_node(n)]
+    every_windows = [n for n in nodes if is_windows_node(n)]
+    windows = every_windows
     if opts.build is not None:
         windows = [n for n in windows if node_build(n) == opts.build.version]
     if not windows:
         plan.warnings.append("the cluster has no Windows nodes" + (f" of {opts.build.display()}" if opts.build else ""))
-    in_use = _scheme_in_use(windows)
-    plan.scheme_note = _describe(opts.taints, in_use)
+    plan.scheme_note = _describe(opts.taints, _recommended(opts.build, every_windows) if every_windows else None)
+    where = platforms.platform(platforms.of_cluster(platforms.detect_node(n) for n in nodes))
     builds: dict[str, Build | None] = {}
+    pools: dict[str, list[str]] = {}
     for node in windows:
         build = build_for_version(v) if (v := node_build(node)) else None
         builds.setdefault(build.version if build else "", build)
         if windows_taints(node):
             plan.tainted.append(node_name(node))
             continue
-        for taint in _taints_for(build, opts.taints, in_use):
+        for taint in node_taint_for(build, every_windows, opts.taints):
             plan.commands.append(f"kubectl taint nodes {shlex.quote(node_name(node))} {shlex.quote(str(taint))}")
+            pools.setdefault(str(taint), []).append(node_name(node))
     for build in builds.values():
-        plan.kubelet_flags.append(_kubelet_flag(build, opts.taints, in_use))
+        plan.kubelet_flags.append(_kubelet_flag(build, node_taint_for(build, every_windows, opts.taints)))
+    if where.fixes.get("taint") and plan.commands:
+        plan.warnings.append(_platform_route(where, pools, nodes))
     return plan
+
+
+def _platform_route(where: platforms.Platform, pools: dict[str, list[str]], nodes: list[dict[str, Any]]) -> str:
+    """What lasts on a platform that manages its nodes' taints: the pool's own setting."""
+    from kubectl_win.findings import Fix
+    from kubectl_win.shells import quote_command
+
+    by_name = {node_name(n): n for n in nodes}
+    lines = []
+    for taint, names in pools.items():
+        labels = {str(k): str(v) for k, v in ((by_name[names[0]].get("metadata") or {}).get("labels") or {}).items()}
+        key, _, rest = taint.partition("=")
+        value = rest.rpartition(":")[0]
+        values = {"node": names[0], "pool": where.pool_of(labels) or "<pool>",
+                  "cluster": where.cluster_of(labels) or "<cluster>", "taint": taint, "taint_key": key,
+                  "taint_value": value, "taint_effect_api": "NO_SCHEDULE", "cluster_namespace": "<cluster-namespace>"}
+        route = platforms.fix(where, "taint", values, Fix())
+        lines += [quote_command(argv) for argv in route.commands] + [route.note]
+    return (f"the cluster runs on {where.name}: a kubectl taint lasts only until the node is replaced; "
+            + " ".join(lines))
 
 
 def _offline_plan(opts: PlacementOptions) -> TaintPlan:
@@ -73,45 +105,25 @@ def _offline_plan(opts: PlacementOptions) -> TaintPlan:
     builds = [opts.build] if opts.build else [b for b in known_builds() if b.supported]
     for build in builds:
         selector = f"{OS_LABEL}=windows,{BUILD_LABEL}={build.version}"
-        for taint in _taints_for(build, opts.taints, None):
+        taints = node_taint_for(build, None, opts.taints)
+        for taint in taints:
             plan.commands.append(f"kubectl taint nodes -l {selector} {shlex.quote(str(taint))}")
-        plan.kubelet_flags.append(_kubelet_flag(build, opts.taints, None))
+        plan.kubelet_flags.append(_kubelet_flag(build, taints))
     return plan
 
 
-def _taints_for(build: Build | None, explicit: tuple[Taint, ...], in_use: Taint | str | None) -> list[Taint]:
-    if explicit:
-        return list(explicit)
-    if isinstance(in_use, Taint):
-        return [in_use]
-    return [node_taint_for(build)]
+def _kubelet_flag(build: Build | None, taints: list[Taint]) -> tuple[str, str]:
+    return (build.display() if build else "nodes without a build label",
+            f"--register-with-taints={','.join(str(t) for t in taints)}")
 
 
-def _kubelet_flag(build: Build | None, explicit: tuple[Taint, ...], in_use: Taint | str | None) -> tuple[str, str]:
-    taints = ",".join(str(t) for t in _taints_for(build, explicit, in_use))
-    return (build.display() if build else "nodes without a build label", f"--register-with-taints={taints}")
-
-
-def _scheme_in_use(windows: list[dict[str, Any]]) -> Taint | str | None:
-    """The one scheme the tainted Windows nodes share: 'kep' (per-build values) or a fixed taint; else None."""
-    forms: set[Taint | str] = set()
-    for node in windows:
-        taints = windows_taints(node)
-        if not taints:
-            continue
-        build = build_for_version(v) if (v := node_build(node)) else None
-        kep = default_taint(build)
-        forms.add("kep" if any(t == kep and t.value is not None for t in taints) else taints[0])
-    return forms.pop() if len(forms) == 1 else None
-
-
-def _describe(explicit: tuple[Taint, ...], in_use: Taint | str | None) -> str:
+def _describe(explicit: tuple[Taint, ...], recommended: SchemeTaint | None) -> str:
     if explicit:
         return "the taints given with --taint"
-    if isinstance(in_use, Taint):
-        return f"{in_use}, the taint the cluster's other Windows nodes carry"
-    if in_use == "kep":
-        return "os=Win<release>:NoSchedule, the per-build scheme the cluster's other Windows nodes carry"
+    if recommended is not None:
+        if is_kep_value(recommended.key, recommended.value):
+            return f"os=Win<release>:NoSchedule, {recommended.why}"
+        return f"{recommended.text()}, {recommended.why}"
     default = scheme()
     value = "Win<release>" if default["value"] == "{build}" else default["value"]
     return f"{default['key']}={value}:{default['effect']}, {default['description']}"

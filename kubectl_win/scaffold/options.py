@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from kubectl_win.builds import Build, resolve_build
 from kubectl_win.errors import UsageError
 
+TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
+if TYPE_CHECKING:
+    from typing import Any
+
 WORKLOAD_KINDS = ("deployment", "statefulset", "daemonset", "job", "cronjob")
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
-# The accounts a HostProcess container may run as (create-hostprocess-pod task page).
-HOSTPROCESS_USERS = ("NT AUTHORITY\\SYSTEM", "NT AUTHORITY\\LocalService", "NT AUTHORITY\\NetworkService")
 DEFAULT_CPU = "500m"
 DEFAULT_MEMORY = "1Gi"
 
@@ -162,21 +164,32 @@ def replicas(value: int) -> int:
     return value
 
 
+def __getattr__(name: str) -> Any:
+    """HOSTPROCESS_USERS: the accounts a HostProcess container may run as on any node, from the knowledge explain
+    reads (read when first asked for: the knowledge is not loaded for --help)."""
+    if name == "HOSTPROCESS_USERS":
+        from kubectl_win.explain.hostprocess_users import service_accounts
+
+        return service_accounts()
+    raise AttributeError(name)
+
+
 def run_as_user_name(value: str, hostprocess: bool) -> str:
-    """The API server's runAsUserName rules (explain's, shared); HostProcess pods only run as the built-in
-    service accounts or a local group."""
+    """The API server's runAsUserName rules and, for a HostProcess pod, the accounts it can run as: explain's
+    rules (windows-run-as-user-name-invalid, windows-hostprocess-user), so scaffold never writes what explain
+    flags."""
+    from kubectl_win.explain.hostprocess_users import canonical, hostprocess_user_problem
     from kubectl_win.explain.templates import run_as_user_name_problem
 
     shown = f"'{value}'" if value.isprintable() else repr(value)  # repr() doubles backslashes
     problem = run_as_user_name_problem(value)
     if problem:
         raise UsageError(f"invalid run-as-user-name {shown}: {problem} (expected USER or DOMAIN\\USER)")
-    if hostprocess and "\\" in value:
-        for permitted in HOSTPROCESS_USERS:
-            if value.lower() == permitted.lower():
-                return permitted
-        raise UsageError(f"invalid run-as-user-name {shown} for a HostProcess pod: use "
-                         f"{', '.join(HOSTPROCESS_USERS)}, or a local group name (containerd 1.7+)")
+    if hostprocess:
+        problem = hostprocess_user_problem(value)
+        if problem:
+            raise UsageError(f"invalid run-as-user-name {shown} for a HostProcess pod: {problem}")
+        return canonical(value) or value
     return value
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from kubectl_win.builds import Build, build_for_version
 from kubectl_win.knowledge import load
 from kubectl_win.scaffold.options import PlacementOptions, Taint
+from kubectl_win.taint_scheme import kep_taint, windows_taint
 from kubectl_win.wellknown import BUILD_LABEL, LEGACY_OS_LABEL, OS_LABEL, windows_taint_keys
 
 if TYPE_CHECKING:
@@ -32,16 +33,14 @@ def scheme(scheme_id: str | None = None) -> dict[str, Any]:
 
 
 def default_taint(build: Build | None) -> Taint:
-    """The taint the default scheme puts on nodes of a build: os=Win1809:NoSchedule for 10.0.17763.
+    """The one taint scheme's taint for nodes of a build with no cluster to read (kubectl_win/taint_scheme.py):
+    os=Win1809:NoSchedule for 10.0.17763.
 
     Without a build (or for a build the knowledge does not name) the value is left open, so the
     toleration covers every value of the key: the KEP's per-build values and the docs' os=windows.
     """
-    default = scheme()
-    value = default["value"]
-    if value == "{build}":
-        value = build.taint_value if build and build.taint_value else None
-    return Taint(default["key"], value, default["effect"])
+    chosen = kep_taint(build, open_value=True)
+    return Taint(chosen.key, chosen.value, chosen.effect)
 
 
 def windows_placement(opts: PlacementOptions, nodes: list[dict[str, Any]] | None = None) -> Placement:
@@ -79,7 +78,17 @@ def _from_nodes(nodes: list[dict[str, Any]], build: Build | None,
                             "Pending until one joins")
             return build, [default_taint(build)]
         windows = matching
-    return build, _unique(t for n in windows for t in node_taints(n))
+    found = _unique(t for n in windows for t in node_taints(n))
+    if any(not windows_taints(n) for n in windows):
+        # Nodes without a Windows taint yet: tolerate the one doctor and `scaffold node-taint` will ask for, so
+        # these pods keep scheduling once the nodes are tainted.
+        every = [n for n in nodes if is_windows_node(n)]
+        from kubectl_win import platforms
+
+        chosen = windows_taint(build, [(t.key, t.value, t.effect) for n in every for t in windows_taints(n)],
+                               platforms.of_cluster(platforms.detect_node(n) for n in nodes), open_value=True)
+        found = _unique([*found, Taint(chosen.key, chosen.value, chosen.effect)])
+    return build, found
 
 
 def is_windows_node(node: dict[str, Any]) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]  # the checkout
@@ -17,5 +18,6 @@ FIXTURES = TESTS / "fixtures"
 GOLDEN = TESTS / "golden"
 MESSAGES = TESTS / "corpus" / "windows_messages.yaml"  # real failure messages, with their sources
 
-# The published Windows manifests sit beside the checkout, in shared/ (here and in CI), read in place.
-SHARED_MANIFESTS = ROOT.parent / "shared" / "corpus" / "windows-manifests"
+# The published Windows manifests sit beside the checkout, in shared/ (here and in CI), read in place;
+# KUBECTL_WIN_SHARED names that folder for a checkout that is not beside it (a git worktree elsewhere).
+SHARED_MANIFESTS = Path(os.environ.get("KUBECTL_WIN_SHARED") or ROOT.parent / "shared") / "corpus" / "windows-manifests"

@@ -25,10 +25,21 @@ _BUILT_FIXES = frozenset({"symptom-os-build-mismatch", "symptom-no-matching-plat
 
 def run(snapshot: Snapshot) -> list[Finding]:
     pods = {(p.namespace, p.name): p for p in snapshot.pods}
-    out = [_event_finding(event, snapshot, pods) for event in snapshot.events]
+    out = [_event_finding(event, snapshot, pods) for event in snapshot.events if not _image_newer(event, snapshot)]
     out.extend(_node_conditions(snapshot))
     out.extend(_exit_codes(snapshot))
     return out
+
+
+def _image_newer(event: EventRecord, snapshot: Snapshot) -> bool:
+    """A pod's 0xc0370106 failure where its image was built on a newer revision than its node: the evidence
+    (both revisions) makes it windows-image-newer-than-node's, not a compute-system failure to look into."""
+    from kubectl_win.doctor.checks.patches import image_newer_pods, shows_image_newer_symptom
+
+    if not shows_image_newer_symptom(event.message):
+        return False
+    pod = event.pod or (event.ref.name if event.ref.kind == "Pod" else None)
+    return pod is not None and (event.ref.namespace or "", pod) in image_newer_pods(snapshot)
 
 
 def _node_conditions(snapshot: Snapshot) -> list[Finding]:

@@ -2,14 +2,21 @@
 
 from __future__ import annotations
 
+from functools import cache
+
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
 from kubectl_win.doctor.quantity import format_bytes
 from kubectl_win.doctor.records import Container, Snapshot
+from kubectl_win.explain.rules import checks
 from kubectl_win.findings import Finding, ObjectRef
 from kubectl_win.manifests.objects import spec_path_of
 
 DEFAULT_LIMIT = "512Mi"  # a starting point when the container requests nothing; size it to the app
+
+
+# What the catalogue's fix asks for, as the flags a platform's kubelet settings take.
+RESERVE_FLAGS = "--system-reserved=memory=2Gi --kube-reserved=memory=500Mi"
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
@@ -18,7 +25,8 @@ def run(snapshot: Snapshot) -> list[Finding]:
         if node.memory_capacity and node.memory_allocatable is not None \
                 and node.memory_allocatable >= node.memory_capacity:
             out.append(finding("windows-node-no-memory-reserve", node.ref, "status.allocatable.memory",
-                               ignores=node.ignores, node=node.name, capacity=format_bytes(node.memory_capacity)))
+                               ignores=node.ignores, node=node.name, capacity=format_bytes(node.memory_capacity),
+                               route=fixes.node_route(snapshot, node, "kubelet_config", flags=RESERVE_FLAGS)))
     seen: set[ObjectRef] = set()
     for workload in snapshot.workloads:
         if workload.target.windows:
@@ -40,8 +48,17 @@ def run(snapshot: Snapshot) -> list[Finding]:
     return out
 
 
+@cache
+def _init_containers_too() -> bool:
+    """Whether explain's rule (the same id) asks init containers for a limit too: one answer in both commands."""
+    rule = next(r for r in checks() if r.id == "windows-memory-limit-missing")
+    assert rule.check is not None
+    return "initContainers" in rule.check.container_lists
+
+
 def _limits(ref: ObjectRef, containers: tuple[Container, ...], ignores: frozenset[str]) -> list[Finding]:
-    missing = [c for c in containers if not c.init and not c.memory_limit]
+    init_too = _init_containers_too()
+    missing = [c for c in containers if (init_too or not c.init) and not c.memory_limit]
     if not missing:
         return []
     guessed = [c.name for c in missing if not c.memory_request]

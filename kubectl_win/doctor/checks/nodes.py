@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from kubectl_win import builds
 from kubectl_win.catalog import finding
+from kubectl_win.doctor import fixes
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding, ObjectRef
 
@@ -33,18 +34,18 @@ def run(snapshot: Snapshot) -> list[Finding]:
             findings.append(finding("windows-node-network-unavailable", ref, "status.conditions[NetworkUnavailable]",
                                     ignores=ignores, node=node.name, reason=reason or "NetworkUnavailable",
                                     detail=detail or "no message"))
-        findings.extend(_build_findings(node))
-    findings.extend(_retiring_pools(windows))
+        findings.extend(_build_findings(snapshot, node))
+    findings.extend(_retiring_pools(snapshot, windows))
     return findings
 
 
-def _retiring_pools(nodes) -> list[Finding]:  # type: ignore[no-untyped-def]
+def _retiring_pools(snapshot: Snapshot, nodes) -> list[Finding]:  # type: ignore[no-untyped-def]
     """Pools of a managed platform on a Windows Server build it has retired or retires within a year."""
     from kubectl_win import lifecycle
 
     pools: dict[tuple[str, str, int], list] = {}  # type: ignore[type-arg]
     for node in nodes:
-        where = lifecycle.platform_of(node.labels)
+        where = lifecycle.platform_of(snapshot.platform_of(node).id, node.labels)
         if where is None or node.build_number is None:
             continue
         pools.setdefault((*where, node.build_number), []).append(node)
@@ -67,7 +68,7 @@ def _retiring_pools(nodes) -> list[Finding]:  # type: ignore[no-untyped-def]
     return out
 
 
-def _build_findings(node) -> list[Finding]:  # type: ignore[no-untyped-def]
+def _build_findings(snapshot: Snapshot, node) -> list[Finding]:  # type: ignore[no-untyped-def]
     out = []
     build = node.windows_build
     ref, ignores = node.ref, node.ignores
@@ -88,5 +89,6 @@ def _build_findings(node) -> list[Finding]:  # type: ignore[no-untyped-def]
                            node=node.name, kernel=node.kernel_version or build))
     elif not known.supported:
         out.append(finding("windows-build-unsupported", ref, "status.nodeInfo.kernelVersion", ignores=ignores,
-                           node=node.name, os_name=known.name, build=build, note=known.note))
+                           route=fixes.node_route(snapshot, node, "new_pool"), node=node.name, os_name=known.name,
+                           build=build, note=known.note))
     return out

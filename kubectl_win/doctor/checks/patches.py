@@ -26,10 +26,11 @@ def run(snapshot: Snapshot) -> list[Finding]:
             + _images_newer(snapshot, levels))
 
 
-def platform_fix(node: NodeRecord, kb: str, note: str = "") -> Fix:
+def platform_fix(snapshot: Snapshot, node: NodeRecord, kb: str, note: str = "") -> Fix:
     """How the node's platform brings it to `kb` or newer (AKS node image, EKS AMI, OpenShift, Windows Update)."""
-    entry = updates.patching_for(node.labels)
-    pool = node.labels.get(entry["pool_label"], "") if entry["pool_label"] else ""
+    where = snapshot.platform_of(node)
+    entry = updates.patching_for(where.name)
+    pool = where.pool_of(node.labels)
     values = {"node": node.name, "pool": pool or "<pool>", "kb": kb}
     commands = tuple(tuple(str(arg).format_map(values) for arg in argv) for argv in entry["commands"])
     text = str(entry["note"]).format_map(values)
@@ -49,6 +50,8 @@ def _describe(patch: patchlevel.NodePatch) -> str:
 def _inline(patch: patchlevel.NodePatch) -> str:
     """'10.0.20348.2700, KB5042881 of 2024-09', for use inside parentheses."""
     kb, month = patch.kb_text(), patch.month()
+    if kb and month and patch.update is not None and not patch.update.kb:
+        return f"{patch.version}, the update of {month}, {kb}"
     return f"{patch.version}, {kb} of {month}" if kb and month else patch.version
 
 
@@ -72,7 +75,7 @@ def _known_problems(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch])
             out.append(finding(
                 "windows-update-known-problem", node.ref, KERNEL_PATH, ignores=node.ignores,
                 severity="error" if problem.acknowledged else "warning",
-                fix=platform_fix(node, problem.fixed_by),
+                fix=platform_fix(snapshot, node, problem.fixed_by),
                 node=node.name, running=_describe(patch), introduced=problem.introduced_by, problem=problem.problem,
                 fixed=_fixing(problem),
                 how="Microsoft acknowledged it" if problem.acknowledged else "users report it",
@@ -88,27 +91,27 @@ def _behind(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
         if patch is None or patch.behind is None or patch.behind <= limit or patch.newest is None:
             continue
         newest = patch.newest
-        if newest.update is not None and newest.update.kb:
-            target = f"10.0.{patch.build}.{newest.revision} ({newest.update.kb}, {newest.update.month})"
+        if newest.update is not None:
+            target = f"10.0.{patch.build}.{newest.revision} ({newest.update.kb_name()}, {newest.update.month})"
         else:
             target = f"10.0.{patch.build}.{newest.revision}"
         seen = {patchlevel.CLUSTER: f", seen on node {newest.where}",
-                patchlevel.REGISTRY: f", the os.version of {newest.where}"}.get(newest.source, "")
+                patchlevel.REGISTRY: f", the os.version of {newest.where}",
+                patchlevel.TAGS: f", a tag of {newest.where}"}.get(newest.source, "")
+        estimate = (f"; {patch.estimated} of them estimated from Microsoft's monthly release cadence (the update "
+                    f"data ends on {updates.updates_to().isoformat()})" if patch.estimated else "")
         kb = newest.update.kb if newest.update is not None and newest.update.kb else "the newest update"
         out.append(finding(
-            "windows-updates-behind", node.ref, KERNEL_PATH, ignores=node.ignores, fix=platform_fix(node, kb),
+            "windows-updates-behind", node.ref, KERNEL_PATH, ignores=node.ignores, fix=platform_fix(snapshot, node, kb),
             node=node.name, running=_describe(patch), behind=f"{'at least ' if patch.at_least else ''}{patch.behind}",
-            s="" if patch.behind == 1 else "s",
+            s="" if patch.behind == 1 else "s", estimate=estimate,
             limit=limit, os=_os_name(patch.build), newest=target + seen))
     return out
 
 
-def pool_of(node: NodeRecord) -> str:
+def pool_of(node: NodeRecord, snapshot: Snapshot) -> str:
     """The node's pool as its platform names it ('' when no platform label says)."""
-    from kubectl_win import lifecycle
-
-    where = lifecycle.platform_of(node.labels)
-    return where[1] if where else ""
+    return snapshot.platform_of(node).pool_of(node.labels)
 
 
 def _spread(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list[Finding]:
@@ -116,7 +119,7 @@ def _spread(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
     groups: dict[tuple[int, str], list[patchlevel.NodePatch]] = defaultdict(list)
     nodes = {n.name: n for n in snapshot.windows_nodes}
     for name, patch in sorted(levels.items()):
-        groups[(patch.build, pool_of(nodes[name]))].append(patch)
+        groups[(patch.build, pool_of(nodes[name], snapshot))].append(patch)
     out = []
     for (build, pool), members in sorted(groups.items()):
         by_revision: dict[int, list[str]] = defaultdict(list)
@@ -133,23 +136,49 @@ def _spread(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list
         kb = row.kb if row is not None and row.revision == newest and row.kb else f"10.0.{build}.{newest}"
         out.append(finding(
             "windows-revision-spread", first.ref, KERNEL_PATH, ignores=first.ignores,
-            fix=platform_fix(first, kb, "Bring the older nodes to the newest revision so that every node runs "
-                                        "the images built for it."),
+            fix=platform_fix(snapshot, first, kb, "Bring the older nodes to the newest revision so that every node "
+                                                  "runs the images built for it."),
             group=f"pool {pool}" if pool else _os_name(build), count=len(by_revision), spread=spread))
     return out
 
 
-_SYMPTOM = re.compile(re.escape(str(updates.image_rule()["symptom_code"])), re.IGNORECASE)
+_SYMPTOM = re.compile(str(updates.image_rule()["symptom"]), re.IGNORECASE)
 
 
-def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list[Finding]:
-    """A Windows pod whose image (the variant the runtime picks for its node) was built on a newer revision of
-    the node's build than the node runs; the registry must have said what the image holds."""
-    if not snapshot.images:
-        return []
-    from kubectl_win.images.compat import parse_host_version
-    from kubectl_win.images.service import Resolved
+def shows_image_newer_symptom(message: str) -> bool:
+    """The message is the failure of an image newer than its host (0xc0370106 or its text)."""
+    return bool(_SYMPTOM.search(message))
 
+
+def image_newer_pods(snapshot: Snapshot) -> frozenset[tuple[str, str]]:
+    """(namespace, pod) of the Windows pods whose image was built on a newer revision of their node's build than
+    the node runs (the registry's os.version, else the image tag's revision): their 0xc0370106 failures are
+    windows-image-newer-than-node's, the cause the revisions show."""
+    cases, _, _ = _image_cases(snapshot, patchlevel.of(snapshot))
+    return frozenset((case["pod"].namespace, name) for case in cases.values() for name in case["pods"])
+
+
+def _image_revision(image: str, record: Any, patch: patchlevel.NodePatch) -> tuple[tuple[int, int] | None, bool]:
+    """(build, revision) of the variant the runtime picks for the node: the registry's record, else the tag's
+    revision (offline); and whether it came from the tag."""
+    if isinstance(record, dict) and not record.get("error"):
+        from kubectl_win.images.compat import parse_host_version
+        from kubectl_win.images.service import Resolved
+
+        verdict = Resolved.from_record(image, record).verdict(parse_host_version(patch.version))
+        parsed = updates.parse_kernel(verdict.variant or "")
+        if parsed is not None:
+            return parsed, False
+    parsed = updates.tag_revision(image)
+    return parsed, parsed is not None
+
+
+def _image_cases(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> tuple[Any, Any, Any]:
+    """Per (owner, image, path): images newer than their nodes, images on a known-bad update, images across a
+    revision barrier from their nodes (worked out once per snapshot)."""
+    cached = snapshot.__dict__.get("_image_cases")
+    if cached is not None:
+        return cached
     cases: dict[tuple[Any, str, str], dict[str, Any]] = {}
     image_problems: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, updates.Problem]] = {}
     older_images: dict[tuple[Any, str, str], tuple[PodRecord, Any, int, dict[str, Any], dict[str, Any]]] = {}
@@ -161,11 +190,7 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
         if patch is None:
             continue
         for container in pod.containers:
-            record = snapshot.images.get(container.image)
-            if not isinstance(record, dict) or record.get("error"):
-                continue
-            verdict = Resolved.from_record(container.image, record).verdict(parse_host_version(patch.version))
-            parsed = updates.parse_kernel(verdict.variant or "")
+            parsed, from_tag = _image_revision(container.image, snapshot.images.get(container.image), patch)
             if parsed is None or parsed[0] != patch.build:
                 continue
             for problem in updates.problems_of(parsed[0], parsed[1], "image"):
@@ -178,16 +203,27 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
             if parsed[1] <= patch.revision:
                 continue
             case = cases.setdefault((pod.owner_ref, container.image, container.path), {
-                "pod": pod, "container": container, "image_revision": parsed[1], "nodes": {}, "pods": set()})
+                "pod": pod, "container": container, "image_revision": parsed[1], "nodes": {}, "pods": set(),
+                "from_tag": from_tag})
             case["nodes"][node.name] = patch
             case["pods"].add(pod.name)
+    found = (cases, image_problems, older_images)
+    object.__setattr__(snapshot, "_image_cases", found)
+    return found
+
+
+def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -> list[Finding]:
+    """A Windows pod whose image (the variant the runtime picks for its node) was built on a newer revision of
+    the node's build than the node runs: the registry says what the image holds or, offline, its tag names the
+    revision."""
+    cases, image_problems, older_images = _image_cases(snapshot, levels)
     out = []
     for (owner, image, path), case in cases.items():
         pod: PodRecord = case["pod"]
         revision = case["image_revision"]
         older = case["nodes"]
         build = next(iter(older.values())).build
-        seen = [e for e in snapshot.events if _SYMPTOM.search(e.message)
+        seen = [e for e in snapshot.events if shows_image_newer_symptom(e.message)
                 and (e.pod in case["pods"] or e.ref == owner
                      or (e.ref.kind == "Pod" and e.ref.namespace == pod.namespace and e.ref.name in case["pods"]))]
         barrier = next((b for p in older.values() if (b := updates.barrier_between(build, p.revision, revision))),
@@ -195,6 +231,8 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
         row = updates.running(build, revision)
         image_update = (f"{row.kb} of {row.month}" if row is not None and row.revision == revision and row.kb
                         else (f"after {row.kb}" if row is not None and row.kb else "an update newer than known"))
+        if case["from_tag"]:
+            image_update += ", as its tag says"
         oldest = min(older.values(), key=lambda p: p.revision)
         if barrier is not None:
             severity, why = "error", (f"host and image lie on opposite sides of {barrier['kb']} "
@@ -208,8 +246,8 @@ def _images_newer(snapshot: Snapshot, levels: dict[str, patchlevel.NodePatch]) -
                                         f"images fail to start with {updates.image_rule()['symptom_code']}")
         node = snapshot.node(oldest.node)
         kb = row.kb if row is not None and row.revision == revision and row.kb else "the image's update"
-        fix = platform_fix(node, kb, f"Or pin {image} to a tag built on 10.0.{build}.{oldest.revision} or older "
-                                     "until the nodes are patched.") if node else Fix()
+        fix = platform_fix(snapshot, node, kb, f"Or pin {image} to a tag built on 10.0.{build}.{oldest.revision} "
+                                               "or older until the nodes are patched.") if node else Fix()
         out.append(finding(
             "windows-image-newer-than-node", owner, _owner_path(owner, path) + ".image", ignores=pod.ignores,
             severity=severity,

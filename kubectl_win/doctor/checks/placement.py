@@ -9,8 +9,10 @@ from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes, scheduling
 from kubectl_win.doctor.checks import name_list
 from kubectl_win.doctor.records import NodeRecord, Snapshot, Taint, WorkloadRecord
+from kubectl_win.explain.placement import os_selector_gap
 from kubectl_win.findings import Finding, Fix
 from kubectl_win.knowledge import load
+from kubectl_win.taint_scheme import SchemeTaint, windows_taint
 from kubectl_win.wellknown import OS_LABEL, windows_taint_keys
 
 
@@ -19,19 +21,27 @@ def os_taints_in_use(windows: tuple[NodeRecord, ...]) -> Counter[Taint]:
     return Counter(t for n in windows for t in n.scheduling_taints if t.key in keys)
 
 
-def suggested_taint(node: NodeRecord, windows: tuple[NodeRecord, ...], used: Counter[Taint] | None = None) -> str:
-    """The taint the other Windows nodes use (KEP-116's os=Win<release> per build), else os=windows.
+def suggested_taint(node: NodeRecord, snapshot: Snapshot, used: Counter[Taint] | None = None) -> SchemeTaint:
+    """The one taint scheme's answer for the node (kubectl_win/taint_scheme.py: the taint the other Windows
+    nodes carry, else the platform's own, else KEP-116's os=Win<release>), as scaffold writes its toleration.
     `used` is os_taints_in_use(windows) when the caller suggests taints for many nodes."""
     if used is None:
-        used = os_taints_in_use(windows)
-    if not used:
-        return "os=windows"
-    taint = used.most_common(1)[0][0]
-    if taint.key == "os" and taint.value.lower().startswith("win") and taint.value.lower() != "windows":
-        build = builds.build_of(node.build_number)
-        if build and build.taint_value:
-            return f"os={build.taint_value}"
-    return f"{taint.key}={taint.value}" if taint.value else taint.key
+        used = os_taints_in_use(snapshot.windows_nodes)
+    in_use = [(t.key, t.value or None, t.effect) for t, n in used.items() for _ in range(n)]
+    return windows_taint(builds.build_of(node.build_number), in_use, snapshot.platform_of(node).id)
+
+
+def taint_fix(node: NodeRecord, snapshot: Snapshot, taint: SchemeTaint, note: str = "") -> Fix:
+    """Taint the node through its platform's pool (what lasts there), or with kubectl where nothing else
+    reconciles taints (kubeadm, a cluster that shows no platform)."""
+    text = f"{taint.key_value()}:NoSchedule"
+    lead = note + " " if note else ""
+    tolerate = f"Windows workloads need the toleration for {text} ({taint.why}; kubectl win scaffold writes it)."
+    route = fixes.node_route(snapshot, node, "taint", taint=text, taint_key=taint.key, taint_value=taint.value or "",
+                             taint_effect_api="NO_SCHEDULE")
+    if route is None:
+        return Fix(commands=(("kubectl", "taint", "nodes", node.name, text),), note=lead + tolerate)
+    return Fix(commands=route.commands, note=f"{lead}{route.note} {tolerate}")
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
@@ -43,22 +53,23 @@ def run(snapshot: Snapshot) -> list[Finding]:
         used = os_taints_in_use(windows)
         for node in windows:
             if not node.scheduling_taints:
+                taint = suggested_taint(node, snapshot, used)
                 findings.append(finding("windows-node-untainted", node.ref, "spec.taints", ignores=node.ignores,
-                                        node=node.name, taint=suggested_taint(node, windows, used)))
+                                        node=node.name, taint=taint.key_value(),
+                                        route=taint_fix(node, snapshot, taint)))
             else:
-                findings.extend(_unrelated_taints(node, windows, snapshot, used))
+                findings.extend(_unrelated_taints(node, snapshot, used))
     index = scheduling.NodeIndex(windows)
     for workload in snapshot.workloads:
         placement = scheduling.effective(workload.placement, snapshot.runtime_classes)
         if workload.target.windows:
-            findings.extend(_windows_workload(workload, placement, windows, index))
+            findings.extend(_windows_workload(workload, placement, windows, index, snapshot))
         else:
             findings.extend(_linux_workload(workload, placement, index))
     return findings
 
 
-def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapshot: Snapshot,
-                      used: Counter[Taint]) -> list[Finding]:
+def _unrelated_taints(node: NodeRecord, snapshot: Snapshot, used: Counter[Taint]) -> list[Finding]:
     """A Windows node whose only NoSchedule/NoExecute taints have nothing to do with the OS (spot capacity,
     GPUs, dedicated pools): every Linux pod that tolerates them, as spot-aware workloads do, can land there."""
     transient = set(load("taints")["transient_taint_keys"])
@@ -74,9 +85,10 @@ def _unrelated_taints(node: NodeRecord, windows: tuple[NodeRecord, ...], snapsho
             tolerating.append(workload.ref.display())
     linux = (f"; Linux workloads that tolerate them and can land there: {name_list(tolerating)}" if tolerating
              else "; any Linux pod that tolerates them can land there")
+    taint = suggested_taint(node, snapshot, used)
     return [finding("windows-node-taints-not-os", node.ref, "spec.taints", ignores=node.ignores, node=node.name,
-                    taints=", ".join(t.text() for t in lasting), linux=linux,
-                    taint=suggested_taint(node, windows, used))]
+                    taints=", ".join(t.text() for t in lasting), linux=linux, taint=taint.key_value(),
+                    route=taint_fix(node, snapshot, taint, "Add the OS taint alongside the existing ones."))]
 
 
 def _linux_workload(workload: WorkloadRecord, placement, index) -> list[Finding]:  # type: ignore[no-untyped-def]
@@ -93,12 +105,18 @@ def _linux_workload(workload: WorkloadRecord, placement, index) -> list[Finding]
                     fix=fix)]
 
 
-def _windows_workload(workload: WorkloadRecord, placement, windows, index) -> list[Finding]:  # type: ignore[no-untyped-def]
+def _windows_workload(workload: WorkloadRecord, placement, windows, index,  # type: ignore[no-untyped-def]
+                      snapshot: Snapshot) -> list[Finding]:
     ref = workload.ref
     out = []
-    if not scheduling.pins_os(placement, "windows"):
+    own = workload.placement
+    gap = os_selector_gap(own.node_selector, own.required_terms, own.node_name, own.runtime_class,
+                          {name: rc.node_selector for name, rc in snapshot.runtime_classes.items()},
+                          "runtimeclasses" in snapshot.read)
+    if gap is not None:  # explain's rule (explain/placement.py), on the cluster's RuntimeClasses
         out.append(finding("windows-workload-no-os-selector", ref, workload.spec_path + ".nodeSelector",
-                           ignores=workload.ignores, object=ref.display(), reasons=workload.target.because(),
+                           severity=gap.severity, ignores=workload.ignores, object=ref.display(),
+                           reasons=workload.target.because(), unseen=gap.note(),
                            fix=fixes.node_selector(ref, workload.spec_path, {OS_LABEL: "windows"})))
     groups = index.selecting_groups(placement)  # nodes alike in what the placement reads, taints included
     if not groups:

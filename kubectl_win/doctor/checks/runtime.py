@@ -6,6 +6,7 @@ import re
 from typing import Any
 
 from kubectl_win.catalog import finding
+from kubectl_win.doctor import fixes
 from kubectl_win.doctor.records import NodeRecord, Snapshot
 from kubectl_win.findings import Finding
 from kubectl_win.knowledge import load
@@ -59,11 +60,13 @@ def run(snapshot: Snapshot) -> list[Finding]:
             continue
         if entry["check"] == "runtime-docker":
             findings.append(finding("runtime-docker", node.ref, PATH, ignores=node.ignores, node=node.name,
+                                    route=fixes.node_route(snapshot, node, "upgrade"),
                                     runtime_version=node.runtime_version, kubelet=node.kubelet_version or "?",
                                     note=" ".join(entry["note"].split())))
         else:
             findings.append(finding(entry["check"], node.ref, PATH, severity=entry.get("severity"),
                                     ignores=node.ignores, node=node.name, version=node.runtime_release,
+                                    route=fixes.node_route(snapshot, node, "upgrade"),
                                     note=" ".join(entry["note"].split()),
                                     port_forward=" ".join(entry["port_forward"].split()),
                                     recommended=data["recommended"]))

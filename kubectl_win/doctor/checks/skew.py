@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from kubectl_win.catalog import finding
+from kubectl_win.doctor import fixes
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.findings import Finding
 from kubectl_win.knowledge import load
@@ -37,10 +38,12 @@ def run(snapshot: Snapshot) -> list[Finding]:
         behind = server[1] - kubelet[1]
         if behind < 0:
             findings.append(finding("kubelet-newer-than-apiserver", node.ref, PATH, ignores=node.ignores,
+                                    route=fixes.node_route(snapshot, node, "control_plane"),
                                     node=node.name, kubelet=node.kubelet_version, server=snapshot.server_version,
                                     kubelet_minor=format_version(kubelet), server_minor=format_version(server)))
         elif behind > allowed:
             findings.append(finding("kubelet-too-old", node.ref, PATH, ignores=node.ignores, node=node.name,
+                                    route=fixes.node_route(snapshot, node, "upgrade"),
                                     kubelet=node.kubelet_version, server=snapshot.server_version, behind=behind,
                                     allowed=allowed, minimum=format_version((server[0], server[1] - allowed))))
     return findings

@@ -1,4 +1,5 @@
-"""CSI node plugins on Windows nodes need csi-proxy unless they run as HostProcess."""
+"""CSI node plugins on Windows nodes need csi-proxy unless they run as HostProcess; a platform that installs
+csi-proxy as a Windows service on its nodes (AKS, GKE, OpenShift) needs no csi-proxy pod."""
 
 from __future__ import annotations
 
@@ -24,7 +25,8 @@ def run(snapshot: Snapshot) -> list[Finding]:
             plugins.setdefault(node.name, pod)
     out = []
     for node_name, pod in sorted(plugins.items()):
-        if node_name in proxies:
+        node = snapshot.node(node_name)
+        if node_name in proxies or (node is not None and not snapshot.platform_of(node).runs_as_pod("csi_proxy")):
             continue
         out.append(finding("windows-csi-proxy-missing", pod.ref, "spec.nodeName", ignores=pod.ignores,
                            pod=f"{pod.namespace}/{pod.name}", node=node_name))

@@ -36,7 +36,7 @@ def _base(obj: dict[str, Any], api_version: str, kind: str, *meta_keys: str) -> 
 def node(obj: dict[str, Any]) -> dict[str, Any]:
     out = _base(obj, "v1", "Node", "labels", "annotations")
     spec = as_dict(obj.get("spec"))
-    out["spec"] = {k: spec[k] for k in ("taints", "unschedulable", "podCIDR", "podCIDRs") if k in spec}
+    out["spec"] = {k: spec[k] for k in ("taints", "unschedulable", "podCIDR", "podCIDRs", "providerID") if k in spec}
     status = as_dict(obj.get("status"))
     out["status"] = {
         "conditions": [{k: c.get(k) for k in ("type", "status", "reason", "message") if k in c}

@@ -61,9 +61,9 @@ def _html(report: DoctorReport, page: Page) -> None:
 
 def _openmetrics(report: DoctorReport, page: Page) -> None:
     from kubectl_win.fleet.metrics import render_openmetrics
-    from kubectl_win.fleet.scan import ClusterScan
+    from kubectl_win.fleet.scan import scan_of
 
-    render_openmetrics([ClusterScan(page.label, None, report, seconds=page.seconds)], page.out,
+    render_openmetrics([scan_of(page.label, None, report, page.seconds)], page.out,
                        cluster_label=page.cluster_label)
 
 

@@ -100,7 +100,7 @@ def _count_words(counts: Counter[str]) -> str:
 def _masthead(report: DoctorReport, source: str, generated: str, counts: Counter[str]) -> str:
     worst = next((s for s in SEVERITIES if counts.get(s)), None)
     verdict_class = worst if worst in ("error", "warning") else "ok"
-    verdict = _count_words(counts) if worst else "No problems found"
+    verdict = _count_words(counts) if worst else ("Incomplete" if report.unread() else "No problems found")
     scope = {"cluster": "whole cluster", "nodes": "Windows nodes", "workloads": "workloads"}.get(report.scope,
                                                                                                report.scope)
     meta = [f"<span>API server <b>{text(report.server_version or 'unknown')}</b></span>",
@@ -216,6 +216,10 @@ def _node_matrix(report: DoctorReport, anchors: dict[int, str], id_prefix: str) 
     sub = f"{len(windows)} node{'s' if len(windows) != 1 else ''}, {problems} with findings"
     if len(windows) > len(rows) - len(groups):
         sub += "; nodes alike but for their names share a row"
+    from kubectl_win import platforms
+
+    where = platforms.platform(platforms.of_cluster(n.platform for n in report.nodes))
+    sub += f"; platform: {where.name}" + ("" if where.specific else " (no platform marker: read as kubeadm)")
     return (
         head + f'<h2>Windows nodes <span class="sub">{text(sub)}</span></h2>\n'
         '<div class="scroll"><table class="matrix">\n<thead><tr><th scope="col">Node</th><th scope="col">Build</th>'
@@ -253,6 +257,8 @@ def _update_html(patch: Any) -> str:
     behind = patch.behind_text()
     second = (f"{behind} monthly update{'s' if behind != '1' else ''} behind" if behind not in (None, "0")
               else ("up to date with the newest known" if behind == "0" else ""))
+    if patch.estimated:
+        second += f" ({patch.estimated} estimated from the monthly release cadence)"
     return text(first, 100) + (f'<span class="line2">{text(second, 100)}</span>' if second else "")
 
 
@@ -456,7 +462,12 @@ def _area(finding: Finding) -> str:
 
 def _findings(report: DoctorReport, anchors: dict[int, str], shell: str, id_prefix: str) -> str:
     head = f'<section class="block" id="{id_prefix}findings">\n'
-    if not report.findings:
+    incomplete = report.incomplete_text()
+    if incomplete and not report.findings:
+        return head + f'<h2>Findings</h2>\n<div class="incomplete">{text(incomplete)}</div>\n</section>\n'
+    if incomplete:
+        head += f'<div class="incomplete">{text(incomplete)}</div>\n'
+    elif not report.findings:
         return head + ('<h2>Findings</h2>\n<div class="clean"><span aria-hidden="true">✔</span> No problems found: '
                        "every check passed.</div>\n</section>\n")
     areas: dict[str, list[Finding]] = defaultdict(list)

@@ -1,0 +1,114 @@
+"""The round-3 failure corpus (tests/corpus/round3/) is well formed: shape only, nothing here runs doctor.
+
+Each entry names its thread, says where the message was seen, quotes it, and carries an answer key whose
+patterns compile and do not match the quoted message alone (a key that the message itself satisfies would
+count a parrot as right). The split follows the corpus rule, and no thread+message pair is in two places.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+
+from tests.support.paths import PACKAGE, TESTS
+
+CORPUS = TESTS / "corpus"
+ROUND3 = CORPUS / "round3"
+KNOWLEDGE = PACKAGE / "knowledge"
+
+WHERE = {"event", "waiting", "terminated", "condition", "log", "client", "apiserver"}
+SUBSYSTEMS = {"network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity",
+              "client", "apiserver", "platform"}
+URL = re.compile(r"https://github\.com/[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+/(issues|pull)/\d+")
+
+
+def _load(path: Path) -> list[dict[str, Any]]:
+    return yaml.safe_load(path.read_text(encoding="utf-8")) or []
+
+
+def _part(name: str) -> list[dict[str, Any]]:
+    return _load(ROUND3 / f"{name}.yaml")
+
+
+def _goes_to_held_out(entry: dict[str, Any]) -> bool:
+    return hashlib.sha256((entry["url"] + "\n" + entry["message"]).encode()).digest()[0] % 3 == 0
+
+
+ENTRIES = [("failures", e) for e in _part("failures")] + [("held_out", e) for e in _part("held_out")]
+
+
+def _id(item: tuple[str, dict[str, Any]]) -> str:
+    part, entry = item
+    return f"{part}:{entry.get('url', '?').removeprefix('https://github.com/')}"
+
+
+def test_the_round_holds_enough_entries_in_enough_subsystems() -> None:
+    subsystems = {e["expect"]["subsystem"] for _, e in ENTRIES}
+    assert len(ENTRIES) >= 60, len(ENTRIES)
+    assert len(subsystems) >= 9, sorted(subsystems)
+    assert _part("held_out") and _part("failures")
+
+
+@pytest.mark.parametrize("item", ENTRIES, ids=[_id(i) for i in ENTRIES])
+def test_an_entry_has_a_thread_a_place_a_message_and_a_key(item: tuple[str, dict[str, Any]]) -> None:
+    _, entry = item
+    assert URL.fullmatch(entry["url"]), entry["url"]
+    assert entry["where"] in WHERE
+    assert entry["context"] in {"pod", "node"}
+    assert isinstance(entry["message"], str) and entry["message"].strip() == entry["message"] != ""
+    if entry["where"] == "log":
+        assert entry.get("log"), "a log line names whose log it is"
+    if entry["where"] == "terminated":
+        assert isinstance(entry.get("exit_code"), int)
+    expect = entry["expect"]
+    assert expect["subsystem"] in SUBSYSTEMS
+    for field in ("component", "operation", "cause", "source"):
+        assert isinstance(expect.get(field), str) and expect[field].strip(), field
+    assert "http" in expect["source"], "the source names the comment or PR that settled the cause"
+
+
+@pytest.mark.parametrize("item", ENTRIES, ids=[_id(i) for i in ENTRIES])
+def test_the_key_patterns_compile_and_the_message_alone_does_not_satisfy_them(
+        item: tuple[str, dict[str, Any]]) -> None:
+    _, entry = item
+    right = entry["expect"]["right"]
+    assert isinstance(right, list) and 1 <= len(right) <= 4
+    for pattern in right + entry["expect"].get("wrong_if", []):
+        compiled = re.compile(pattern, re.IGNORECASE)
+        if pattern in right:
+            assert not compiled.search(entry["message"]), f"{pattern!r} matches the quoted message"
+
+
+@pytest.mark.parametrize("item", ENTRIES, ids=[_id(i) for i in ENTRIES])
+def test_an_entry_sits_in_the_part_the_split_rule_gives_it(item: tuple[str, dict[str, Any]]) -> None:
+    part, entry = item
+    assert (part == "held_out") == _goes_to_held_out(entry)
+
+
+def test_no_thread_and_message_pair_is_in_two_places() -> None:
+    files = [p for p in sorted(CORPUS.rglob("*.yaml"))]
+    seen: dict[tuple[str, str], Path] = {}
+    for path in files:
+        for entry in _load(path):
+            key = (entry.get("url", ""), entry.get("message", ""))
+            assert key not in seen, f"{key[0]} with the same message in {seen.get(key)} and {path}"
+            seen[key] = path
+
+
+def test_the_linux_controls_are_real_failures_of_linux_nodes() -> None:
+    controls = _part("linux_controls")
+    assert len(controls) >= 8
+    for entry in controls:
+        assert URL.fullmatch(entry["url"]) and entry["os"] == "linux"
+        assert entry["where"] in WHERE and entry["message"].strip()
+
+
+def test_no_knowledge_entry_cites_a_held_out_thread_of_this_round() -> None:
+    text = "\n".join(p.read_text(encoding="utf-8") for p in KNOWLEDGE.glob("*.yaml"))
+    cited = [e["url"] for e in _part("held_out") if e["url"] in text]
+    assert not cited, cited
