@@ -125,7 +125,8 @@ def test_an_api_server_rejection_is_not_a_node_failure() -> None:
             'IdentifyPodOS is disabled')
     found = symptoms.match(text, "FailedCreate", "events")
     assert (found.check, found.confidence) == ("windows-api-failure", "cause")
-    assert "the API server refused the object" in found.cause and "credentials" not in found.cause
+    assert "rejects spec.os.name for the reason the message names" in found.cause
+    assert "credentials" not in found.cause
 
 
 def test_a_csi_mount_failure_caused_by_a_linux_filesystem_is_not_told_to_upgrade_the_driver() -> None:
@@ -137,7 +138,8 @@ def test_a_csi_mount_failure_caused_by_a_linux_filesystem_is_not_told_to_upgrade
     [found] = [f for f in run_checks(snapshot_of(*objs)) if f.object.display() == "shop/Pod/web"
                and f.id.endswith("-failure")]
     assert (found.id, found.confidence) == ("windows-volume-failure", "cause")
-    assert "ext4 or xfs fsType" in found.message and "upgrade" not in found.fix.text().lower()
+    assert 'turn off or remove fsType "ext4" for the Windows nodes' in found.message
+    assert "upgrade" not in found.fix.text().lower()
 
 
 # --- the confidence a user and a script see -------------------------------------------------------------------

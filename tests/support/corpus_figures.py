@@ -120,8 +120,10 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
     objs: list[dict[str, Any]] = [_node(host, os_name)]
     where: dict[int, str] = {}
     for index, entry in enumerate(entries):
-        kind = entry["where"]
-        reason = entry.get("reason") or ""
+        # A client's output (kubectl exec, cp, logs) and an API server's rejection reach doctor as the Warning
+        # event the same text makes on the pod (a controller's FailedCreate): read as one.
+        kind = "event" if entry["where"] in ("client", "apiserver") else entry["where"]
+        reason = entry.get("reason") or ("FailedCreate" if entry["where"] == "apiserver" else "")
         message = str(entry.get("message") or "")
         if kind == "log":
             continue
@@ -225,15 +227,21 @@ def own_words(finding: Finding) -> str:
     return " ".join(part for part in (said, cause, finding.fix.note, finding.fix.judgement) if part)
 
 
+def _patterns(value: Any) -> re.Pattern[str] | None:
+    values = [value] if isinstance(value, str) else list(value or ())
+    return re.compile("|".join(f"(?:{p})" for p in values), re.IGNORECASE) if values else None
+
+
 def key_of(entry: dict[str, Any]) -> tuple[re.Pattern[str] | None, str | None]:
     """The entry's answer key: the patterns a right answer's words match (expect.right, written from the thread)
     or, for the earlier corpus, the catalogue entry its collector named (class)."""
-    expect = entry.get("expect") or {}
-    right = expect.get("right")
-    if isinstance(right, str):
-        right = [right]
-    pattern = re.compile("|".join(f"(?:{p})" for p in right), re.IGNORECASE) if right else None
-    return pattern, entry.get("class")
+    return _patterns((entry.get("expect") or {}).get("right")), entry.get("class")
+
+
+# A round's own names for the places doctor calls otherwise: the API server's side is doctor's api subsystem, a
+# platform's agents (AKS, EKS, GKE, OpenShift, RKE2) are the node's; a client's path (kubectl exec/cp/logs, a
+# dashboard) ends in whichever part of the node answered it, so any subsystem fits it.
+SUBSYSTEM_NAMES = {"apiserver": "api", "platform": "node", "client": None}
 
 
 def grade(entry: dict[str, Any], kind: str, finding: Finding | None, expected_subsystem: str | None) -> str:
@@ -243,15 +251,20 @@ def grade(entry: dict[str, Any], kind: str, finding: Finding | None, expected_su
     if finding is None or kind in ("generic", "none"):
         return "silent"
     subsystem = _subsystem_of(finding.id)
+    expected_subsystem = SUBSYSTEM_NAMES.get(expected_subsystem or "", expected_subsystem)
+    fits = subsystem is None or expected_subsystem is None or subsystem == expected_subsystem
     if finding.confidence == CONFIDENCE_UNSURE:
-        fits = subsystem is None or expected_subsystem is None or subsystem == expected_subsystem
         return "honest" if fits and finding.fix else "wrong"
     pattern, check = key_of(entry)
     if pattern is None and check is None:
         return "ungraded"
     if check is not None and finding.id == check:
         return "right"
-    return "right" if pattern is not None and pattern.search(own_words(finding)) else "wrong"
+    words = own_words(finding)
+    wrong_if = _patterns((entry.get("expect") or {}).get("wrong_if"))  # a plausible wrong cause's wording
+    if wrong_if is not None and wrong_if.search(words):
+        return "wrong"
+    return "right" if pattern is not None and pattern.search(words) else "wrong"
 
 
 def expected_subsystems(entries: list[dict[str, Any]]) -> list[str | None]:
@@ -269,7 +282,7 @@ def measure(name: str, entries: list[dict[str, Any]], expected: list[str | None]
         figures.grades[grade(entry, kind, finding, want)] += 1
         if want and kind in ("specific", "placed") and finding is not None and _subsystem_of(finding.id):
             figures.judged += 1  # an answer that names a subsystem
-            figures.agree += _subsystem_of(finding.id) == want
+            figures.agree += _subsystem_of(finding.id) == SUBSYSTEM_NAMES.get(want, want)
     FIGURES[:] = [f for f in FIGURES if f.corpus != name] + [figures]
     return figures
 
@@ -343,12 +356,18 @@ def summary_lines() -> list[str]:
 
 
 def documented() -> list[tuple[str, Figures]]:
-    """The corpora docs/doctor.md gives figures for, measured now: (its name there, its figures)."""
+    """The corpora docs/doctor.md gives figures for, measured now: (its name there, its figures), held-out parts
+    first (the newest round's first), then the training parts and the earlier corpus."""
+    parts = corpora()
+    rounds = sorted((name for name in parts if "/" in name), reverse=True)
+    order = [n for n in rounds if "held" in n] + ["held_out"] + [n for n in rounds if "held" not in n] + ["failures"]
+    shown = {"held_out": "`tests/corpus/held_out/` (held out)", "failures": "`tests/corpus/failures/` (training)"}
+    out = [(shown.get(name, f"`tests/corpus/{name}.yaml`" + (" (held out)" if "held" in name else " (training)")),
+            measure(name, load(*parts[name]))) for name in order if name in parts]
     earlier = load(CORPUS_DIR / "windows_messages.yaml")
-    return [("`tests/corpus/held_out/` (held out)", measure("held_out", load(*corpora()["held_out"]))),
-            ("`tests/corpus/failures/` (training)", measure("failures", load(*corpora()["failures"]))),
-            ("`tests/corpus/windows_messages.yaml` (earlier; key: the entry's class)",
-             measure("windows_messages (earlier)", earlier, expected_subsystems(earlier)))]
+    out.append(("`tests/corpus/windows_messages.yaml` (earlier; key: the entry's class)",
+                measure("windows_messages (earlier)", earlier, expected_subsystems(earlier))))
+    return out
 
 
 def update_docs(path: str) -> None:
@@ -363,31 +382,34 @@ def update_docs(path: str) -> None:
 
 
 def readme_claim() -> str:
-    """The README's sentence of graded figures, as measured now."""
-    parts = corpora()
-    held, training = measure("held_out", load(*parts["held_out"])), measure("failures", load(*parts["failures"]))
-    return (f"on {held.graded} held-out real failures from public issue trackers: {held.grades['wrong']} wrong "
-            f"({held.rate('wrong'):.1f}%), {held.grades['right']} right, {held.grades['honest']} honestly unsure, "
-            f"{held.grades['silent']} silent; on the {training.graded} training failures {training.grades['wrong']} "
-            f"wrong, {training.grades['right']} right")
+    """The README's sentence of graded figures, as measured now: every held-out part, then the training parts."""
+    parts = dict(documented())
+    held = [(name, f) for name, f in parts.items() if "(held out)" in name]
+    training = sum((f.grades["wrong"] for name, f in parts.items() if "(training)" in name), 0)
+    right = sum((f.grades["right"] for name, f in parts.items() if "(training)" in name), 0)
+    total = sum((f.graded for name, f in parts.items() if "(training)" in name), 0)
+    said = [f"on {f.graded} held-out real failures{' of the newest round' if '/round' in name else ''} from "
+            f"public issue trackers: {f.grades['wrong']} wrong ({f.rate('wrong'):.1f}%), {f.grades['right']} right, "
+            f"{f.grades['honest']} honestly unsure, {f.grades['silent']} silent" for name, f in held]
+    return "; ".join(said) + f"; on the {total} training failures {training} wrong, {right} right"
 
 
-def update_readme(path: str) -> None:
-    """Rewrite the README's graded figures (one sentence, wrapped as it is) from what the corpora measure now."""
+def update_readme(path: str, width: int = 110) -> None:
+    """Rewrite the README's graded figures (one sentence, wrapped like the paragraph around it) from what the
+    corpora measure now."""
+    import textwrap
+
     file = Path(path)
     text = file.read_text(encoding="utf-8")
     words = r"on \d+ held-out real failures.*?on the \d+ training failures \d+ wrong, \d+ right"
     found = re.search(words.replace(" ", r"\s+"), text, re.DOTALL)
     if found is None:
         raise SystemExit(f"{path}: no graded figures to update")
-    old = found.group(0)
-    lines, new, width = old.split("\n"), readme_claim().split(" "), []
-    for line in lines:  # the new words in lines as long as the old ones
-        count = len(line.split())
-        width.append(" ".join(new[:count]))
-        new = new[count:]
-    width[-1] = " ".join([width[-1], *new]).strip()
-    file.write_text(text.replace(old, "\n".join(width)), encoding="utf-8")
+    line_start = text.rfind("\n", 0, found.start()) + 1
+    lead = found.start() - line_start  # what the first line holds before the sentence
+    lines = textwrap.wrap(" " * lead + readme_claim(), width)
+    new = "\n".join(lines)[lead:]
+    file.write_text(text[:found.start()] + new + text[found.end():], encoding="utf-8")
 
 
 if __name__ == "__main__":  # python -m tests.support.corpus_figures docs/doctor.md README.md

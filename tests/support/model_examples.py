@@ -31,8 +31,9 @@ EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
      "Attempting to reclaim memory: the node's commit charge is near its limit: Insufficient system resources exist "
      "to complete the requested service. MemoryPressure"),
     ("identity", "Pod", "FailedCreate",
-     'admission webhook "admission-webhook.windows-gmsa.sigs.k8s.io" denied the request: service account '
-     '"shop:web" is not authorized to use gMSA "webapp1"'),
+     'Internal error occurred: failed calling webhook "admission-webhook.windows-gmsa.sigs.k8s.io": Post '
+     '"https://gmsa-webhook.kube-system.svc:443/validate?timeout=10s": x509: certificate signed by unknown '
+     'authority'),
     ("api", "Pod", "FailedCreate",
      'Error creating: pods "web-1" is forbidden: violates PodSecurity "baseline:latest": hostProcess (container '
      '"app" must not set securityContext.windowsOptions.hostProcess=true)'),

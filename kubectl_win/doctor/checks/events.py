@@ -82,8 +82,12 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
                                            _agents_on(snapshot, node_name)))
     else:
         values["fix"] = _fix(event, snapshot, pod, node)
+    confidence = event.confidence
+    if event.check == "symptom-no-matching-platform" and pod is not None and not pod.target.windows and \
+            node is not None and node.windows:
+        confidence = CONFIDENCE_CAUSE  # the cluster decides: a pod that does not ask for Windows brought its image
     found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
-                    confidence=event.confidence, **values)
+                    confidence=confidence, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.
     versions = {"kubernetes": node.kubelet_version} if node is not None else {}
     if node is not None and node.runtime == "containerd":

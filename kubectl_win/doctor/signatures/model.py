@@ -102,6 +102,8 @@ class _Condition:
     ties: dict[str, re.Pattern[str]] = field(default_factory=dict)
     self_evident: bool = False  # the message's own words are the cause (an API rejection, a Linux-only flag)
     decides: bool = False  # its subsystem wins over the operation's (an API-server rejection is no node's failure)
+    # What the message names that the cause quotes ({what}, {field}, {user}, ...): a regex with named groups.
+    names: re.Pattern[str] | None = None
 
 
 @dataclass(frozen=True)
@@ -138,7 +140,8 @@ def _model() -> _Model:
                                   _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}),
                                   _any(c.get("weak")), frozenset(c.get("unsure_in") or ()),
                                   {k: re.compile(v, re.IGNORECASE) for k, v in (c.get("ties") or {}).items()},
-                                  bool(c.get("self_evident")), bool(c.get("decides")))
+                                  bool(c.get("self_evident")), bool(c.get("decides")),
+                                  re.compile(c["names"], re.IGNORECASE) if c.get("names") else None)
                        for c in data["conditions"])
     return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
                   conditions)
@@ -171,6 +174,7 @@ class Reading:
     # Whether the subsystem follows from the message's own words (an operation, a component that decides, a
     # condition's subsystem or a component below the kubelet it names), not only from whose log it is or a default.
     settled: bool = True
+    named: tuple[tuple[str, str], ...] = ()  # what the condition's `names` found in the message, for its cause
 
     @property
     def identified(self) -> bool:
@@ -238,7 +242,7 @@ class Reading:
         condition = _condition_by_id(self.condition)
         code = f" ({self.code.hex} {self.code.name})" if self.code else ""
         if condition is not None:
-            why = condition.causes.get(self.subsystem) or condition.meaning
+            why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(_Quoted(self.named))
         elif self.code is not None:
             why = self.code.hint or self.code.meaning.rstrip(".")
         else:
@@ -257,6 +261,13 @@ class Reading:
         # (with_known_bug reads this phrase back when a known bug settles the place)
         return {"subsystem": subsystem, "component": self.component_title(),
                 "operation": self.operation_phrase(), "cause": self.cause()}
+
+
+class _Quoted(dict):  # type: ignore[type-arg]
+    """What a cause quotes from the message; what it did not find reads as the message's own words."""
+
+    def __missing__(self, key: str) -> str:
+        return "what the message names"
 
 
 def self_evident(reading: Reading) -> bool:
@@ -313,15 +324,16 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     condition, code, evidence = _condition(message, codes)
     subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
     settled = _settled(subsystem, message, operation, found, condition)
-    if condition is not None and condition.decides and condition.subsystem and not any(
-            c.decides for c in _components_in(message)[0]):
+    if condition is not None and condition.decides and condition.subsystem:
         subsystem, settled = condition.subsystem, True
     if condition is not None and operation is not None and operation.id in condition.moves:
         subsystem = condition.moves[operation.id]
     tie = condition.ties.get(subsystem) if condition is not None else None
+    quoted = condition.names.search(message) if condition is not None and condition.names is not None else None
+    named = tuple((k, " ".join(v.split())) for k, v in quoted.groupdict().items() if v) if quoted else ()
     return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
                    operation.id if operation else None, obj, condition.id if condition else None, code, codes,
-                   evidence, tie is None or bool(tie.search(message)), settled)
+                   evidence, tie is None or bool(tie.search(message)), settled, named)
 
 
 def _settled(subsystem: str, message: str, operation: _Operation | None, found: list[_Component],
