@@ -239,8 +239,9 @@ def test_an_unknown_flag_the_nodes_version_removed_is_that_removal() -> None:
     assert (removed.id, removed.confidence) == ("windows-node-failure", "cause")
     assert "a removal (win-0 runs kubernetes v1.29.2): the kubelet's Docker and CNI flags" in removed.message
     assert "CHANGELOG-1.24" in removed.message
-    before = on("v1.23.5")  # the flag still existed: the message alone does not say why it is unknown
-    assert (before.id, before.confidence) == ("windows-failure", "unsure")
+    before = on("v1.23.5")  # the version still had it: an unknown flag, without the removal's story
+    assert before.confidence == "cause" and "a removal" not in before.message
+    assert "started with a flag its version does not have (--network-plugin)" in before.message
 
 
 def test_a_credential_the_api_server_refuses_is_said_to_be_that() -> None:

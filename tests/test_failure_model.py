@@ -74,7 +74,7 @@ def test_every_catalogue_entry_has_its_place_in_the_model() -> None:
     ('nslookup kubernetes.default: DNS request timed out. timeout was 2 seconds.', "", "dns", "dns-client", "resolve",
      "timeout"),
     ('Failed to run kubelet: failed to run Kubelet: unknown flag: --cgroup-driver', "", "node", "kubelet",
-     "kubelet-start", "linux-only-setting"),
+     "kubelet-start", "linux-cgroups"),
     ('admission webhook "admission-webhook.windows-gmsa.sigs.k8s.io" denied the request: cannot find '
      'GMSACredentialSpec webapp1', "FailedCreate", "api", "gmsa-webhook", "admission", "api-rejected"),
     ('Error: failed to create containerd task: failed to create shim task: hcs::CreateComputeSystem web: The paging '
@@ -165,7 +165,7 @@ def test_figures_on_the_earlier_corpus() -> None:
 
 # Parts measured above the bar, said here until they are not (strict: a part that meets it fails the marker).
 # round3/held_out was measured once the round was merged; it was not calibrated against.
-ABOVE_THE_BAR = {"round3/held_out": "3 of 20 answers state a wrong cause or subsystem (15%)"}
+ABOVE_THE_BAR = {"round3/held_out": "4 of 20 answers state a wrong cause or subsystem (20%)"}
 
 
 @pytest.mark.parametrize("name", [

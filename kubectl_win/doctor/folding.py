@@ -57,9 +57,10 @@ class SymptomFolder:
         count = as_count(obj.get("count")) or as_count(series.get("count")) or 1
         key = (_fold_key(found.check, reason), ref)
         previous = self._records.get(key)
+        context = "node" if ref.kind == "Node" else "pod"
         self._records[key] = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
                                          count + (previous.count if previous else 0), codes=found.codes,
-                                         confidence=found.confidence)
+                                         confidence=found.confidence, labels=_labels(found, message, reason, context))
         return True
 
     def add_container_states(self, pod: PodRecord, on_windows: bool) -> None:
@@ -79,9 +80,15 @@ class SymptomFolder:
                 previous = self._records.get(key)
                 if previous is None:
                     self._records[key] = EventRecord(found.check, ref, reason, redact(message), pod.node, 1, pod.name,
-                                                     codes=found.codes, confidence=found.confidence)
+                                                     codes=found.codes, confidence=found.confidence,
+                                                     labels=_labels(found, message, reason, "pod"))
                 elif found.check == symptoms.UNRECOGNISED:
                     self._records[key] = replace(previous, count=previous.count + 1)
+
+
+def _labels(found: symptoms.Match, message: str, reason: str, context: str) -> tuple[tuple[str, str], ...]:
+    """A placed failure's labels, read from the original text (the record keeps the redacted one)."""
+    return tuple(symptoms.model.read(message, reason, context).labels().items()) if found.placed else ()
 
 
 def _fold_key(check: str, reason: str) -> str:

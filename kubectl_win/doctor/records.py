@@ -211,6 +211,9 @@ class EventRecord:
     pod: str | None = None  # the pod whose container status showed it (ref is then its controller)
     codes: tuple[Any, ...] = ()  # wincodes.Decoded found in the message
     confidence: str | None = None  # the match's (findings.CONFIDENCE_*): read from the original text
+    # The model's reading of the original text (subsystem, component, operation, cause), for a placed failure:
+    # the record keeps the redacted text, which can read otherwise.
+    labels: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

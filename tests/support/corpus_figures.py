@@ -224,7 +224,12 @@ def own_words(finding: Finding) -> str:
     said = finding.message.split(" Message: ", 1)[0] if info is not None and info.family == "model" else (
         "" if info is not None and info.message == SYMPTOM_MESSAGE else finding.message)
     cause = info.remediation if info is not None and info.family != "model" else ""
-    return " ".join(part for part in (said, cause, finding.fix.note, finding.fix.judgement) if part)
+    # The model's note says where to start and what its subsystem covers: a description, not a cause.
+    note = _DESCRIBES.sub("", finding.fix.note)
+    return " ".join(part for part in (said, cause, note, finding.fix.judgement) if part)
+
+
+_DESCRIBES = re.compile(r"Start with [^.]*, the commands in order\.|The \w+ subsystem is [^.]*\.")
 
 
 def _patterns(value: Any) -> re.Pattern[str] | None:

@@ -77,7 +77,7 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
         if subsystem and reading.subsystem != subsystem:
             reading = dataclasses.replace(reading, subsystem=subsystem)
         place = [f"{event.count}x"] if event.count > 1 else []
-        values.update(reading.labels(), where=f" ({', '.join(place)})" if place else "",
+        values.update(dict(event.labels) or reading.labels(), where=f" ({', '.join(place)})" if place else "",
                       fix=model.next_steps(reading, node_name if node_name != "the node" else None,
                                            _agents_on(snapshot, node_name)))
     else:
