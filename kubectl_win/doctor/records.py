@@ -48,6 +48,7 @@ class NodeRecord:
     labelled_build: str | None = None  # major.minor.build from the build label or a cloud label
     build_source: str = ""  # where windows_build came from: status.nodeInfo.kernelVersion or a label
     node_info_missing: bool = False  # status.nodeInfo absent or empty (a partial Node object)
+    ready_status: str = ""  # the Ready condition's status as given ("False", "Unknown"); "" without the condition
 
     # Derived once per node (checks read them for every pod on the node).
     windows: bool = field(init=False, repr=False, compare=False)
