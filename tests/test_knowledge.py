@@ -140,3 +140,16 @@ def test_every_never_collected_entry_is_a_path_and_a_reason() -> None:
     assert [sorted(entry) for entry in entries] == [["path", "reason"]] * len(entries)
     assert all(isinstance(entry["reason"], str) and entry["reason"] for entry in entries)
     assert {"path": "C:\\k\\ca.crt", "reason": "cluster CA (not secret, not needed)"} in entries
+
+
+CONTINUATIONS = ("or ", "or,", "then", "also ", "otherwise", "after that", "and ")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_fix_note_reads_as_the_sequel_of_its_commands(name: str) -> None:
+    """Renderers print a fix's note before its commands (kubectl_win/output/fix_lines.py): a note that begins
+    "Or ..." or "Then, ..." would be read before the command it qualifies."""
+    sequels = [(where, mapping["note"]) for where, mapping in _mappings(knowledge.load(name), name)
+               if where.endswith(".fix") and isinstance(mapping.get("note"), str) and mapping.get("commands")
+               and mapping["note"].lower().startswith(CONTINUATIONS)]
+    assert not sequels, f"say what the commands do first, then the alternative or next step: {sequels}"
