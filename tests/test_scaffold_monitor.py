@@ -96,6 +96,20 @@ def test_service_and_service_monitor() -> None:
     assert "ServiceMonitor" not in _by_kind(_scaffold())
 
 
+def test_labels_given_select_the_service_monitor_and_the_rule() -> None:
+    """kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by its `release` label."""
+    kinds = _by_kind(_scaffold("--service-monitor", "--prometheus-rule", "--label", "release=kube-prometheus-stack",
+                               "--label", "example.com/team=platform", "--label", "empty="))
+    wanted = {"release": "kube-prometheus-stack", "example.com/team": "platform", "empty": ""}
+    for kind in ("ServiceMonitor", "PrometheusRule"):
+        assert kinds[kind]["metadata"]["labels"].items() >= wanted.items(), kind
+        assert kinds[kind]["metadata"]["labels"]["app.kubernetes.io/name"] == "kubectl-win"
+    for kind in ("Deployment", "Service", "Namespace"):  # only what Prometheus selects carries them
+        assert "release" not in kinds[kind]["metadata"]["labels"], kind
+    assert kinds["ServiceMonitor"]["spec"]["selector"]["matchLabels"].items() <= kinds["Service"]["metadata"][
+        "labels"].items()
+
+
 def test_the_role_is_get_and_list_on_exactly_what_doctor_reads() -> None:
     rules = _by_kind(_scaffold())["ClusterRole"]["rules"]
     granted = {(group, resource) for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]}
@@ -174,6 +188,12 @@ def test_out_writes_one_file_per_object_and_never_overwrites_without_force(tmp_p
     (["--image", IMAGE, "--interval", "0s"], "invalid --interval '0s'"),
     (["--image", IMAGE, "--force"], "--force only applies with --out DIR"),
     (["--image", IMAGE, "-o", "table"], "'table'"),
+    (["--image", IMAGE, "--service-monitor", "--label", "release"], "invalid --label 'release': expected KEY=VALUE"),
+    (["--image", IMAGE, "--service-monitor", "--label", "my release=x"], "invalid --label 'my release=x'"),
+    (["--image", IMAGE, "--service-monitor", "--label", "release=kube prometheus"], "invalid --label"),
+    (["--image", IMAGE, "--service-monitor", "--label", "Example.com/team=x"], "invalid --label"),
+    (["--image", IMAGE, "--service-monitor", "--label", f"release={'x' * 64}"], "invalid --label"),
+    (["--image", IMAGE, "--label", "release=kps"], "add --service-monitor or --prometheus-rule"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message) -> None:
     result = run_cli("scaffold", "monitor", *argv)

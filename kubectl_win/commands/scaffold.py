@@ -48,7 +48,7 @@ Write Windows workloads that land on the right nodes and pass API validation.
   kubectl win scaffold runtimeclass --windows-build BUILD [--handler H]
   kubectl win scaffold node-taint [--from-cluster]
   kubectl win scaffold patch -f PATH [--in-place | --dry-run]
-  kubectl win scaffold monitor --image IMAGE [--service-monitor] [--prometheus-rule] [--grafana-dashboard]
+  kubectl win scaffold monitor --image IMAGE [--service-monitor] [--prometheus-rule] [--label K=V] [--grafana-dashboard]
   kubectl win scaffold policy [--action Warn|Audit|Deny] [--windows-taint T] [--hostprocess-namespace NS]
 
 Workloads carry nodeSelector kubernetes.io/os=windows (and node.kubernetes.io/windows-build for
@@ -165,6 +165,7 @@ class MonitorFlags(WriteFlags):
     prometheus_rule: bool = False
     grafana_dashboard: bool = False
     cluster_label: str | None = None
+    label: list[str] | None = None
 
     @cached_property
     def monitor(self) -> MonitorOptions:
@@ -325,6 +326,10 @@ def monitor(
         "--cluster-label", metavar="NAME",
         help="serve labels its metrics with NAME, and the alerts and dashboard group by it (default: serve "
              "adds no cluster label; they group by the `cluster` label your Prometheus adds)")] = None,
+    label: Annotated[list[str] | None, typer.Option(
+        "--label", metavar="KEY=VALUE",
+        help="a label of the ServiceMonitor and PrometheusRule (repeatable), e.g. release=kube-prometheus-stack: "
+             "the label your Prometheus selects them by")] = None,
     **shared: Any,
 ) -> int:
     return invoke(MONITOR, locals())
@@ -453,7 +458,16 @@ def monitor_options(flags: MonitorFlags) -> MonitorOptions:
                           allow_from=tuple(valid.dns1123_label(ns, "--allow-from-namespace")
                                            for ns in dict.fromkeys(flags.allow_from_namespace or DEFAULT_SCRAPERS)),
                           prometheus_rule=flags.prometheus_rule, grafana_dashboard=flags.grafana_dashboard,
-                          serve_cluster_label=_monitor_cluster_label(flags.cluster_label))
+                          serve_cluster_label=_monitor_cluster_label(flags.cluster_label),
+                          selection_labels=_selection_labels(flags))
+
+
+def _selection_labels(flags: MonitorFlags) -> tuple[tuple[str, str], ...]:
+    labels = dict(valid.label(value) for value in flags.label or ())
+    if labels and not (flags.service_monitor or flags.prometheus_rule):
+        raise UsageError("--label labels the ServiceMonitor and the PrometheusRule: add --service-monitor or "
+                         "--prometheus-rule")
+    return tuple(labels.items())
 
 
 def _monitor_cluster_label(value: str | None) -> str | None:

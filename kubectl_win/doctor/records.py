@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_win.explain import Target
 from kubectl_win.findings import ObjectRef
+from kubectl_win.updates import MAX_UPDATES_BEHIND
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.read.bundle import BundleFacts
@@ -249,7 +250,7 @@ class Snapshot:
     linux_workloads: tuple[LinuxWorkload, ...] = ()  # controllers pinned to Linux (not in `workloads`)
     workload_security: tuple[WorkloadSecurity, ...] = ()  # the gMSA and HostProcess checks' inputs
     bundle: BundleFacts | None = None  # doctor --from-bundle: what the support bundle holds per node
-    max_updates_behind: int = 3  # doctor --max-updates-behind: more monthly Windows updates behind is a warning
+    max_updates_behind: int = MAX_UPDATES_BEHIND  # doctor --max-updates-behind: more updates behind is a warning
     # Microsoft's base images (knowledge/windows_updates.yaml base_images) as the registry described them with
     # --check-images: their os.version is the newest revision Microsoft ships (not kept in saved dumps).
     base_images: dict[str, Any] = field(default_factory=dict)

@@ -17,6 +17,7 @@ from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.findings import sort_key
 from kubectl_win.policy import load_policy
+from kubectl_win.updates import MAX_UPDATES_BEHIND
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.read.bundle import BundleFacts
@@ -40,7 +41,7 @@ class DoctorOptions:
     # kubectl_win.images.service.Resolver: read the Windows workloads' images from their registries
     # (--check-images). None: doctor stays offline; a dump's recorded platforms are still used.
     images: Any = field(default=None, repr=False)
-    max_updates_behind: int = 3  # windows-updates-behind: more monthly Windows updates behind is a warning
+    max_updates_behind: int = MAX_UPDATES_BEHIND  # windows-updates-behind: more updates behind is a warning
 
 
 def take_snapshot(options: DoctorOptions) -> Snapshot:

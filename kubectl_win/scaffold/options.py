@@ -150,6 +150,20 @@ def _qualified_key(key: str, whole: str) -> None:
         raise UsageError(f"invalid taint {whole!r}: the key must be a qualified name like os or example.com/os")
 
 
+def label(value: str, what: str = "--label") -> tuple[str, str]:
+    """KEY=VALUE with Kubernetes' label syntax (apimachinery validation: a qualified name, and a value of at most
+    63 characters that may be empty)."""
+    key, eq, label_value = value.partition("=")
+    prefix, slash, name = key.rpartition("/")
+    key_ok = bool(name) and len(name) <= 63 and _QUALIFIED_NAME.match(name) is not None and (
+        not slash or (len(prefix) <= 253 and _DNS1123_SUBDOMAIN.match(prefix) is not None))
+    if not eq or not key_ok or len(label_value) > 63 or not _LABEL_VALUE.match(label_value):
+        raise UsageError(f"invalid {what} {value!r}: expected KEY=VALUE, a key like release or example.com/team and "
+                         "a value of at most 63 letters, digits, '-', '_' or '.' (starting and ending with a letter "
+                         "or digit)")
+    return key, label_value
+
+
 def port(value: int) -> int:
     if not 1 <= value <= 65535:
         raise UsageError(f"invalid port {value}: must be between 1 and 65535")
