@@ -178,6 +178,7 @@ class PolicyFlags(Connection, WriteFlags):
     namespace_selector: str | None = None
     windows_taint: list[str] | None = None
     hostprocess_namespace: list[str] | None = None
+    include_system_namespaces: bool = False
     k8s_version: str | None = None
     min_severity: str = "warning"
     from_cluster: bool = False
@@ -195,7 +196,7 @@ class PolicyFlags(Connection, WriteFlags):
         return policy_options(action=self.action, k8s_version=self.k8s_version, min_severity=self.min_severity,
                               namespace_selector=self.namespace_selector, windows_taint=self.windows_taint,
                               hostprocess_namespace=self.hostprocess_namespace, nodes=nodes,
-                              server_version=server_version)
+                              server_version=server_version, include_system_namespaces=self.include_system_namespaces)
 
 
 def _workload_options(kind: str) -> list[inspect.Parameter]:
@@ -349,6 +350,10 @@ def policy(
     hostprocess_namespace: Annotated[list[str] | None, typer.Option(
         "--hostprocess-namespace", metavar="NS",
         help="also refuse HostProcess pods outside these namespaces (repeatable)")] = None,
+    include_system_namespaces: Annotated[bool, typer.Option(
+        "--include-system-namespaces",
+        help="also judge pods in the platform's namespaces (kube-system, kube-*, calico-system, tigera-operator, "
+             "openshift-*, ...), which the bindings leave out by default")] = False,
     k8s_version: Annotated[str | None, typer.Option(
         "--k8s-version", metavar="1.N",
         help="the cluster's Kubernetes minor: fields newer than it are left out (default 1.30, or the "
