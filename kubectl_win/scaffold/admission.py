@@ -68,7 +68,7 @@ class PolicyOptions:
     namespace_selector: tuple[LabelRequirement, ...] = ()
     windows_taints: tuple[Taint, ...] = ()
     hostprocess_namespaces: tuple[str, ...] = ()
-    include_system_namespaces: bool = False  # else the platform's namespaces (knowledge/system_namespaces.yaml) are left out
+    include_system_namespaces: bool = False  # else knowledge/system_namespaces.yaml is left out
 
 
 def policy_rules(version: Version, min_severity: str = "info") -> tuple[Rule, ...]:
