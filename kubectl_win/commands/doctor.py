@@ -320,7 +320,7 @@ def _render(report: DoctorReport, flags: DoctorFlags, env: Env, seconds: float) 
         width = terminal_width()
     label = _label(flags) if flags.output == "openmetrics" else ""
     RENDERERS[flags.output](report, Page(env.stdout, env.shell, env.color, width, _source(flags), label, seconds,
-                                         flags.cluster_label))
+                                         flags.cluster_label, artifact=flags.from_dump))
 
 
 def _label(flags: DoctorFlags) -> str:
