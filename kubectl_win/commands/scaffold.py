@@ -31,6 +31,8 @@ from kubectl_win.scaffold import options as valid
 from kubectl_win.scaffold.options import (
     DEFAULT_CPU,
     DEFAULT_MEMORY,
+    HOSTPROCESS_CPU,
+    HOSTPROCESS_MEMORY,
     SERVICE_TYPES,
     WORKLOAD_KINDS,
     PlacementOptions,
@@ -113,8 +115,8 @@ class WorkloadFlags(PlacementFlags, Registries, WriteFlags):
     port: list[int] | None = None
     replicas: int = 1
     schedule: str = "0 * * * *"
-    cpu: str = DEFAULT_CPU
-    memory: str = DEFAULT_MEMORY
+    cpu: str | None = None  # None: the kind's default (DEFAULT_CPU, HOSTPROCESS_CPU for --hostprocess)
+    memory: str | None = None
     runtime_class: str | None = None
     gmsa: str | None = None
     run_as_user_name: str | None = None
@@ -216,11 +218,14 @@ def _workload_options(kind: str) -> list[inspect.Parameter]:
         group.append(param("schedule", Annotated[str, typer.Option(
             "--schedule", metavar="CRON", help="cron schedule (default '0 * * * *')")], "0 * * * *"))
     group += [
-        param("cpu", Annotated[str, typer.Option(
-            "--cpu", metavar="Q", help=f"CPU request and limit (default {DEFAULT_CPU})")], DEFAULT_CPU),
-        param("memory", Annotated[str, typer.Option(
-            "--memory", metavar="Q", help=f"memory request and limit (default {DEFAULT_MEMORY}; Windows pages "
-                                          "instead of OOM-killing, so a limit is always set)")], DEFAULT_MEMORY),
+        param("cpu", Annotated[str | None, typer.Option(
+            "--cpu", metavar="Q", help=f"CPU request and limit (default {DEFAULT_CPU}; with --hostprocess a "
+                                       f"request only, default {HOSTPROCESS_CPU}: a node agent is never CPU-capped)")],
+              None),
+        param("memory", Annotated[str | None, typer.Option(
+            "--memory", metavar="Q", help=f"memory request and limit (default {DEFAULT_MEMORY}, {HOSTPROCESS_MEMORY} "
+                                          "with --hostprocess; Windows pages instead of OOM-killing, so a limit is "
+                                          "always set)")], None),
         param("runtime_class", Annotated[str | None, typer.Option(
             "--runtime-class", metavar="NAME", help="spec.runtimeClassName")], None),
         param("gmsa", Annotated[str | None, typer.Option(
@@ -432,8 +437,8 @@ def workload_options(flags: WorkloadFlags) -> WorkloadOptions:
         namespace=valid.dns1123_label(flags.namespace, "namespace") if flags.namespace else None,
         ports=ports,
         replicas=valid.replicas(flags.replicas),
-        cpu=valid.quantity(flags.cpu, "cpu"),
-        memory=valid.quantity(flags.memory, "memory"),
+        cpu=valid.quantity(flags.cpu or (HOSTPROCESS_CPU if hostprocess else DEFAULT_CPU), "cpu"),
+        memory=valid.quantity(flags.memory or (HOSTPROCESS_MEMORY if hostprocess else DEFAULT_MEMORY), "memory"),
         placement=flags.placement,
         runtime_class=valid.dns1123_subdomain(flags.runtime_class, "runtime class") if flags.runtime_class else None,
         gmsa=valid.dns1123_subdomain(flags.gmsa, "gMSA credential spec name") if flags.gmsa else None,

@@ -15,6 +15,9 @@ TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 HOSTPROCESS_USERS = ("NT AUTHORITY\\SYSTEM", "NT AUTHORITY\\LocalService", "NT AUTHORITY\\NetworkService")
 DEFAULT_CPU = "500m"
 DEFAULT_MEMORY = "1Gi"
+# A HostProcess node agent (a log shipper, an exporter, a CNI or CSI helper): small, and never CPU-capped.
+HOSTPROCESS_CPU = "100m"
+HOSTPROCESS_MEMORY = "256Mi"
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
