@@ -552,16 +552,9 @@ def test_bad_from_file_input_is_one_line(args: list[str], expected: str) -> None
     assert result.exit_code == 2 and result.stderr.startswith(expected) and result.stderr.count("\n") == 1
 
 
+@pytest.mark.tools  # a fresh interpreter: what it imports is what the command needs
 def test_a_saved_log_is_read_without_the_kubernetes_client(tmp_path) -> None:  # noqa: ANN001
-    import subprocess
-    import sys
-
-    from tests.support.paths import ROOT
+    from tests.support.cli import client_modules_loaded
 
     path = _saved(tmp_path, "kubelet.err.log", kubelet_log())
-    code = ("import contextlib, io, sys\nfrom kubectl_win.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    code = main(['logs', '--from-file', {str(path)!r}, '--analyse'])\n"
-            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', 'aiohttp'}))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert result.stdout.split("\n")[0] == "1 []", result.stdout + result.stderr
+    assert client_modules_loaded("logs", "--from-file", str(path), "--analyse") == (1, [])
