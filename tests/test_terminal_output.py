@@ -78,7 +78,7 @@ def test_explain_on_a_terminal_fits_groups_and_folds(corpus: Path, columns: int)
     assert widest(out) <= columns
     assert widest(piped) > 200  # piped output keeps its one-line-per-finding table
     assert piped.startswith("LOCATION ")
-    folded = re.search(r"^WARNING  windows-memory-limit-missing on (\d+) objects: ", out, re.M)
+    folded = re.search(r"^WARNING  windows-memory-limit-missing on (\d+) objects(?: \(\d+ findings\))?: ", out, re.M)
     assert folded and int(folded.group(1)) >= 20
     assert out.count("windows-memory-limit-missing") == 1
     # file locations relative to the working directory, as the user would type them
