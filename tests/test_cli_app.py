@@ -103,6 +103,9 @@ def test_a_root_option_with_a_value_works_before_the_command_in_both_forms(optio
         result = run_cli(*given, "doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
         assert (result.exit_code, result.stderr) in {(0, ""), (1, "")}, (given, result.stderr)
         assert result.json["findings"], given
+        out = io.StringIO()
+        respond([*given, "doctor", "--from-d"], out)  # a TAB after it completes the command's own options
+        assert values(out.getvalue()) == ["--from-dump"], given
 
 
 def test_process_flags_work_before_and_after_the_command():
