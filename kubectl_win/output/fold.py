@@ -18,9 +18,8 @@ is pasted into a ticket is what was seen; explain and `-o wide` keep plain table
 A check that fires on FOLD_AT or more objects becomes one block listing the objects, with the first finding's
 message and fix where fixes are shown (`-o wide` keeps every finding in its object's block). No line is wider
 than the terminal: text wraps at word boundaries, and a single word longer than the line (a long path) is
-broken. This is a grouped list rather than a grid: a
-severity column of fixed width and one text column, so textwrap lays it out exactly; tables proper go
-through kubectl_win.output.table.
+broken. This is a grouped list rather than a grid: a severity column of fixed width and one text column, so
+textwrap lays it out exactly; tables proper go through kubectl_win.output.table.
 """
 
 from __future__ import annotations
