@@ -8,6 +8,7 @@ kubeproxy.log, azure-vnet.log, ...), else the one component whose name is in the
 
 from __future__ import annotations
 
+import io
 import re
 import sys
 from collections.abc import Iterator
@@ -77,8 +78,6 @@ def open_saved(path: str) -> Iterator[IO[str]]:
         head = raw.read(4)
         raw.seek(0)
         encoding = next((name for bom, name in _BOMS if head.startswith(bom)), "utf-8")
-        import io
-
         with io.TextIOWrapper(raw, encoding=encoding, errors="replace") as text:
             yield text
 
