@@ -106,11 +106,18 @@ def click_app(only: str | None = None) -> click.Group:
 
 
 def command_word(argv: Sequence[str]) -> str:
-    """The command named in argv, or "" when there is none (the root takes no option with a value)."""
-    for word in argv:
+    """The command named in argv, or "" when there is none. A root option's value (`--shell powershell`)
+    is not a command: the word after such an option is skipped, as click will take it as the value."""
+    from kubectl_win.commands.base import root_value_options
+
+    takes_value = root_value_options()
+    words = iter(argv)
+    for word in words:
         if word == "--":
             break
-        if not word.startswith("-"):
+        if word in takes_value:
+            next(words, None)
+        elif not word.startswith("-"):
             return word if word in COMMANDS else ""
     return ""
 
@@ -192,8 +199,7 @@ def usage_message(exc: click.UsageError) -> str:
     if isinstance(exc, click.NoSuchOption):  # kubectl's words
         return f"unknown flag: {exc.option_name} (see '{path} --help')"
     if type(exc).__name__ == "NoSuchCommand" or exc.message.startswith("No such command"):
-        word = exc.message.partition("command")[2].strip(" '\".")
-        return f"unknown command {word!r} for '{path}' (see '{path} --help')"
+        return _unknown_command(exc.message, path)
     if isinstance(exc, click.BadParameter) and not isinstance(exc, click.MissingParameter) and exc.param:
         param = exc.param
         name = "/".join(param.opts) if isinstance(param, click.Option) else (param.human_readable_name or "")
@@ -201,6 +207,17 @@ def usage_message(exc: click.UsageError) -> str:
     else:
         message = exc.format_message()
     return f"{_one_line(message)} (see '{path} --help')"
+
+
+def _unknown_command(message: str, path: str) -> str:
+    """click's "No such command 'x'. Did you mean 'y'?" in kubectl's words, quotes matched."""
+    import re
+
+    named = re.match(r"No such command (['\"])(?P<word>.*?)\1\.?", message)
+    word = named.group("word") if named else message.partition("command")[2].strip(" '\".")
+    suggestion = re.search(r"Did you mean (['\"])(?P<word>.+?)\1\?", message)
+    hint = f"; did you mean {suggestion.group('word')!r}?" if suggestion else ""
+    return f"unknown command {word!r} for '{path}'{hint} (see '{path} --help')"
 
 
 def _one_line(message: str) -> str:

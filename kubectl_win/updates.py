@@ -14,6 +14,10 @@ from typing import Any
 
 from kubectl_win.knowledge import load
 
+# More monthly updates behind the newest than this is flagged: doctor's --max-updates-behind default
+# (windows-updates-behind) and the threshold of the KubectlWinNodeBehindOnUpdates alert, so both agree.
+MAX_UPDATES_BEHIND = 3
+
 _KERNEL = re.compile(r"^\s*10\.0\.(\d{5,6})\.(\d+)")
 _KB = re.compile(r"^KB?(\d{6,8})$", re.IGNORECASE)
 

@@ -15,6 +15,7 @@ from kubectl_win.completion.protocol import respond
 from kubectl_win.completion.tree import TREE_FILE, load
 from tests.support.cli import run_cli
 from tests.support.completion import directive, values
+from tests.support.paths import SAMPLE_DUMP
 
 
 def _walk(command: click.Command, path: tuple[str, ...], parent: click.Context | None):
@@ -80,6 +81,31 @@ def test_usage_errors_are_one_line_pointing_at_the_commands_help():
     result = run_cli("nope")
     assert (result.exit_code, result.stderr) == (2, "error: unknown command 'nope' for 'kubectl win' "
                                                     "(see 'kubectl win --help')\n")
+    result = run_cli("bogus")  # click suggests a command: the word keeps its own quotes
+    assert (result.exit_code, result.stderr) == (2, "error: unknown command 'bogus' for 'kubectl win'; did you "
+                                                    "mean 'logs'? (see 'kubectl win --help')\n")
+
+
+ROOT_VALUE_OPTIONS = [param for param in click_app().params
+                      if isinstance(param, click.Option) and not param.is_flag and not param.hidden]
+
+
+def test_the_root_has_options_with_a_value():
+    assert {param.opts[0] for param in ROOT_VALUE_OPTIONS} >= {"--shell"}
+
+
+@pytest.mark.parametrize("option", ROOT_VALUE_OPTIONS, ids=lambda option: option.opts[0])
+def test_a_root_option_with_a_value_works_before_the_command_in_both_forms(option):
+    """`kubectl win --shell powershell doctor --from-dump X`: the value is not taken for the command, so the
+    command's own options are known (before, `--from-dump` was an unknown flag)."""
+    value = list(option.type.choices)[-1] if isinstance(option.type, click.Choice) else "x"
+    for given in ([option.opts[0], value], [f"{option.opts[0]}={value}"]):
+        result = run_cli(*given, "doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "json")
+        assert (result.exit_code, result.stderr) in {(0, ""), (1, "")}, (given, result.stderr)
+        assert result.json["findings"], given
+        out = io.StringIO()
+        respond([*given, "doctor", "--from-d"], out)  # a TAB after it completes the command's own options
+        assert values(out.getvalue()) == ["--from-dump"], given
 
 
 def test_process_flags_work_before_and_after_the_command():

@@ -404,6 +404,25 @@ def test_every_hint_is_filled_and_catalogue_entries_are_complete() -> None:
             assert not re.search(r"\{[a-z_]+\}", finding.message + finding.fix.text()), finding
 
 
+def _ready_as(**condition: str) -> dict[str, Any]:
+    win = node("win-0", ready=False)
+    win["status"]["conditions"] = [{"type": "Ready", **condition}] if condition else []
+    return win
+
+
+@pytest.mark.parametrize(("condition", "said"), [
+    ({"status": "False"}, "(Ready is False: the kubelet gave no reason or message)"),
+    ({"status": "Unknown", "reason": "NodeStatusUnknown"}, "(NodeStatusUnknown: the kubelet gave no message)"),
+    ({"status": "False", "message": "PLEG is not healthy"}, "(Ready is False: PLEG is not healthy)"),
+    ({}, "(no Ready condition: the node's status has none: its kubelet has not reported)"),
+], ids=["no-reason", "no-message", "message-only", "no-condition"])
+def test_a_node_not_ready_says_what_its_ready_condition_does_and_does_not_say(condition, said) -> None:
+    """Ready False with no reason is not "no Ready condition: no message": the condition is there."""
+    [found] = [f for f in run(base(win=_ready_as(**condition))) if f.id == "windows-node-not-ready"]
+    assert said in found.message
+    assert "kubectl describe node win-0" in " ".join(" ".join(c) for c in found.fix.commands)
+
+
 def test_daemonset_that_tolerates_everything_is_an_error_not_a_warning() -> None:
     ds = workload("DaemonSet", "node-exporter", linux_spec(selector=False, tolerations=TOLERATE_ALL),
                   namespace="monitoring")

@@ -200,7 +200,7 @@ def test_report_flag_writes_the_page_and_keeps_the_table_on_stdout(tmp_path: Pat
     target.parent.mkdir()
     result = run_cli("doctor", "--from-dump", str(SAMPLE_DUMP), "--report", str(target))
     assert result.exit_code == 1
-    assert result.stdout.startswith("ERRORS (12)")
+    assert result.stdout.startswith("Node/win22-0\n  ERROR    kubelet-too-old")
     assert target.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     assert os.listdir(target.parent) == ["report.html"]  # written atomically: no temporary file left
 

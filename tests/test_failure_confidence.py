@@ -177,13 +177,18 @@ def test_sarif_carries_the_confidence_as_a_property_and_a_rank(
     assert sure == {"web": ("cause", 90.0), "api": ("unsure", 30.0)}
 
 
-def test_the_table_shows_a_confidence_column(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
-    out = _doctor(capsys, "--from-dump", _dump(tmp_path))
-    header = next(line for line in out.splitlines() if line.startswith("ID ") and "CONFIDENCE" in line)
-    assert header.split()[:4] == ["ID", "OBJECT", "CONFIDENCE", "MESSAGE"]
-    rows = [line.split()[:3] for line in out.splitlines() if line.startswith("windows-")]
-    assert ["windows-volume-failure", "shop/Pod/web", "cause"] in rows
-    assert ["windows-failure", "shop/Pod/api", "unsure"] in rows
+def test_the_terminal_shows_the_confidence_and_the_wide_table_a_column(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    dump = _dump(tmp_path)
+    heads = [line.split() for line in _doctor(capsys, "--from-dump", dump).splitlines() if "-failure" in line]
+    assert ["WARNING", "windows-volume-failure", "confidence:", "cause"] in heads
+    assert ["WARNING", "windows-failure", "confidence:", "unsure"] in heads
+    wide = _doctor(capsys, "--from-dump", dump, "-o", "wide").splitlines()
+    header = next(line for line in wide if line.startswith("ID "))
+    assert header.split()[:5] == ["ID", "OBJECT", "PATH", "CONFIDENCE", "MESSAGE"]
+    rows = [line.split()[:4] for line in wide if line.startswith("windows-")]
+    assert ["windows-volume-failure", "shop/Pod/web", "-", "cause"] in rows
+    assert ["windows-failure", "shop/Pod/api", "-", "unsure"] in rows
 
 
 # --- known bugs, checked against what the node runs -----------------------------------------------------------

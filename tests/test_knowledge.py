@@ -114,3 +114,42 @@ def test_every_windows_update_row_problem_and_platform_cites_a_source() -> None:
     assert data["image_newer_than_host"]["sources"]
     for entry in data["patching"]:
         assert entry["sources"] and entry["note"], entry["platform"]
+
+
+def _mappings(node: object, where: str):
+    if isinstance(node, dict):
+        yield where, node
+        for key, value in node.items():
+            yield from _mappings(value, f"{where}.{key}")
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            yield from _mappings(value, f"{where}[{index}]")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_flow_mapping_value_was_split_into_a_key(name: str) -> None:
+    """`{reason: cluster CA (not secret, not needed)}`: an unquoted comma makes "not needed)" a key with no
+    value. A key is a name: one with a space or a bracket, holding nothing, is a value cut in two."""
+    split = [(where, key) for where, mapping in _mappings(knowledge.load(name), name)
+             for key, value in mapping.items() if value is None and any(c in str(key) for c in " ()[]{},")]
+    assert not split, f"quote the value these keys were cut from: {split}"
+
+
+def test_every_never_collected_entry_is_a_path_and_a_reason() -> None:
+    entries = knowledge.load("collect")["never"]
+    assert [sorted(entry) for entry in entries] == [["path", "reason"]] * len(entries)
+    assert all(isinstance(entry["reason"], str) and entry["reason"] for entry in entries)
+    assert {"path": "C:\\k\\ca.crt", "reason": "cluster CA (not secret, not needed)"} in entries
+
+
+CONTINUATIONS = ("or ", "or,", "then", "also ", "otherwise", "after that", "and ")
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_no_fix_note_reads_as_the_sequel_of_its_commands(name: str) -> None:
+    """Renderers print a fix's note before its commands (kubectl_win/output/fix_lines.py): a note that begins
+    "Or ..." or "Then, ..." would be read before the command it qualifies."""
+    sequels = [(where, mapping["note"]) for where, mapping in _mappings(knowledge.load(name), name)
+               if where.endswith(".fix") and isinstance(mapping.get("note"), str) and mapping.get("commands")
+               and mapping["note"].lower().startswith(CONTINUATIONS)]
+    assert not sequels, f"say what the commands do first, then the alternative or next step: {sequels}"

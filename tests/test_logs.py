@@ -488,3 +488,75 @@ def test_every_distribution_knows_every_component_and_cites_sources() -> None:
         assert set(entry["logs"]) == set(locations.components()), entry["id"]
         assert entry["sources"] and entry["since"], entry["id"]
     assert {d.id for d in locations.distributions()} == {"kubeadm", "aks", "eks", "openshift", "rke2"}
+
+
+# --- a saved log file, offline (--from-file) -------------------------------------------------------------------
+
+def _saved(tmp_path, name: str, text: str, encoding: str = "utf-8"):  # noqa: ANN001, ANN202
+    path = tmp_path / name
+    path.write_bytes(text.encode(encoding) if encoding != "utf-16" else b"\xff\xfe" + text.encode("utf-16-le"))
+    return path
+
+
+@pytest.mark.parametrize("args", [["--analyse"], ["--since", "1h", "--analyse"], ["--pattern", "sandbox|register"],
+                                  ["--since", "1h", "--tail", "2"]], ids=" ".join)
+def test_a_saved_log_reads_as_the_same_log_on_the_node(server, tmp_path, args: list[str]) -> None:  # noqa: ANN001
+    """What a ticket's attachment says is what the node's log said: the same lines, the same findings."""
+    log = kubelet_log()
+    server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})
+    live = logs(server, "win-a", "kubelet", *args)
+    saved = run_cli("logs", "win-a", "--from-file", str(_saved(tmp_path, "kubelet.err.log", log)), *args)
+    assert (saved.exit_code, saved.stdout) == (live.exit_code, live.stdout), saved.stderr
+    assert saved.stderr == ""
+    if "--analyse" in args:
+        assert "symptom-hns-failure " in saved.stdout and "(on win-a, in the lines read)" in saved.stdout
+
+
+def test_a_saved_log_in_utf16_from_powershell_reads_the_same(tmp_path) -> None:  # noqa: ANN001
+    log = kubelet_log().replace("\n", "\r\n")
+    utf8 = run_cli("logs", "--from-file", str(_saved(tmp_path, "kubelet.log", log)), "--analyse")
+    utf16 = run_cli("logs", "--from-file", str(_saved(tmp_path, "kubelet.out.log", log, "utf-16")), "--analyse")
+    assert utf8.exit_code == utf16.exit_code == 1
+    assert utf16.stdout == utf8.stdout and "Node/NODE" in utf8.stdout  # no NODE given: the fixes say NODE
+
+
+@pytest.mark.parametrize(("name", "component"), [
+    ("kubelet.err.log", "kubelet"), ("kubeproxy.log", "kube-proxy"), ("kube-proxy.log", "kube-proxy"),
+    ("containerd.err.log", "containerd"), ("azure-vnet.log", "cni"), ("csi-proxy.log", "csi-proxy"),
+    ("win-a_kubelet (1).log", "kubelet"), ("hnsremediator.log", "hns")])
+def test_whose_log_a_saved_file_is_comes_from_its_name(name: str, component: str) -> None:
+    from kubectl_win.nodelogs.saved import component_of_file
+
+    assert component_of_file(f"C:\\Users\\me\\Downloads\\{name}") == component_of_file(name) == component
+
+
+def test_a_saved_file_whose_name_does_not_tell_needs_component(tmp_path) -> None:  # noqa: ANN001
+    mount = ('operation_generator.go:1500] "MountVolume.SetUp failed for volume \\"logs\\" : mklink '
+             'C:\\\\var\\\\lib\\\\kubelet\\\\pods\\\\x: The filename or extension is too long."')
+    path = _saved(tmp_path, "ticket-1234.txt", klog("E", timedelta(minutes=5), mount) + "\n")
+    untold = run_cli("logs", "--from-file", str(path), "--analyse")
+    assert untold.exit_code == 2 and untold.stderr == (
+        f"error: cannot tell whose log {str(path)!r} is from its name: add --component "
+        "(kubelet|kube-proxy|containerd|csi-proxy|cni|hns)\n")
+    told = run_cli("logs", "win-b", "--from-file", str(path), "--component", "kubelet", "--analyse")
+    assert told.exit_code == 1 and "windows-volume-failure " in told.stdout and "on win-b" in told.stdout
+
+
+@pytest.mark.parametrize(("args", "expected"), [
+    (["--from-file", "missing.log", "--analyse"], "error: cannot read missing.log: No such file or directory\n"),
+    (["--from-file", "kubelet.log", "--component", "kubelett"], "error: unknown --component 'kubelett' (known: "),
+    (["--from-file", "kubelet.log", "kubelet"], "error: --from-file reads one saved log: give no SERVICE"),
+    (["win-a", "kubelet", "--component", "kubelet"], "error: --component only applies with --from-file"),
+    ([], "error: missing argument 'NODE' (or --from-file PATH for a saved log)"),
+])
+def test_bad_from_file_input_is_one_line(args: list[str], expected: str) -> None:
+    result = run_cli("logs", *args)
+    assert result.exit_code == 2 and result.stderr.startswith(expected) and result.stderr.count("\n") == 1
+
+
+@pytest.mark.tools  # a fresh interpreter: what it imports is what the command needs
+def test_a_saved_log_is_read_without_the_kubernetes_client(tmp_path) -> None:  # noqa: ANN001
+    from tests.support.cli import client_modules_loaded
+
+    path = _saved(tmp_path, "kubelet.err.log", kubelet_log())
+    assert client_modules_loaded("logs", "--from-file", str(path), "--analyse") == (1, [])

@@ -82,6 +82,35 @@ def test_wide_unfolds_and_colour_marks_only_the_severity() -> None:
     assert "on 3 objects" not in text and text.count("fix:\n") == 3 and text.count("kubectl set resources app-") == 3
 
 
+def test_a_folded_check_shows_the_counts_an_example_its_fix_and_how_to_unfold() -> None:
+    findings = [finding("memory", "warning", f"app-{i}", f"spec.containers[{c}]", f"app-{i} container {c}: no limit",
+                        command=("kubectl", "set", "resources", f"deployment/app-{i}", f"-c={c}"))
+                for i in range(3) for c in range(1 + (i == 0))]
+    out = io.StringIO()
+    render_blocks(findings, out, 100, fixes=True, title={"memory": "No memory limit"}.get)
+    assert out.getvalue().splitlines() == [
+        "WARNING  memory on 3 objects (4 findings): No memory limit",
+        "  web/Deployment/app-0  (2 findings)",
+        "  web/Deployment/app-1",
+        "  web/Deployment/app-2",
+        "  e.g. app-0 container 0: no limit",
+        "  fix for web/Deployment/app-0 (the others: alike):",
+        "    kubectl set resources deployment/app-0 -c=0",
+        "  -o wide unfolds this: each of the 4 findings with its message and fix",
+    ]
+
+
+def test_a_folded_check_with_one_fix_for_all_says_it_once_and_explain_shows_no_fix() -> None:
+    findings = [finding("taint", "error", f"app-{i}", hint="Taint the Windows nodes.") for i in range(3)]
+    out = io.StringIO()
+    render_blocks(findings, out, 100, fixes=True)
+    assert "  fix:\n    Taint the Windows nodes.\n" in out.getvalue()
+    quiet = io.StringIO()
+    render_blocks(findings, quiet, 100)  # explain's layout without -o wide: no fixes, so no fix and no example
+    assert quiet.getvalue().splitlines() == ["ERROR    taint on 3 objects: m", "  web/Deployment/app-0",
+                                             "  web/Deployment/app-1", "  web/Deployment/app-2"]
+
+
 def test_display_path() -> None:
     assert display_path("/work/a/b.yaml", "/work") == "a/b.yaml"
     assert display_path("/etc/x.yaml", "/work") == "/etc/x.yaml"

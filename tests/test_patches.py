@@ -228,7 +228,8 @@ def test_doctor_nodes_names_each_nodes_update(apiserver: ApiServerHandle) -> Non
     assert row["eks-win22-2"][1] == "1" and row["eks-win22-2"][7:10] == ["2527", "KB5039227", "2024-06"]
     assert row["win22-bad"][10] == "≥28" and row["win25-first"][8:11] == ["KB5044284", "2024-10", "≥25"]
     footer = next(i for i, line in enumerate(lines) if line.startswith("Update data: "))
-    assert footer < next(i for i, line in enumerate(lines) if line.startswith("ERRORS")) and lines[footer - 1].strip()
+    findings = next(i for i, line in enumerate(lines) if line.startswith(("ERRORS", "Node/")))
+    assert footer < findings and lines[footer - 1].strip()
     assert lines[footer].startswith("Update data: Microsoft's updates to 2026-10-13 (reviewed ")
     assert "≥: a lower bound, with the monthly updates the data lacks (2026-11-10) estimated" in table.stdout
 

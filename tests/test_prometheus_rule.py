@@ -15,7 +15,8 @@ import pytest
 import yaml
 from prometheus_client.openmetrics.parser import text_string_to_metric_families
 
-from kubectl_win.scaffold.alerts import ALERTS, RUNBOOK_BASE, anchor, rule_groups
+from kubectl_win.scaffold.alerts import ALERTS, JOB, RUNBOOK_BASE, anchor, rule_groups
+from kubectl_win.updates import MAX_UPDATES_BEHIND
 from tests.support.cli import run_cli
 from tests.support.paths import ROOT, SAMPLE_DUMP
 from tests.support.tools import missing_tool
@@ -85,6 +86,7 @@ def unit_tests(exported: dict[str, list[dict[str, str]]]) -> list[dict[str, Any]
     ending = 90 * DAY + 2 * 3600  # support ends 90 days and 2 hours after the test clock's start
     ended = 2 * 3600  # two hours after it
     behind = {"cluster": CLUSTER, "node": "win22-0", "build": build}
+    target = {"cluster": CLUSTER, "job": JOB, "instance": "10.0.0.5:9108", "namespace": "kubectl-win"}
     return [
         {"name": "a Windows node not Ready for 15 minutes", "interval": "1m",
          "input_series": [series("kubectl_win_windows_nodes", node, "2x60"),
@@ -132,13 +134,30 @@ def unit_tests(exported: dict[str, list[dict[str, str]]]) -> list[dict[str, Any]
          "alert_rule_test": [
              {"eval_time": "27m", "alertname": "KubectlWinScanFailing",
               "exp_alerts": [expected("KubectlWinScanFailing", {}, "0", {"cluster": "prod-eu"})]}]},
-        {"name": "a node two monthly updates behind for 6 hours", "interval": "1m",
-         "input_series": [series("kubectl_win_node_os_updates_behind", behind, "1x179 2x599 0x300")],
+        {"name": "a node behind by doctor's threshold is quiet; one more update behind for 6 hours fires",
+         "interval": "1m",
+         "input_series": [series("kubectl_win_node_os_updates_behind", behind,
+                                 f"{MAX_UPDATES_BEHIND}x479 {MAX_UPDATES_BEHIND + 1}x599 0x300")],
          "alert_rule_test": [
-             {"eval_time": "3h", "alertname": "KubectlWinNodeBehindOnUpdates", "exp_alerts": []},
-             {"eval_time": "11h", "alertname": "KubectlWinNodeBehindOnUpdates",
-              "exp_alerts": [expected("KubectlWinNodeBehindOnUpdates", behind, "2")]},
-             {"eval_time": "14h", "alertname": "KubectlWinNodeBehindOnUpdates", "exp_alerts": []}]},
+             {"eval_time": "7h", "alertname": "KubectlWinNodeBehindOnUpdates", "exp_alerts": []},
+             {"eval_time": "16h", "alertname": "KubectlWinNodeBehindOnUpdates",
+              "exp_alerts": [expected("KubectlWinNodeBehindOnUpdates", behind, str(MAX_UPDATES_BEHIND + 1))]},
+             {"eval_time": "19h", "alertname": "KubectlWinNodeBehindOnUpdates", "exp_alerts": []}]},
+        {"name": "the monitor's target down for 15 minutes", "interval": "1m",
+         "input_series": [series("up", target, "1x9 0x29 1x20")],
+         "alert_rule_test": [
+             {"eval_time": "20m", "alertname": "KubectlWinMonitorDown", "exp_alerts": []},
+             {"eval_time": "30m", "alertname": "KubectlWinMonitorDown",
+              "exp_alerts": [expected("KubectlWinMonitorDown", target, "0")]},
+             {"eval_time": "45m", "alertname": "KubectlWinMonitorDown", "exp_alerts": []}]},
+        {"name": "the monitor not scraped at all (no target: e.g. no Prometheus selects the ServiceMonitor)",
+         "interval": "1m", "external_labels": {"cluster": CLUSTER},
+         "input_series": [series("up", target, "1x9 _x40 1x20")],
+         "alert_rule_test": [
+             {"eval_time": "12m", "alertname": "KubectlWinMonitorDown", "exp_alerts": []},
+             {"eval_time": "35m", "alertname": "KubectlWinMonitorDown",
+              "exp_alerts": [expected("KubectlWinMonitorDown", {"job": JOB}, "1", {"cluster": CLUSTER})]},
+             {"eval_time": "55m", "alertname": "KubectlWinMonitorDown", "exp_alerts": []}]},
     ]
 
 
@@ -169,6 +188,29 @@ def test_the_cli_writes_the_rule_with_the_same_groups() -> None:
     [rule] = [doc for doc in yaml.safe_load_all(result.stdout) if doc and doc["kind"] == "PrometheusRule"]
     assert rule["metadata"]["namespace"] == "kubectl-win"
     assert rule["spec"]["groups"] == rule_groups()
+
+
+def test_the_behind_alert_and_doctor_flag_the_same_nodes() -> None:
+    """One threshold: the alert fires above doctor's --max-updates-behind default, as windows-updates-behind
+    does (before, the alert fired at 2 behind while doctor said "more than 3")."""
+    from kubectl_win.cli import parse_args
+
+    _, options = parse_args(["doctor", "--from-dump", str(SAMPLE_DUMP)])
+    [rule] = [r for r in rule_groups()[0]["rules"] if r["alert"] == "KubectlWinNodeBehindOnUpdates"]
+    assert rule["expr"].endswith(f"(kubectl_win_node_os_updates_behind) > {options.max_updates_behind}")
+    assert options.max_updates_behind == MAX_UPDATES_BEHIND
+
+
+def test_the_monitor_down_alert_watches_the_job_the_service_monitor_makes() -> None:
+    """prometheus-operator names the job after the Service the ServiceMonitor selects."""
+    result = run_cli("scaffold", "monitor", "--image", "registry.example.com/kubectl-win:0.1.0", "--service-monitor",
+                     "--prometheus-rule")
+    docs = [doc for doc in yaml.safe_load_all(result.stdout) if doc]
+    [service] = [doc for doc in docs if doc["kind"] == "Service"]
+    [monitor] = [doc for doc in docs if doc["kind"] == "ServiceMonitor"]
+    assert "jobLabel" not in monitor["spec"] and service["metadata"]["name"] == JOB
+    [rule] = [r for r in rule_groups()[0]["rules"] if r["alert"] == "KubectlWinMonitorDown"]
+    assert f'up{{job="{JOB}"}} == 0' in rule["expr"] and f'absent(up{{job="{JOB}"}})' in rule["expr"]
 
 
 def test_every_runbook_url_leads_to_a_section_of_the_runbooks() -> None:

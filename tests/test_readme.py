@@ -25,7 +25,7 @@ def test_the_first_command_runs_the_plugin_on_a_bundled_file(monkeypatch) -> Non
     monkeypatch.chdir(ROOT)
     result = run_cli(*argv[1:])
     assert result.exit_code == 1, result.stderr  # the sample cluster has problems to find
-    assert "ERRORS" in result.stdout and "fix:" in result.stdout
+    assert " ERROR " in result.stdout and "fix:" in result.stdout
 
 
 def test_the_second_command_is_what_ci_runs() -> None:

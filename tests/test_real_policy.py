@@ -303,6 +303,40 @@ def test_deny_rejects_and_names_the_field(real_cluster: RealCluster, tmp_path: P
         remove_policies(real_cluster, tmp_path)
 
 
+def test_deny_spares_a_label_update_of_an_existing_pod_and_the_system_namespaces(real_cluster: RealCluster,
+                                                                                 tmp_path: Path) -> None:
+    """A Deny binding switched on over a running cluster: a pod that predates it still takes a label (its spec
+    did not change), kube-system's workloads are not judged, and a new non-compliant pod or Deployment is still
+    refused, as is a change to the old pod's spec."""
+    legacy = _probe("Pod", "legacy-agent")  # privileged: ignored on Windows, an error under Deny
+    kubectl(real_cluster, "create", "-f", _write(tmp_path, legacy))
+    apply_policy(real_cluster, tmp_path, ["--action", "Deny", "--k8s-version", real_cluster.minor])
+    try:
+        labelled = kubectl(real_cluster, "label", "pod", "legacy-agent", "-n", "default", "team=web", check=False)
+        assert labelled.returncode == 0, labelled.stderr
+        annotated = kubectl(real_cluster, "annotate", "pod", "legacy-agent", "-n", "default", "owner=platform",
+                            check=False)
+        assert annotated.returncode == 0, annotated.stderr
+        changed = kubectl(real_cluster, "set", "image", "pod/legacy-agent", "-n", "default",
+                          "c=mcr.microsoft.com/windows/nanoserver:ltsc2025", check=False)
+        assert changed.returncode != 0 and "denied request" in changed.stderr, changed.stderr
+
+        for kind in ("Pod", "Deployment"):
+            new = _probe(kind, f"new-{kind.lower()}")
+            answer(real_cluster, tmp_path, new, "denied request")
+            new["metadata"]["namespace"] = "kube-system"
+            answer(real_cluster, tmp_path, new, None)
+        agent = _probe("Deployment", "hostprocess-agent")  # a platform agent with no memory limit
+        agent["metadata"]["namespace"] = "kube-system"
+        agent["spec"]["template"]["spec"]["containers"][0].pop("securityContext")
+        agent["spec"]["template"]["spec"].update(hostNetwork=True, securityContext={"windowsOptions": {
+            "hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}})
+        answer(real_cluster, tmp_path, agent, None)
+    finally:
+        remove_policies(real_cluster, tmp_path)
+        kubectl(real_cluster, "delete", "pod", "legacy-agent", "-n", "default", "--wait=false", check=False)
+
+
 def answer(cluster: RealCluster, folder: Path, obj: dict[str, Any], refused: str | None) -> None:
     """Dry-run obj until the server refuses it naming `refused` (or, with None, accepts it): a policy applied
     a moment ago reaches the admission plugin through an informer."""

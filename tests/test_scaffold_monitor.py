@@ -96,6 +96,20 @@ def test_service_and_service_monitor() -> None:
     assert "ServiceMonitor" not in _by_kind(_scaffold())
 
 
+def test_labels_given_select_the_service_monitor_and_the_rule() -> None:
+    """kube-prometheus-stack's Prometheus selects ServiceMonitors and PrometheusRules by its `release` label."""
+    kinds = _by_kind(_scaffold("--service-monitor", "--prometheus-rule", "--label", "release=kube-prometheus-stack",
+                               "--label", "example.com/team=platform", "--label", "empty="))
+    wanted = {"release": "kube-prometheus-stack", "example.com/team": "platform", "empty": ""}
+    for kind in ("ServiceMonitor", "PrometheusRule"):
+        assert kinds[kind]["metadata"]["labels"].items() >= wanted.items(), kind
+        assert kinds[kind]["metadata"]["labels"]["app.kubernetes.io/name"] == "kubectl-win"
+    for kind in ("Deployment", "Service", "Namespace"):  # only what Prometheus selects carries them
+        assert "release" not in kinds[kind]["metadata"]["labels"], kind
+    assert kinds["ServiceMonitor"]["spec"]["selector"]["matchLabels"].items() <= kinds["Service"]["metadata"][
+        "labels"].items()
+
+
 def test_the_role_is_get_and_list_on_exactly_what_doctor_reads() -> None:
     rules = _by_kind(_scaffold())["ClusterRole"]["rules"]
     granted = {(group, resource) for rule in rules for group in rule["apiGroups"] for resource in rule["resources"]}
@@ -174,6 +188,12 @@ def test_out_writes_one_file_per_object_and_never_overwrites_without_force(tmp_p
     (["--image", IMAGE, "--interval", "0s"], "invalid --interval '0s'"),
     (["--image", IMAGE, "--force"], "--force only applies with --out DIR"),
     (["--image", IMAGE, "-o", "table"], "'table'"),
+    (["--image", IMAGE, "--service-monitor", "--label", "release"], "invalid --label 'release': expected KEY=VALUE"),
+    (["--image", IMAGE, "--service-monitor", "--label", "my release=x"], "invalid --label 'my release=x'"),
+    (["--image", IMAGE, "--service-monitor", "--label", "release=kube prometheus"], "invalid --label"),
+    (["--image", IMAGE, "--service-monitor", "--label", "Example.com/team=x"], "invalid --label"),
+    (["--image", IMAGE, "--service-monitor", "--label", f"release={'x' * 64}"], "invalid --label"),
+    (["--image", IMAGE, "--label", "release=kps"], "add --service-monitor or --prometheus-rule"),
 ])
 def test_bad_input_is_one_line_and_exit_2(argv, message) -> None:
     result = run_cli("scaffold", "monitor", *argv)
@@ -230,12 +250,9 @@ def test_the_docs_dockerfile_passes_hadolint() -> None:
 
 
 def test_scaffold_monitor_runs_offline_without_importing_the_kubernetes_client() -> None:
-    code = ("import contextlib, io, sys\nfrom kubectl_win.cli import main\n"
-            "with contextlib.redirect_stdout(io.StringIO()):\n"
-            f"    code = main(['scaffold', 'monitor', '--image', {IMAGE!r}, '--service-monitor'])\n"
-            "print(code, sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', 'aiohttp'}))\n")
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
-    assert result.stdout.split("\n")[0] == "0 []", result.stdout + result.stderr
+    from tests.support.cli import client_modules_loaded
+
+    assert client_modules_loaded("scaffold", "monitor", "--image", IMAGE, "--service-monitor") == (0, [])
 
 
 def test_a_network_policy_admits_scrapes_only_from_the_namespaces_given() -> None:

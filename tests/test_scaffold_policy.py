@@ -81,7 +81,8 @@ def test_the_left_out_rules_are_listed_in_the_docs() -> None:
 
 def test_optional_checks_are_policies_of_their_own() -> None:
     objects = _scaffold("--windows-taint", "os=windows:NoSchedule", "--hostprocess-namespace", "kube-system",
-                        "--namespace-selector", "team=web,env notin (dev)", "--action", "Deny")
+                        "--namespace-selector", "team=web,env notin (dev)", "--action", "Deny",
+                        "--include-system-namespaces")
     names = [o["metadata"]["name"] for o in objects if o["kind"] == "ValidatingAdmissionPolicy"]
     assert names == [f"kubectl-win-{what}-{place.suffix}" for what in ("fields", "tolerations", "hostprocess")
                      for place in PLACES]
@@ -90,6 +91,45 @@ def test_optional_checks_are_policies_of_their_own() -> None:
     assert bindings[0]["spec"]["matchResources"]["namespaceSelector"] == {
         "matchLabels": {"team": "web"}, "matchExpressions": [{"key": "env", "operator": "NotIn", "values": ["dev"]}]}
     assert [o["kind"] for o in _scaffold()] == ["ValidatingAdmissionPolicy", "ValidatingAdmissionPolicyBinding"] * 3
+
+
+SYSTEM = ["kube-system", "kube-public", "kube-node-lease", "calico-system", "tigera-operator"]
+
+
+def test_bindings_leave_the_platforms_namespaces_out_by_default() -> None:
+    """A Deny binding over kube-system refuses the platform's own DaemonSets (HostProcess agents without a memory
+    limit among them): every binding leaves the system namespaces out, by name and (kube-*, openshift-*) by
+    prefix; --include-system-namespaces judges them too."""
+    objects = _scaffold("--action", "Deny", "--namespace-selector", "team=web")
+    bindings = [o for o in objects if o["kind"] == "ValidatingAdmissionPolicyBinding"]
+    assert len(bindings) == 3
+    for binding in bindings:
+        selector = binding["spec"]["matchResources"]["namespaceSelector"]
+        assert selector["matchLabels"] == {"team": "web"}
+        [names] = selector["matchExpressions"]
+        assert names["key"] == "kubernetes.io/metadata.name" and names["operator"] == "NotIn"
+        assert set(SYSTEM) <= set(names["values"])
+    for policy in (o for o in objects if o["kind"] == "ValidatingAdmissionPolicy"):
+        [prefixes] = [c for c in policy["spec"]["matchConditions"] if c["name"] == "not-in-a-system-namespace"]
+        assert "!request.namespace.startsWith('openshift-')" in prefixes["expression"]
+        assert "!request.namespace.startsWith('kube-')" in prefixes["expression"]
+
+    included = _scaffold("--action", "Deny", "--include-system-namespaces")
+    assert all("matchResources" not in o["spec"] for o in included if o["kind"] == "ValidatingAdmissionPolicyBinding")
+    assert all(c["name"] != "not-in-a-system-namespace" for o in included
+               if o["kind"] == "ValidatingAdmissionPolicy" for c in o["spec"]["matchConditions"])
+
+
+def test_pods_are_judged_when_created_and_when_their_spec_changes_not_on_a_label_update() -> None:
+    objects = _scaffold("--action", "Deny")
+    conditions = {o["metadata"]["name"]: {c["name"]: c["expression"] for c in o["spec"]["matchConditions"]}
+                  for o in objects if o["kind"] == "ValidatingAdmissionPolicy"}
+    assert conditions["kubectl-win-fields-pods"]["created-or-pod-spec-changed"] == (
+        "request.operation == 'CREATE' || oldObject.spec != object.spec")
+    assert conditions["kubectl-win-fields-workloads"]["created-or-pod-spec-changed"] == (
+        "request.operation == 'CREATE' || oldObject.spec.template.spec != object.spec.template.spec")
+    assert conditions["kubectl-win-fields-cronjobs"]["created-or-pod-spec-changed"].endswith(
+        "oldObject.spec.jobTemplate.spec.template.spec != object.spec.jobTemplate.spec.template.spec")
 
 
 def test_namespace_selector_reads_kubectls_syntax() -> None:

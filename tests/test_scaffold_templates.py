@@ -137,8 +137,31 @@ def test_placement_resources_and_probes(kind: str) -> None:
     assert container["resources"] == {"requests": {"cpu": "250m", "memory": "700Mi"},
                                       "limits": {"cpu": "250m", "memory": "700Mi"}}
     for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-        assert container[probe]["tcpSocket"] == {"port": 80}
+        if kind in ("job", "cronjob"):  # a batch run is done when it exits: no probe restarts or gates it
+            assert probe not in container
+        else:
+            assert container[probe]["tcpSocket"] == {"port": 80}
     assert result.stderr == ""
+
+
+def test_jobs_are_bounded_as_batch_work_should_be() -> None:
+    job = _objects(run_cli("scaffold", "job", "report", "--image", "example.com/r:1", "--port", "80").stdout,
+                   "yaml")[0]["spec"]
+    assert (job["backoffLimit"], job["activeDeadlineSeconds"], job["ttlSecondsAfterFinished"]) == (4, 3600, 86400)
+    assert not {"startupProbe", "readinessProbe", "livenessProbe"} & set(job["template"]["spec"]["containers"][0])
+
+
+@pytest.mark.parametrize(("schedule", "deadline", "starting"), [
+    ("0 * * * *", 3240, 300), ("*/5 * * * *", 270, 150), ("*/1 * * * *", 54, 30), ("30 2 * * *", 77760, 300),
+    ("0 9-17 * * 1-5", 77760, 300), ("@hourly", 3240, 300)])
+def test_a_cronjob_run_ends_before_the_next_is_due(schedule: str, deadline: int, starting: int) -> None:
+    """concurrencyPolicy Forbid skips every run while one hangs: each run's deadline is within its interval, and a
+    missed run is not caught up after half an interval."""
+    cron = _objects(run_cli("scaffold", "cronjob", "rotate", "--image", "example.com/r:1", "--schedule",
+                            schedule).stdout, "yaml")[0]["spec"]
+    assert cron["concurrencyPolicy"] == "Forbid" and cron["startingDeadlineSeconds"] == starting
+    assert (cron["jobTemplate"]["spec"]["backoffLimit"], cron["jobTemplate"]["spec"]["activeDeadlineSeconds"]) == (
+        4, deadline)
 
 
 def test_limits_are_set_when_no_resources_are_given() -> None:
@@ -167,6 +190,16 @@ def test_hostprocess_pod_spec() -> None:
         assert container.get("securityContext", {}).get("windowsOptions", {}).get("hostProcess", True) is True
     assert "pod-security.kubernetes.io/enforce=privileged" in result.stderr
     assert "kubectl label namespace ops" in result.stderr
+    # A node agent: small requests, a memory limit (Windows pages rather than OOM-kills), no CPU cap.
+    assert spec["containers"][0]["resources"] == {"requests": {"cpu": "100m", "memory": "256Mi"},
+                                                  "limits": {"memory": "256Mi"}}
+
+
+def test_hostprocess_resources_given_are_requests_and_a_memory_limit() -> None:
+    result = run_cli("scaffold", "daemonset", "agent", "--image", "example.com/agent:1", "--hostprocess",
+                     "--cpu", "50m", "--memory", "128Mi")
+    resources = _pod_spec(_objects(result.stdout, "yaml")[0])["containers"][0]["resources"]
+    assert resources == {"requests": {"cpu": "50m", "memory": "128Mi"}, "limits": {"memory": "128Mi"}}
 
 
 def test_hostprocess_defaults_to_system_and_ignores_the_image_build() -> None:

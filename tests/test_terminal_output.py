@@ -78,7 +78,7 @@ def test_explain_on_a_terminal_fits_groups_and_folds(corpus: Path, columns: int)
     assert widest(out) <= columns
     assert widest(piped) > 200  # piped output keeps its one-line-per-finding table
     assert piped.startswith("LOCATION ")
-    folded = re.search(r"^WARNING  windows-memory-limit-missing on (\d+) objects: ", out, re.M)
+    folded = re.search(r"^WARNING  windows-memory-limit-missing on (\d+) objects(?: \(\d+ findings\))?: ", out, re.M)
     assert folded and int(folded.group(1)) >= 20
     assert out.count("windows-memory-limit-missing") == 1
     # file locations relative to the working directory, as the user would type them
@@ -115,8 +115,37 @@ def test_doctor_on_a_narrow_terminal(tmp_path: Path) -> None:
             in " ".join(out.split()))
     assert "fix:\n" in out and "kubectl taint nodes win22-1 os=windows:NoSchedule" in commands(out)
     assert out.rstrip().splitlines()[-1].startswith("12 errors, 14 warnings, 2 info;")
+
+
+def _folded(text: str, check: str) -> str:
+    return next(block for block in text.split("\n\n") if block.startswith(f"WARNING  {check} on "))
+
+
+def test_a_folded_check_shows_its_fix_an_example_and_how_to_unfold_it() -> None:
+    """`windows-updates-behind on 3 objects` listed the nodes and nothing else: not how far behind, not what to do."""
+    _, out = run(["doctor", "--from-dump", str(SAMPLE_DUMP)], 120)
+    block = _folded(out, "windows-updates-behind")
+    lines = block.splitlines()
+    assert lines[:4] == [
+        "WARNING  windows-updates-behind on 3 objects: A Windows node is several monthly updates behind",
+        "  Node/win19-0", "  Node/win22-0", "  Node/win22-1"]
+    assert "monthly updates behind the newest known" in block and lines[4].startswith("  e.g. Node win19-0 runs ")
+    assert "  fix for Node/win19-0 (the others: alike):" in lines
+    assert "    kubectl cordon win19-0" in lines and "    kubectl drain win19-0 --ignore-daemonsets " \
+        "--delete-emptydir-data" in lines
+    assert lines[-1] == "  -o wide unfolds this: each of the 3 findings with its message and fix"
+    _, unfolded = run(["doctor", "--from-dump", str(SAMPLE_DUMP), "-o", "wide"], 120)
+    assert "windows-updates-behind on" not in unfolded and unfolded.count("windows-updates-behind ") == 3
+
+
+@pytest.mark.parametrize("columns", [70, 120])
+def test_piped_doctor_output_is_what_the_terminal_showed(columns: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Pasted into a ticket, `kubectl win doctor > out.txt` reads as the terminal did (COLUMNS wide; 120 unset)."""
+    _, tty = run(["doctor", "--from-dump", str(SAMPLE_DUMP)], columns)
+    monkeypatch.setenv("COLUMNS", str(columns))
     _, piped = run(["doctor", "--from-dump", str(SAMPLE_DUMP)], None)
-    assert piped.startswith("ERRORS (12)\nID ")
+    assert piped == tty
+    assert "fix for Node/win19-0 (the others: alike):" in piped
 
 
 def test_doctor_nodes_fit_the_terminal_as_a_table_or_as_records() -> None:

@@ -60,6 +60,12 @@ def process_options() -> list[click.Option]:
     ]
 
 
+def root_value_options() -> frozenset[str]:
+    """The names of the options given before the command that take a value (`--shell SHELL`)."""
+    return frozenset(name for option in process_options() if not option.is_flag for name in option.opts
+                     if name.startswith("-"))
+
+
 def _set_shell(ctx: click.Context, param: click.Parameter, value: str | None) -> None:
     if value:
         ProcessFlags.shell = value

@@ -28,6 +28,7 @@ from kubectl_win.commands.flags import (
 )
 from kubectl_win.env import Env
 from kubectl_win.errors import UsageError
+from kubectl_win.updates import MAX_UPDATES_BEHIND
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.render.report import DoctorReport
@@ -71,7 +72,7 @@ class DoctorFlags(Connection, Policy, Registries):
     deep: bool = False
     check_images: bool = False
     max_nodes: int = 10
-    max_updates_behind: int = 3
+    max_updates_behind: int = MAX_UPDATES_BEHIND
     hns_namespace: str = "kube-system"
     hns_image: str | None = None
     report: str | None = None
@@ -126,7 +127,7 @@ def doctor(
     max_updates_behind: Annotated[int, typer.Option(
         "--max-updates-behind", metavar="N", click_type=Integer(),
         help="warn about Windows nodes more than N monthly updates behind the newest known for their build "
-             "(windows-updates-behind; default 3)")] = 3,
+             f"(windows-updates-behind; default {MAX_UPDATES_BEHIND})")] = MAX_UPDATES_BEHIND,
     max_nodes: Annotated[int, typer.Option(
         "--max-nodes", metavar="N", help="--deep inspects at most N Windows nodes (default 10), 4 at a time")] = 10,
     hns_namespace: Annotated[str, typer.Option(
@@ -321,7 +322,7 @@ def _render(report: DoctorReport, flags: DoctorFlags, env: Env, seconds: float) 
         width = terminal_width()
     label = _label(flags) if flags.output == "openmetrics" else ""
     RENDERERS[flags.output](report, Page(env.stdout, env.shell, env.color, width, _source(flags), label, seconds,
-                                         flags.cluster_label))
+                                         flags.cluster_label, artifact=flags.from_dump))
 
 
 def _label(flags: DoctorFlags) -> str:

@@ -31,6 +31,8 @@ EXAMPLES = """examples:
   kubectl win logs win-node-1 kubelet --since 2h --until 1h -v  # -v: where the filtering was done, and why
   kubectl win logs win-node-1 kubelet containerd kube-proxy --since 1h --analyse  # the failures, read as doctor does
   kubectl win logs win-node-1 Microsoft-Windows-Security-SPP   # an Application event-log provider
+  kubectl win logs --from-file kubelet.err.log --analyse       # a saved log, offline: no cluster needed
+  kubectl win logs win-node-1 --from-file ticket-1234.txt --component containerd --analyse
 
 needs get on nodes/proxy (and get on pods/log for components running as pods)
 """
@@ -52,7 +54,7 @@ class NonNegative(click.ParamType):
 
 @dataclass(kw_only=True)
 class LogsFlags(Connection):
-    node: str
+    node: str | None = None
     services: list[str] = field(default_factory=list)
     since: str | None = None
     until: str | None = None
@@ -61,6 +63,8 @@ class LogsFlags(Connection):
     distribution: str | None = None
     verbose: bool = False
     analyse: bool = False
+    from_file: str | None = None
+    component: str | None = None
 
 
 @dataclass(kw_only=True)
@@ -73,7 +77,9 @@ class LogsRun(LogsFlags):
 
 @shared(kube_options(selector=False, all_namespaces=False))
 def logs(
-    node: Annotated[str, typer.Argument(metavar="NODE", help="the Windows node", show_default=False)],
+    node: Annotated[str | None, typer.Argument(
+        metavar="NODE", help="the Windows node (with --from-file: the node the log came from, named in the findings)",
+        show_default=False)] = None,
     services: Annotated[list[str] | None, typer.Argument(
         metavar="SERVICE...", help=COMPONENT_HELP, show_default=False)] = None,
     since: Annotated[str | None, typer.Option(
@@ -94,6 +100,12 @@ def logs(
     analyse: Annotated[bool, typer.Option(
         "--analyse", "--analyze", help="print the failures the lines report, read as doctor reads them (subsystem, "
         "component, cause, next steps), instead of the lines; exit 1 when there are any")] = False,
+    from_file: Annotated[str | None, typer.Option(
+        "--from-file", metavar="PATH", help="read a saved log file (- for stdin) instead of a node: offline, no "
+        "cluster needed; --since, --until, --tail, --pattern and --analyse apply as to a node's log")] = None,
+    component: Annotated[str | None, typer.Option(
+        "--component", metavar="NAME", help="with --from-file, whose log it is: kubelet, kube-proxy, containerd, "
+        "csi-proxy, cni or hns (default: told by the file's name, e.g. kubelet.err.log or kubeproxy.log)")] = None,
     **shared: Any,
 ) -> int:
     return invoke(COMMAND, {**locals(), "services": list(services or ())})
@@ -114,6 +126,19 @@ def validate(flags: LogsFlags) -> None:
         except re.error as exc:
             raise UsageError(f"--pattern {flags.pattern!r} is not a valid regular expression: {exc}") from None
     check_services(flags.services)
+    if flags.from_file is not None:
+        from kubectl_win.nodelogs.locations import components
+
+        if flags.services or flags.node in components():
+            raise UsageError("--from-file reads one saved log: give no SERVICE (--component says whose log it is; "
+                             "NODE, the node it came from)")
+        if flags.component is not None and flags.component not in components():
+            raise UsageError(f"unknown --component {flags.component!r} (known: {', '.join(components())})")
+        return
+    if flags.component is not None:
+        raise UsageError("--component only applies with --from-file (name the services after NODE)")
+    if not flags.node:
+        raise UsageError("missing argument 'NODE' (or --from-file PATH for a saved log)")
 
 
 def complete(flags: LogsFlags, env: Env) -> LogsRun:
@@ -137,6 +162,8 @@ def complete(flags: LogsFlags, env: Env) -> LogsRun:
 
 
 def run(options: LogsRun, env: Env) -> int:
+    if options.from_file is not None:
+        return _run_saved(options, env)
     from kubectl_win.kube import connect
     from kubectl_win.nodelogs.fetch import Filters, LogOptions, pick_distribution, read_logs, windows_node
 
@@ -177,6 +204,27 @@ def run(options: LogsRun, env: Env) -> int:
     if options.analyse:
         return _render_analysis(options.node, list(options.services), findings, env)
     return 0
+
+
+def _run_saved(options: LogsRun, env: Env) -> int:
+    """A saved log, read as a node's log file is: the same filters, the same analysis; no cluster."""
+    from kubectl_win.nodelogs.fetch import Filters
+    from kubectl_win.nodelogs.saved import open_saved, pick_component, saved_lines
+
+    assert options.from_file is not None
+    node = options.node or "NODE"  # the fixes' commands name the node: a placeholder when the log's is not given
+    with open_saved(options.from_file) as stream:
+        component = pick_component(options.from_file, options.component)
+        lines = Filters(options.since_time, options.until_time, options.pattern, options.tail).apply(
+            saved_lines(stream))
+        if not options.analyse:
+            for line in lines:
+                env.stdout.write(line + "\n")
+            return 0
+        from kubectl_win.doctor.deep import scan_lines
+
+        findings = scan_lines(node, component, list(lines), "in the lines read")
+    return _render_analysis(node, [component], findings, env)
 
 
 def _render_analysis(node: str, services: list[str], findings: list[Any], env: Env) -> int:

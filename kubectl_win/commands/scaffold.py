@@ -31,6 +31,8 @@ from kubectl_win.scaffold import options as valid
 from kubectl_win.scaffold.options import (
     DEFAULT_CPU,
     DEFAULT_MEMORY,
+    HOSTPROCESS_CPU,
+    HOSTPROCESS_MEMORY,
     SERVICE_TYPES,
     WORKLOAD_KINDS,
     PlacementOptions,
@@ -48,7 +50,7 @@ Write Windows workloads that land on the right nodes and pass API validation.
   kubectl win scaffold runtimeclass --windows-build BUILD [--handler H]
   kubectl win scaffold node-taint [--from-cluster]
   kubectl win scaffold patch -f PATH [--in-place | --dry-run]
-  kubectl win scaffold monitor --image IMAGE [--service-monitor] [--prometheus-rule] [--grafana-dashboard]
+  kubectl win scaffold monitor --image IMAGE [--service-monitor] [--prometheus-rule] [--label K=V] [--grafana-dashboard]
   kubectl win scaffold policy [--action Warn|Audit|Deny] [--windows-taint T] [--hostprocess-namespace NS]
 
 Workloads carry nodeSelector kubernetes.io/os=windows (and node.kubernetes.io/windows-build for
@@ -113,8 +115,8 @@ class WorkloadFlags(PlacementFlags, Registries, WriteFlags):
     port: list[int] | None = None
     replicas: int = 1
     schedule: str = "0 * * * *"
-    cpu: str = DEFAULT_CPU
-    memory: str = DEFAULT_MEMORY
+    cpu: str | None = None  # None: the kind's default (DEFAULT_CPU, HOSTPROCESS_CPU for --hostprocess)
+    memory: str | None = None
     runtime_class: str | None = None
     gmsa: str | None = None
     run_as_user_name: str | None = None
@@ -165,6 +167,7 @@ class MonitorFlags(WriteFlags):
     prometheus_rule: bool = False
     grafana_dashboard: bool = False
     cluster_label: str | None = None
+    label: list[str] | None = None
 
     @cached_property
     def monitor(self) -> MonitorOptions:
@@ -177,6 +180,7 @@ class PolicyFlags(Connection, WriteFlags):
     namespace_selector: str | None = None
     windows_taint: list[str] | None = None
     hostprocess_namespace: list[str] | None = None
+    include_system_namespaces: bool = False
     k8s_version: str | None = None
     min_severity: str = "warning"
     from_cluster: bool = False
@@ -194,7 +198,7 @@ class PolicyFlags(Connection, WriteFlags):
         return policy_options(action=self.action, k8s_version=self.k8s_version, min_severity=self.min_severity,
                               namespace_selector=self.namespace_selector, windows_taint=self.windows_taint,
                               hostprocess_namespace=self.hostprocess_namespace, nodes=nodes,
-                              server_version=server_version)
+                              server_version=server_version, include_system_namespaces=self.include_system_namespaces)
 
 
 def _workload_options(kind: str) -> list[inspect.Parameter]:
@@ -214,11 +218,14 @@ def _workload_options(kind: str) -> list[inspect.Parameter]:
         group.append(param("schedule", Annotated[str, typer.Option(
             "--schedule", metavar="CRON", help="cron schedule (default '0 * * * *')")], "0 * * * *"))
     group += [
-        param("cpu", Annotated[str, typer.Option(
-            "--cpu", metavar="Q", help=f"CPU request and limit (default {DEFAULT_CPU})")], DEFAULT_CPU),
-        param("memory", Annotated[str, typer.Option(
-            "--memory", metavar="Q", help=f"memory request and limit (default {DEFAULT_MEMORY}; Windows pages "
-                                          "instead of OOM-killing, so a limit is always set)")], DEFAULT_MEMORY),
+        param("cpu", Annotated[str | None, typer.Option(
+            "--cpu", metavar="Q", help=f"CPU request and limit (default {DEFAULT_CPU}; with --hostprocess a "
+                                       f"request only, default {HOSTPROCESS_CPU}: a node agent is never CPU-capped)")],
+              None),
+        param("memory", Annotated[str | None, typer.Option(
+            "--memory", metavar="Q", help=f"memory request and limit (default {DEFAULT_MEMORY}, {HOSTPROCESS_MEMORY} "
+                                          "with --hostprocess; Windows pages instead of OOM-killing, so a limit is "
+                                          "always set)")], None),
         param("runtime_class", Annotated[str | None, typer.Option(
             "--runtime-class", metavar="NAME", help="spec.runtimeClassName")], None),
         param("gmsa", Annotated[str | None, typer.Option(
@@ -325,6 +332,10 @@ def monitor(
         "--cluster-label", metavar="NAME",
         help="serve labels its metrics with NAME, and the alerts and dashboard group by it (default: serve "
              "adds no cluster label; they group by the `cluster` label your Prometheus adds)")] = None,
+    label: Annotated[list[str] | None, typer.Option(
+        "--label", metavar="KEY=VALUE",
+        help="a label of the ServiceMonitor and PrometheusRule (repeatable), e.g. release=kube-prometheus-stack: "
+             "the label your Prometheus selects them by")] = None,
     **shared: Any,
 ) -> int:
     return invoke(MONITOR, locals())
@@ -344,6 +355,10 @@ def policy(
     hostprocess_namespace: Annotated[list[str] | None, typer.Option(
         "--hostprocess-namespace", metavar="NS",
         help="also refuse HostProcess pods outside these namespaces (repeatable)")] = None,
+    include_system_namespaces: Annotated[bool, typer.Option(
+        "--include-system-namespaces",
+        help="also judge pods in the platform's namespaces (kube-system, kube-*, calico-system, tigera-operator, "
+             "openshift-*, ...), which the bindings leave out by default")] = False,
     k8s_version: Annotated[str | None, typer.Option(
         "--k8s-version", metavar="1.N",
         help="the cluster's Kubernetes minor: fields newer than it are left out (default 1.30, or the "
@@ -422,8 +437,8 @@ def workload_options(flags: WorkloadFlags) -> WorkloadOptions:
         namespace=valid.dns1123_label(flags.namespace, "namespace") if flags.namespace else None,
         ports=ports,
         replicas=valid.replicas(flags.replicas),
-        cpu=valid.quantity(flags.cpu, "cpu"),
-        memory=valid.quantity(flags.memory, "memory"),
+        cpu=valid.quantity(flags.cpu or (HOSTPROCESS_CPU if hostprocess else DEFAULT_CPU), "cpu"),
+        memory=valid.quantity(flags.memory or (HOSTPROCESS_MEMORY if hostprocess else DEFAULT_MEMORY), "memory"),
         placement=flags.placement,
         runtime_class=valid.dns1123_subdomain(flags.runtime_class, "runtime class") if flags.runtime_class else None,
         gmsa=valid.dns1123_subdomain(flags.gmsa, "gMSA credential spec name") if flags.gmsa else None,
@@ -453,7 +468,16 @@ def monitor_options(flags: MonitorFlags) -> MonitorOptions:
                           allow_from=tuple(valid.dns1123_label(ns, "--allow-from-namespace")
                                            for ns in dict.fromkeys(flags.allow_from_namespace or DEFAULT_SCRAPERS)),
                           prometheus_rule=flags.prometheus_rule, grafana_dashboard=flags.grafana_dashboard,
-                          serve_cluster_label=_monitor_cluster_label(flags.cluster_label))
+                          serve_cluster_label=_monitor_cluster_label(flags.cluster_label),
+                          selection_labels=_selection_labels(flags))
+
+
+def _selection_labels(flags: MonitorFlags) -> tuple[tuple[str, str], ...]:
+    labels = dict(valid.label(value) for value in flags.label or ())
+    if labels and not (flags.service_monitor or flags.prometheus_rule):
+        raise UsageError("--label labels the ServiceMonitor and the PrometheusRule: add --service-monitor or "
+                         "--prometheus-rule")
+    return tuple(labels.items())
 
 
 def _monitor_cluster_label(value: str | None) -> str | None:

@@ -62,7 +62,7 @@ def node_record(obj: dict[str, Any], interner: Interner | None = None) -> NodeRe
         runtime_version=info.get("containerRuntimeVersion") or "",
         kubelet_version=info.get("kubeletVersion") or "",
         ready=None if ready is None else ready.get("status") == "True",
-        ready_reason=as_text((ready or {}).get("reason")) or "no Ready condition",
+        ready_reason=as_text((ready or {}).get("reason")),
         ready_message=" ".join(as_text((ready or {}).get("message")).split()),
         unschedulable=spec.get("unschedulable") is True,
         network_unavailable=(as_text(network.get("reason")), " ".join(as_text(network.get("message")).split()))
@@ -75,6 +75,7 @@ def node_record(obj: dict[str, Any], interner: Interner | None = None) -> NodeRe
         build_source="status.nodeInfo.kernelVersion" if re.match(r"^\d+\.\d+\.\d+", kernel)
         else (f"label {labelled[1]}" if labelled else ""),
         node_info_missing=not any(info.get(k) for k in ("kernelVersion", "containerRuntimeVersion", "kubeletVersion")),
+        ready_status=as_text((ready or {}).get("status")),
         platform=platforms.detect(labels, str_map(meta.get("annotations")), as_text(spec.get("providerID")),
                                   info.get("kubeletVersion") or ""),
     )

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from kubectl_win.explain import Target
 from kubectl_win.findings import ObjectRef
+from kubectl_win.updates import MAX_UPDATES_BEHIND
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.read.bundle import BundleFacts
@@ -49,6 +50,7 @@ class NodeRecord:
     labelled_build: str | None = None  # major.minor.build from the build label or a cloud label
     build_source: str = ""  # where windows_build came from: status.nodeInfo.kernelVersion or a label
     node_info_missing: bool = False  # status.nodeInfo absent or empty (a partial Node object)
+    ready_status: str = ""  # the Ready condition's status as given ("False", "Unknown"); "" without the condition
     platform: str = "unknown"  # the platform the node shows by its own markers (kubectl_win/platforms.py)
 
     # Derived once per node (checks read them for every pod on the node).
@@ -254,7 +256,7 @@ class Snapshot:
     linux_workloads: tuple[LinuxWorkload, ...] = ()  # controllers pinned to Linux (not in `workloads`)
     workload_security: tuple[WorkloadSecurity, ...] = ()  # the gMSA and HostProcess checks' inputs
     bundle: BundleFacts | None = None  # doctor --from-bundle: what the support bundle holds per node
-    max_updates_behind: int = 3  # doctor --max-updates-behind: more monthly Windows updates behind is a warning
+    max_updates_behind: int = MAX_UPDATES_BEHIND  # doctor --max-updates-behind: more updates behind is a warning
     # Microsoft's base images (knowledge/windows_updates.yaml base_images) as the registry described them with
     # --check-images: their os.version is the newest revision Microsoft ships (not kept in saved dumps).
     base_images: dict[str, Any] = field(default_factory=dict)

@@ -17,6 +17,7 @@ from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.render.report import DoctorReport
 from kubectl_win.findings import sort_key
 from kubectl_win.policy import load_policy
+from kubectl_win.updates import MAX_UPDATES_BEHIND
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.read.bundle import BundleFacts
@@ -43,7 +44,7 @@ class DoctorOptions:
     # (repository) -> (tags, error): read the tag lists of Microsoft's base images (--check-images), whose
     # 10.0.BUILD.REVISION tags count the Windows updates released after the update data. None: offline.
     tags: Any = field(default=None, repr=False)
-    max_updates_behind: int = 3  # windows-updates-behind: more monthly Windows updates behind is a warning
+    max_updates_behind: int = MAX_UPDATES_BEHIND  # windows-updates-behind: more updates behind is a warning
 
 
 def take_snapshot(options: DoctorOptions) -> Snapshot:

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kubectl_win.env import Env
+from kubectl_win.updates import MAX_UPDATES_BEHIND
 
 if TYPE_CHECKING:
     from kubectl_win.doctor.render.progress import FleetProgress
@@ -32,7 +33,7 @@ class FleetRequest:
     progress: str = "auto"  # auto|always|never
     scan_timeout: float | None = None  # seconds one cluster's read may take in all
     cluster_label: str | None = None  # -o openmetrics: the label that names each cluster
-    max_updates_behind: int = 3  # doctor --max-updates-behind
+    max_updates_behind: int = MAX_UPDATES_BEHIND  # doctor --max-updates-behind
 
 
 def run_fleet(request: FleetRequest, env: Env) -> int:

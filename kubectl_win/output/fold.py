@@ -1,6 +1,7 @@
 """Findings laid out for a terminal: grouped by object, errors first, folded, wrapped to the window.
 
-Piped output keeps the plain tables (scripts parse them); on a terminal the findings become blocks:
+On a terminal the findings become blocks (doctor writes the same blocks to a pipe, at page_width(), so that what
+is pasted into a ticket is what was seen; explain and `-o wide` keep plain tables there, for scripts):
 
     kube-system/DaemonSet/azure-cns-win  deploy/cns.yaml
       ERROR    windows-privileged  spec.template.spec.containers[0].securityContext.privileged  line 37
@@ -9,12 +10,16 @@ Piped output keeps the plain tables (scripts parse them); on a terminal the find
     WARNING  windows-memory-limit-missing on 39 objects: A Windows container has no memory limit
       Deployment/iis  deploy/iis.yaml:34
       ...
+      e.g. Deployment/iis runs on Windows without a memory limit on container(s) web; ...
+      fix for Deployment/iis (the others: alike):
+        kubectl set resources deployment/iis -c web --limits=memory=512Mi
+      -o wide unfolds this: each of the 39 findings with its message and fix
 
-A check that fires on FOLD_AT or more objects becomes one block listing the objects (`-o wide` keeps every
-finding in its object's block). No line is wider than the terminal: text wraps at word boundaries, and a
-single word longer than the line (a long path) is broken. This is a grouped list rather than a grid: a
-severity column of fixed width and one text column, so textwrap lays it out exactly; tables proper go
-through kubectl_win.output.table.
+A check that fires on FOLD_AT or more objects becomes one block listing the objects, with the first finding's
+message and fix where fixes are shown (`-o wide` keeps every finding in its object's block). No line is wider
+than the terminal: text wraps at word boundaries, and a single word longer than the line (a long path) is
+broken. This is a grouped list rather than a grid: a severity column of fixed width and one text column, so
+textwrap lays it out exactly; tables proper go through kubectl_win.output.table.
 """
 
 from __future__ import annotations
@@ -54,6 +59,16 @@ class Block:
 def terminal_width(fallback: int = 120) -> int:
     """The window's width in columns (COLUMNS wins, as everywhere), never below MIN_WIDTH."""
     return max(MIN_WIDTH, shutil.get_terminal_size((fallback, 24)).columns)
+
+
+def page_width(fallback: int = 120) -> int:
+    """The width of the layout written to a pipe or a file: COLUMNS when set, else `fallback`; never the size of
+    a terminal the command happens to run in, so a saved copy is the same wherever it was made."""
+    try:
+        columns = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        columns = fallback
+    return max(MIN_WIDTH, columns if columns > 0 else fallback)
 
 
 def display_path(path: str, cwd: str | None = None) -> str:
@@ -189,7 +204,7 @@ def render_blocks(
         if index:
             writer.blank()
         if block.folded:
-            _folded(writer, block, title, cwd)
+            _folded(writer, block, title, cwd, shell if fixes else None, shown)
         else:
             _object(writer, block, fixes or wide, cwd, shell, shown)
 
@@ -225,9 +240,14 @@ def _object(writer: Writer, block: Block, fixes: bool, cwd: str | None, shell: s
             write_fix(writer, f.fix, body, shell)
 
 
-def write_fix(writer: Writer, fix: Fix, indent: int, shell: str) -> None:
-    """`fix:` and the note (wrapped), then each command on a line of its own, never wrapped."""
+def write_fix(writer: Writer, fix: Fix, indent: int, shell: str, headed: bool = False) -> None:
+    """`fix:` and the note (wrapped), then each command on a line of its own, never wrapped. `headed`: the caller
+    wrote its own `fix` heading; the lines start at `indent`."""
     lines = fix_lines(fix, shell)
+    if headed:
+        for kind, text in lines:
+            (writer.line if kind == COMMAND else writer.text)(text, indent)
+        return
     inner = indent + len("fix: ")
     if lines and lines[0][0] == COMMAND:
         writer.text("fix:", indent=indent)
@@ -240,18 +260,36 @@ def write_fix(writer: Writer, fix: Fix, indent: int, shell: str) -> None:
             writer.text(text, indent=inner)
 
 
-def _folded(writer: Writer, block: Block, title: Callable[[str], str] | None, cwd: str | None) -> None:
+def _folded(writer: Writer, block: Block, title: Callable[[str], str] | None, cwd: str | None, shell: str | None,
+            shown: dict[tuple[object, ...], str]) -> None:
+    """One check on many objects: the objects (with their count of findings where more than one), then, when
+    fixes are shown (`shell`), the first finding's message and fix (the others' are alike) and how to unfold."""
     first = block.findings[0]
-    objects = {_object_key(f) for f in block.findings}
-    name = (title(first.id) if title else "") or first.message
-    writer.text(f"{first.id} on {len(objects)} objects: {name}", first=first.severity.upper().ljust(SEVERITY_WIDTH),
-                hanging=SEVERITY_WIDTH)
-    seen: set[tuple[str, str]] = set()
+    per_object: dict[tuple[str, str], list[Finding]] = {}
     for f in block.findings:
-        key = _object_key(f)
-        if key in seen:
-            continue
-        seen.add(key)
+        per_object.setdefault(_object_key(f), []).append(f)
+    name = (title(first.id) if title else "") or first.message
+    count = "" if len(block.findings) == len(per_object) else f" ({len(block.findings)} findings)"
+    writer.text(f"{first.id} on {len(per_object)} objects{count}: {name}",
+                first=first.severity.upper().ljust(SEVERITY_WIDTH), hanging=SEVERITY_WIDTH)
+    for found in per_object.values():
+        f = found[0]
         where = _where(f, cwd)
         location = f"{where}:{f.line}" if where and f.line else where
-        writer.text(f.object.display() + (f"  {location}" if location else ""), indent=2, hanging=6)
+        times = f"  ({len(found)} findings)" if len(found) > 1 else ""
+        writer.text(f.object.display() + (f"  {location}" if location else "") + times, indent=2, hanging=6)
+    if shell is None:
+        return
+    writer.text(f"e.g. {first.message}", indent=2, hanging=4)  # the figures of one, as the others say theirs
+    with_fix = next((f for f in block.findings if f.fix), None)
+    if with_fix is not None:
+        key = fix_key(with_fix)
+        alike = len({f.fix for f in block.findings if f.fix}) == 1  # one fix for every object
+        if key in shown:
+            writer.text(f"fix: the one above for {shown[key]}", indent=2)
+        else:
+            shown[key] = with_fix.object.display()
+            writer.text(f"fix{'' if alike else f' for {with_fix.object.display()} (the others: alike)'}:", indent=2)
+            write_fix(writer, with_fix.fix, 4, shell, headed=True)
+    writer.text(f"-o wide unfolds this: each of the {len(block.findings)} findings with its message and fix",
+                indent=2)

@@ -68,6 +68,7 @@ class PolicyOptions:
     namespace_selector: tuple[LabelRequirement, ...] = ()
     windows_taints: tuple[Taint, ...] = ()
     hostprocess_namespaces: tuple[str, ...] = ()
+    include_system_namespaces: bool = False  # else knowledge/system_namespaces.yaml is left out
 
 
 def policy_rules(version: Version, min_severity: str = "info") -> tuple[Rule, ...]:
@@ -148,16 +149,15 @@ def _pair(name: str, place: PodSpecPlace, validations: list[dict[str, str]], opt
             "matchConstraints": {"resourceRules": [
                 {"apiGroups": [group], "apiVersions": ["v1"], "operations": ["CREATE", "UPDATE"],
                  "resources": list(resources)} for group, resources in place.rules]},
-            # An object on its way out is not worth stopping (a finalizer removal must get through).
-            "matchConditions": [{"name": "not-being-deleted",
-                                 "expression": "!has(object.metadata.deletionTimestamp)"}],
+            "matchConditions": _match_conditions(place, opts),
             "variables": [_at(variable, place) for variable in cel.target_variables()],
             "validations": [_at(validation, place) for validation in validations],
         },
     }
     match: dict[str, Any] = {}
-    if opts.namespace_selector:
-        match["namespaceSelector"] = label_selector(opts.namespace_selector)
+    namespaces = opts.namespace_selector + (() if opts.include_system_namespaces else (system_namespace_names(),))
+    if namespaces:
+        match["namespaceSelector"] = label_selector(namespaces)
     binding: dict[str, Any] = {
         "apiVersion": API_VERSION,
         "kind": "ValidatingAdmissionPolicyBinding",
@@ -167,6 +167,36 @@ def _pair(name: str, place: PodSpecPlace, validations: list[dict[str, str]], opt
     if match:
         binding["spec"]["matchResources"] = match
     return [policy, binding]
+
+
+NAMESPACE_NAME_LABEL = "kubernetes.io/metadata.name"  # set by the API server on every namespace (1.22+)
+
+
+def system_namespace_names() -> LabelRequirement:
+    """The binding's requirement that leaves out the platform's namespaces, by their exact names."""
+    from kubectl_win.knowledge import load
+
+    return LabelRequirement(NAMESPACE_NAME_LABEL, "NotIn", tuple(e["name"] for e in load("system_namespaces")["names"]))
+
+
+def _match_conditions(place: PodSpecPlace, opts: PolicyOptions) -> list[dict[str, str]]:
+    """What a request must be for the policy to judge it at all."""
+    old_spec = "oldObject" + place.spec.removeprefix("object")
+    conditions = [
+        # An object on its way out is not worth stopping (a finalizer removal must get through).
+        {"name": "not-being-deleted", "expression": "!has(object.metadata.deletionTimestamp)"},
+        # A new object, or a pod spec that changed: a label or annotation put on a running pod (or a controller)
+        # that predates the policy is not refused for what it already was.
+        {"name": "created-or-pod-spec-changed",
+         "expression": f"request.operation == 'CREATE' || {old_spec} != {place.spec}"},
+    ]
+    if not opts.include_system_namespaces:
+        from kubectl_win.knowledge import load
+
+        prefixes = [e["prefix"] for e in load("system_namespaces")["prefixes"]]
+        conditions.append({"name": "not-in-a-system-namespace", "expression": " && ".join(
+            f"!request.namespace.startsWith({cel.quote(prefix)})" for prefix in prefixes)})
+    return conditions
 
 
 def _at(entry: dict[str, str], place: PodSpecPlace) -> dict[str, str]:
@@ -244,7 +274,8 @@ def cluster_taints(nodes: list[dict[str, Any]]) -> tuple[Taint, ...]:
 def policy_options(*, action: str = "Warn", k8s_version: str | None = None, min_severity: str = "warning",
                    namespace_selector: str | None = None, windows_taint: list[str] | None = None,
                    hostprocess_namespace: list[str] | None = None, nodes: list[dict[str, Any]] | None = None,
-                   server_version: dict[str, Any] | None = None) -> PolicyOptions:
+                   server_version: dict[str, Any] | None = None, include_system_namespaces: bool = False
+                   ) -> PolicyOptions:
     """Validated `scaffold policy` values (the flags' texts); nodes and the /version answer when read from the
     cluster. Every bad value is a UsageError."""
     from kubectl_win.errors import UsageError
@@ -275,4 +306,5 @@ def policy_options(*, action: str = "Warn", k8s_version: str | None = None, min_
         namespace_selector=parse_namespace_selector(namespace_selector) if namespace_selector else (),
         windows_taints=taints,
         hostprocess_namespaces=namespaces,
+        include_system_namespaces=include_system_namespaces,
     )

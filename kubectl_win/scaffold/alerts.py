@@ -12,10 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from kubectl_win.updates import MAX_UPDATES_BEHIND
+
 RUNBOOK_BASE = "https://github.com/kubectl-win/kubectl-win/blob/main/docs/runbooks.md"
 DEFAULT_CLUSTER_LABEL = "cluster"
 GROUP = "kubectl-win"
 DAY = 86400
+# The scrape job of the monitor: prometheus-operator names a ServiceMonitor's job after the Service it selects,
+# which `scaffold monitor` calls kubectl-win (kubectl_win/scaffold/monitor.py NAME).
+JOB = "kubectl-win"
 
 
 @dataclass(frozen=True)
@@ -59,11 +64,17 @@ ALERTS = (
           "kubectl-win serve has not been able to read cluster {cluster} for 15 minutes; its "
           "other metrics show the last good scan. Check the monitor pod's log and its RBAC."),
     Alert("KubectlWinNodeBehindOnUpdates",
-          "max by ({c}, node, build) (kubectl_win_node_os_updates_behind) >= 2", "6h", "warning",
+          f"max by ({{c}}, node, build) (kubectl_win_node_os_updates_behind) > {MAX_UPDATES_BEHIND}", "6h", "warning",
           "Windows node {{{{ $labels.node }}}} is behind on updates in {cluster}",
           "Windows node {{{{ $labels.node }}}} (build {{{{ $labels.build }}}}) in cluster {cluster} "
           "is {{{{ $value }}}} monthly updates behind the newest released for its build. Upgrade the node image "
           "(or run Windows Update) and cordon and drain it first."),
+    Alert("KubectlWinMonitorDown",
+          f'up{{{{job="{JOB}"}}}} == 0 or absent(up{{{{job="{JOB}"}}}})', "15m", "warning",
+          "The kubectl-win monitor is down or not scraped in {cluster}",
+          f"Prometheus's scrapes of kubectl-win serve (job {JOB}) in cluster {{cluster}} have failed, or found no "
+          "target, for 15 minutes: the pod is down, or no scrape config or ServiceMonitor selects it. Until it is "
+          "back, the other kubectl-win alerts cannot fire."),
 )
 
 

@@ -44,6 +44,9 @@ class MonitorOptions:
     prometheus_rule: bool = False
     grafana_dashboard: bool = False
     serve_cluster_label: str | None = None  # serve --cluster-label; None: serve adds none in the cluster
+    # --label: on the ServiceMonitor and PrometheusRule, which Prometheus selects by label (kube-prometheus-stack
+    # by its `release` label)
+    selection_labels: tuple[tuple[str, str], ...] = ()
 
     @property
     def cluster_label(self) -> str:
@@ -96,9 +99,11 @@ def monitor_objects(opts: MonitorOptions) -> list[dict[str, Any]]:
                   "ports": [{"name": PORT_NAME, "port": PORT, "targetPort": PORT_NAME, "protocol": "TCP"}]}},
         network_policy(opts),
     ]
+    selected = {**LABELS, **dict(opts.selection_labels)}
     if opts.service_monitor:
         objects.append({
-            "apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor", "metadata": _meta(NAME, ns),
+            "apiVersion": "monitoring.coreos.com/v1", "kind": "ServiceMonitor",
+            "metadata": {**_meta(NAME, ns), "labels": selected},
             "spec": {"selector": {"matchLabels": dict(LABELS)}, "namespaceSelector": {"matchNames": [ns]},
                      "endpoints": [{"port": PORT_NAME, "path": "/metrics", "interval": "1m",
                                     "scrapeTimeout": "30s"}]},
@@ -106,7 +111,7 @@ def monitor_objects(opts: MonitorOptions) -> list[dict[str, Any]]:
     if opts.prometheus_rule:
         from kubectl_win.scaffold.alerts import prometheus_rule
 
-        objects.append(prometheus_rule(ns, LABELS, opts.cluster_label))
+        objects.append(prometheus_rule(ns, selected, opts.cluster_label))
     if opts.grafana_dashboard:
         from kubectl_win.scaffold.dashboard import dashboard_config_map
 

@@ -17,6 +17,9 @@ SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
 DEFAULT_CPU = "500m"
 DEFAULT_MEMORY = "1Gi"
+# A HostProcess node agent (a log shipper, an exporter, a CNI or CSI helper): small, and never CPU-capped.
+HOSTPROCESS_CPU = "100m"
+HOSTPROCESS_MEMORY = "256Mi"
 
 _DNS1123_LABEL = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")
 _DNS1123_SUBDOMAIN = re.compile(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
@@ -150,6 +153,20 @@ def _qualified_key(key: str, whole: str) -> None:
         ok = ok and len(prefix) <= 253 and _DNS1123_SUBDOMAIN.match(prefix) is not None
     if not ok:
         raise UsageError(f"invalid taint {whole!r}: the key must be a qualified name like os or example.com/os")
+
+
+def label(value: str, what: str = "--label") -> tuple[str, str]:
+    """KEY=VALUE with Kubernetes' label syntax (apimachinery validation: a qualified name, and a value of at most
+    63 characters that may be empty)."""
+    key, eq, label_value = value.partition("=")
+    prefix, slash, name = key.rpartition("/")
+    key_ok = bool(name) and len(name) <= 63 and _QUALIFIED_NAME.match(name) is not None and (
+        not slash or (len(prefix) <= 253 and _DNS1123_SUBDOMAIN.match(prefix) is not None))
+    if not eq or not key_ok or len(label_value) > 63 or not _LABEL_VALUE.match(label_value):
+        raise UsageError(f"invalid {what} {value!r}: expected KEY=VALUE, a key like release or example.com/team and "
+                         "a value of at most 63 letters, digits, '-', '_' or '.' (starting and ending with a letter "
+                         "or digit)")
+    return key, label_value
 
 
 def port(value: int) -> int:

@@ -9,6 +9,13 @@ from kubectl_win.scaffold.placement import Placement
 
 NAME_LABEL = "app.kubernetes.io/name"
 DEFAULT_HANDLER = "runhcs-wcow-process"  # containerd's process-isolated Windows runtime handler
+BATCH = ("job", "cronjob")
+# A Job's bounds: a hung run fails after an hour (raise it for longer batches) and is retried at most 4 times;
+# a finished Job is deleted after a day (a CronJob's history limits keep its last runs instead).
+JOB_DEADLINE_SECONDS = 3600
+JOB_BACKOFF_LIMIT = 4
+JOB_TTL_SECONDS = 86400
+DAY_SECONDS = 86400
 
 _API = {
     "deployment": ("apps/v1", "Deployment"),
@@ -24,14 +31,20 @@ def workload(opts: WorkloadOptions, placement: Placement) -> dict[str, Any]:
     labels = {NAME_LABEL: opts.name}
     template = {"metadata": {"labels": dict(labels)}, "spec": pod_spec(opts, placement)}
     spec: dict[str, Any]
-    if opts.kind in ("job", "cronjob"):
+    if opts.kind in BATCH:
         template["spec"]["restartPolicy"] = "OnFailure"
-        job_spec: dict[str, Any] = {"backoffLimit": 4, "template": template}
         if opts.kind == "job":
-            spec = job_spec
+            spec = {"backoffLimit": JOB_BACKOFF_LIMIT, "activeDeadlineSeconds": JOB_DEADLINE_SECONDS,
+                    "ttlSecondsAfterFinished": JOB_TTL_SECONDS, "template": template}
         else:
+            # concurrencyPolicy Forbid skips a run while the last is active: a run must end before the next is due,
+            # and one missed by more than half an interval (at most 5 minutes) is skipped, not caught up.
+            interval = cron_interval_seconds(opts.schedule) or JOB_DEADLINE_SECONDS
             spec = {"schedule": opts.schedule, "concurrencyPolicy": "Forbid",
-                    "jobTemplate": {"metadata": {"labels": dict(labels)}, "spec": job_spec}}
+                    "startingDeadlineSeconds": max(10, min(300, interval // 2)),
+                    "jobTemplate": {"metadata": {"labels": dict(labels)}, "spec": {
+                        "backoffLimit": JOB_BACKOFF_LIMIT,
+                        "activeDeadlineSeconds": min(interval, DAY_SECONDS) * 9 // 10, "template": template}}}
     else:
         spec = {}
         if opts.kind != "daemonset":
@@ -69,12 +82,11 @@ def container(opts: WorkloadOptions) -> dict[str, Any]:
     out: dict[str, Any] = {"name": opts.name, "image": opts.image}
     if opts.ports:
         out["ports"] = [{"containerPort": p, "protocol": "TCP"} for p in opts.ports]
-    # Windows pages instead of OOM-killing, so a container without limits can starve the node.
-    out["resources"] = {
-        "requests": {"cpu": opts.cpu, "memory": opts.memory},
-        "limits": {"cpu": opts.cpu, "memory": opts.memory},
-    }
-    if opts.ports:
+    # Windows pages instead of OOM-killing, so a container without a memory limit can starve the node. A HostProcess
+    # node agent gets no CPU limit: capped at a CPU rate, it falls behind when its node is busy, when it is needed.
+    limits = {"memory": opts.memory} if opts.hostprocess else {"cpu": opts.cpu, "memory": opts.memory}
+    out["resources"] = {"requests": {"cpu": opts.cpu, "memory": opts.memory}, "limits": limits}
+    if opts.ports and opts.kind not in BATCH:  # a batch run is not a server: it is done when it exits
         probe_port = opts.ports[0]
         # Windows images are large and start slowly: the startup probe gives them five minutes.
         out["startupProbe"] = _tcp_probe(probe_port, period=10, failures=30)
@@ -107,6 +119,54 @@ def _metadata(name: str, namespace: str | None, labels: dict[str, str]) -> dict[
         meta["namespace"] = namespace
     meta["labels"] = dict(labels)
     return meta
+
+
+_MACROS = {"@hourly": 3600, "@daily": DAY_SECONDS, "@midnight": DAY_SECONDS}
+
+
+def cron_interval_seconds(schedule: str) -> int | None:
+    """The shortest time between two runs of a schedule whose day, month and weekday fields are `*` (minute and
+    hour fields: numbers, ranges, steps, lists), or of @hourly/@daily; one day for any other valid schedule (it
+    runs at most daily); None when the fields cannot be read."""
+    if schedule.startswith("@"):
+        return _MACROS.get(schedule, DAY_SECONDS)
+    fields = schedule.split()
+    if len(fields) != 5:
+        return None
+    minutes, hours = _cron_field(fields[0], 0, 59), _cron_field(fields[1], 0, 23)
+    if not minutes or not hours:
+        return None
+    if fields[2:] != ["*", "*", "*"]:
+        return DAY_SECONDS
+    times = sorted(h * 60 + m for h in hours for m in minutes)
+    gaps = [b - a for a, b in zip(times, times[1:], strict=False)] + [times[0] + 1440 - times[-1]]
+    return min(gaps) * 60
+
+
+def _cron_field(text: str, low: int, high: int) -> set[int]:
+    values: set[int] = set()
+    for part in text.split(","):
+        span, _, step_text = part.partition("/")
+        if span == "*":
+            start, end = low, high
+        elif "-" in span:
+            first, _, last = span.partition("-")
+            if not (first.isdigit() and last.isdigit()):
+                return set()
+            start, end = int(first), int(last)
+        elif span.isdigit():
+            start = end = int(span)
+            if step_text:
+                end = high
+        else:
+            return set()
+        if step_text and not (step_text.isdigit() and int(step_text) > 0):
+            return set()
+        step = int(step_text) if step_text else 1
+        if not low <= start <= end <= high:
+            return set()
+        values.update(range(start, end + 1, step))
+    return values
 
 
 def _tcp_probe(port: int, period: int, failures: int) -> dict[str, Any]:

@@ -31,3 +31,21 @@ def run_cli(*args: str, stdin: str = "") -> CliResult:
     finally:
         sys.stdin, sys.stdout, sys.stderr = saved
     return CliResult(code, out.getvalue(), err.getvalue())
+
+
+def client_modules_loaded(*args: str) -> tuple[int, list[str]]:
+    """Run the command in a fresh interpreter: its exit code and which of the Kubernetes client's packages it
+    imported (an offline command must import none)."""
+    import subprocess
+
+    from tests.support.paths import ROOT
+
+    code = ("import contextlib, io, sys\nfrom kubectl_win.cli import main\n"
+            "with contextlib.redirect_stdout(io.StringIO()):\n"
+            f"    code = main({list(args)!r})\n"
+            "print(code, ' '.join(sorted({m.split('.')[0] for m in sys.modules} & {'kubernetes', 'urllib3', "
+            "'aiohttp'})))\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    first = result.stdout.split("\n")[0].split(" ", 1)
+    assert first[0].lstrip("-").isdigit(), result.stdout + result.stderr
+    return int(first[0]), first[1].split() if len(first) > 1 else []

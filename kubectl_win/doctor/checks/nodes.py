@@ -23,9 +23,9 @@ def run(snapshot: Snapshot) -> list[Finding]:
     for node in windows:
         ref, ignores = node.ref, node.ignores
         if node.ready is not True:
+            reason, detail = _not_ready(node)
             findings.append(finding("windows-node-not-ready", ref, "status.conditions[Ready]", ignores=ignores,
-                                    node=node.name, reason=node.ready_reason,
-                                    detail=node.ready_message or "no message"))
+                                    node=node.name, reason=reason, detail=detail))
         if node.unschedulable:
             findings.append(finding("windows-node-cordoned", ref, "spec.unschedulable", ignores=ignores,
                                     node=node.name))
@@ -37,6 +37,15 @@ def run(snapshot: Snapshot) -> list[Finding]:
         findings.extend(_build_findings(snapshot, node))
     findings.extend(_retiring_pools(snapshot, windows))
     return findings
+
+
+def _not_ready(node) -> tuple[str, str]:  # type: ignore[no-untyped-def]
+    """What the Ready condition says, and what it leaves out: a condition without a reason is not "no condition"."""
+    if node.ready is None:
+        return "no Ready condition", "the node's status has none: its kubelet has not reported"
+    reason = node.ready_reason or f"Ready is {node.ready_status or 'not True'}"
+    given = "no reason or message" if not node.ready_reason else "no message"
+    return reason, node.ready_message or f"the kubelet gave {given}"
 
 
 def _retiring_pools(snapshot: Snapshot, nodes) -> list[Finding]:  # type: ignore[no-untyped-def]

@@ -24,6 +24,7 @@ class Page:
     label: str = ""  # the `cluster` label of -o openmetrics
     seconds: float = 0.0  # how long the scan took (-o openmetrics)
     cluster_label: str | None = None  # -o openmetrics: --cluster-label (fleet/metrics.py label_for)
+    artifact: str | None = None  # the dump file read (--from-dump): -o sarif's physical location of its objects
 
 
 def _json(report: DoctorReport, page: Page) -> None:
@@ -46,11 +47,28 @@ def _junit(report: DoctorReport, page: Page) -> None:
                  shell=page.shell)
 
 
+# Past this size a dump is not read a second time for its objects' lines: their results point at line 1.
+SARIF_LINES_MAX_BYTES = 64 << 20
+
+
 def _sarif(report: DoctorReport, page: Page) -> None:
     from kubectl_win import catalog
-    from kubectl_win.output.sarif import render_sarif
+    from kubectl_win.output.sarif import Artifact, render_sarif
 
-    render_sarif(report.findings, catalog.sarif_rules(report.findings, page.shell), page.out, shell=page.shell)
+    artifact = None
+    if page.artifact and page.artifact != "-":
+        import os
+
+        text = ""
+        try:
+            if os.path.getsize(page.artifact) <= SARIF_LINES_MAX_BYTES:
+                with open(page.artifact, encoding="utf-8", errors="replace") as dump:
+                    text = dump.read()
+        except OSError:
+            pass  # read a moment ago; gone now: line 1 it is
+        artifact = Artifact(page.artifact, text)
+    render_sarif(report.findings, catalog.sarif_rules(report.findings, page.shell), page.out, shell=page.shell,
+                 artifact=artifact)
 
 
 def _html(report: DoctorReport, page: Page) -> None:

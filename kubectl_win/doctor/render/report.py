@@ -253,7 +253,13 @@ def _ready(node: NodeRecord) -> str:
 
 def render_findings(report: DoctorReport, out: IO[str], wide: bool = False, colour: bool = False,
                     width: int | None = None, shell: str = "posix") -> None:
-    """The findings (see output.findings_table), then one summary line; with `width`, none wider."""
+    """The findings (see output.findings_table), then one summary line; with `width`, none wider. Piped, the
+    findings are the blocks a terminal shows (at output.fold.page_width()), so that a pasted copy reads the same;
+    `-o wide` piped stays one table per severity with a fix column."""
+    if width is None and not wide:
+        from kubectl_win.output.fold import page_width
+
+        width = page_width()
     render_by_severity(report.findings, out, wide=wide, colour=colour, width=width, title=check_title,
                        shell=shell)
     if width:
