@@ -64,6 +64,10 @@ VALUES: dict[tuple[str, ...], list[Any]] = {
     ("emptyDir", "mode"): [0o700],
     ("bindMountOptions",): [["ro"]],
     ("resources", "limits", "memory"): ["256Mi"],
+    # Rules no API server enforces (the scheduler ignores spec.os; the runtime refuses a HostProcess user):
+    # the server accepts every case, and explain predicts no rejection.
+    ("nodeSelector",): [{"disktype": "ssd"}, {"kubernetes.io/os": "windows"}],
+    ("securityContext", "windowsOptions", "runAsUserName"): ["ContainerUser", "NT AUTHORITY\\SYSTEM"],
 }
 # Mapping keys for key-prefix triggers (annotations).
 KEYS = {
