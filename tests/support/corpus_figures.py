@@ -357,7 +357,7 @@ def summary_lines() -> list[str]:
              f"{f.rate('right'):.1f}%" for f in ordered if f.held_out]
     return ["How doctor answers the failure corpora, graded against each entry's key "
             "(tests/support/corpus_figures.py):", *heads,
-            *tabulate([f.row() for f in ordered], HEADERS).splitlines(), *CONTROLS]
+            *(tabulate([f.row() for f in ordered], HEADERS).splitlines() if ordered else []), *CONTROLS]
 
 
 def documented() -> list[tuple[str, Figures]]:
