@@ -224,9 +224,14 @@ async def handle(request: web.Request, ctx) -> web.StreamResponse:  # noqa: ANN0
                 _kill(process)
                 with contextlib.suppress(Exception):
                     await asyncio.wait_for(process.wait(), 5)
-            # With stdin closed too, the subprocess transport closes itself now rather than in a
-            # garbage-collector finaliser after this server's loop is gone.
+            # Close the subprocess transport (stdin and every pipe) while this server's loop runs: left to a
+            # garbage-collector finaliser after the loop is gone, it raises inside whatever code the collector
+            # interrupts (CPython 3.11 then reports a SystemError from an unrelated compile()). asyncio's
+            # Process exposes no public close; its transport is the documented SubprocessTransport.
             _close_stdin(process.stdin)
+            transport = getattr(process, "_transport", None)
+            if transport is not None:
+                transport.close()
             await asyncio.sleep(0)
         session.done.set()
     return ws
