@@ -9,7 +9,7 @@ accepts gets an answer: the one asked for, or a status (503 with Retry-After, 40
   worker; idle or slow clients can never take the threads nor keep a scraper out.
 - At most MAX_CONNECTIONS connections are open: past it, room is made by closing the connection kept alive
   longest after its answer, else by answering the one that has waited longest without sending anything 503
-  with Retry-After.
+  with Retry-After; when every open one has a request under way or queued, the new one is answered that.
 - A connection that sends no request for IDLE_SECONDS is answered 408 (one kept alive after an answer is
   closed, as HTTP allows); a request must arrive within REQUEST_SECONDS of its first read, however slowly it
   trickles in (408 past it), and its answer be taken within as long.
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
 
 BACKLOG = 512
 WORKERS = 64
-MAX_CONNECTIONS = 256  # each one a socket in the waiting room's selector; Windows' select() takes 512 at most
+MAX_CONNECTIONS = 500  # each one a socket in the waiting room's selector; Windows' select() takes 512 at most
 IDLE_SECONDS = 30.0
 REQUEST_SECONDS = 15.0
 LINGER_SECONDS = 2.0
@@ -273,8 +273,9 @@ class _Room:
         self._arrivals: queue.SimpleQueue[tuple[socket.socket, Any, str]] = queue.SimpleQueue()
         self._working = 0  # connections handed to a worker and not back yet
         self.accepted = 0  # connections taken in since the start
-        self._bell, self._ring = socket.socketpair()
+        self._bell, self._ring = socket.socketpair()  # a byte on _ring wakes the thread
         self._bell.setblocking(False)
+        self._ring.setblocking(False)
         self._selector.register(self._bell, selectors.EVENT_READ)
         self._stopped = False
         threading.Thread(target=self._run, name="serve-waiting-room", daemon=True).start()
