@@ -207,6 +207,44 @@ def test_a_burst_of_200_scrapes_is_answered_in_full(apiserver):
     assert not any("Traceback" in line or "internal error" in line for line in serve.lines), serve.lines
 
 
+METRICS = b"GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+
+
+def accept_queue(port: int) -> int:
+    """How many connections wait for the server to accept them (Linux: the LISTEN row's rx_queue)."""
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        if fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+            return int(fields[4].split(":")[1], 16)
+    raise AssertionError(f"nothing listens on port {port}")
+
+
+def test_connections_that_have_not_sent_their_request_yet_are_not_idle(apiserver):
+    """200 scrapers whose requests come late (their own process starved of CPU): serve, stopped (SIGSTOP)
+    while they connect, then accepting them all at once, beyond every thread it has, drops none of them as
+    idle; each is answered once its request comes. The limits as shipped."""
+    apiserver.seed(SAMPLE_DUMP)
+    serve = Serve("--kubeconfig", str(apiserver.kubeconfig), "--interval", "1h")
+    conns: list[socket.socket] = []
+    try:
+        wait_until(lambda: serve.get("/readyz")[0] == 200, "the first scan")
+        host, port = address(serve)
+        serve.process.send_signal(signal.SIGSTOP)
+        try:
+            conns = [socket.create_connection((host, port), timeout=HANG_GUARD) for _ in range(200)]
+        finally:
+            serve.process.send_signal(signal.SIGCONT)
+        wait_until(lambda: accept_queue(port) == 0, "serve to accept every connection")
+        for conn in conns:
+            conn.sendall(METRICS)
+        heads = [status_of(conn) for conn in conns]
+    finally:
+        for conn in conns:
+            conn.close()
+        assert serve.stop() == 0
+    assert [head.split("\r\n", 1)[0] for head in heads] == ["HTTP/1.1 200 OK"] * 200
+
+
 def threads_of(serve: Serve) -> int:
     return len(os.listdir(f"/proc/{serve.process.pid}/task"))
 
