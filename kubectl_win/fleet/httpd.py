@@ -221,10 +221,9 @@ class _Handler(BaseHTTPRequestHandler):
             if not board.figures:
                 self._answer(503, NO_FIGURES)
                 return
-            from kubectl_win.fleet.metrics import exposition
-
-            body, headers = exposition(board.figures, self.headers.get("Accept", ""),
-                                       self.headers.get("Accept-Encoding", ""), cluster_label=board.cluster_label)
+            body, headers = self.server.exposition(board.figures, self.headers.get("Accept", ""),
+                                                   self.headers.get("Accept-Encoding", ""),
+                                                   cluster_label=board.cluster_label)
             self._answer(200, body, headers)
         elif path == "/healthz":
             self._answer(200, b"ok\n") if board.healthy else self._answer(503, STALE)
@@ -486,6 +485,9 @@ class MetricsServer(HTTPServer):
     allow_reuse_address = os.name != "nt"
 
     def __init__(self, host: str, port: int, board: Board, clock: Clock = time.monotonic) -> None:
+        from kubectl_win.fleet.metrics import exposition  # now, not in the first scrape: no command but serve needs it
+
+        self.exposition = exposition
         self.board = board
         self.clock = clock
         self.idle_seconds = _test_seconds("IDLE", IDLE_SECONDS)
