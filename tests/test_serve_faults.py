@@ -1,7 +1,9 @@
 """serve and the fleet under faults, each tried as real processes on loopback: a credential plugin that hangs,
-a server that sends its answer a byte at a time, a burst of scrapes, idle and slow clients, huge headers, a
-malformed Accept header, and context names that hold escape sequences. Every wait is on an event; every probe
-is bounded in count and in time (HANG_GUARD)."""
+a server that sends its answer a byte at a time, a burst of scrapes, scrapers whose requests come late, idle
+and slow clients, huge headers, a malformed Accept header, and context names that hold escape sequences; and
+serve's HTTP server in process, starved for certain (its workers held, its clock moved on). Every connection
+serve accepts must get an answer or a status. Every wait is on an event; every probe is bounded in count and
+in time (HANG_GUARD)."""
 
 from __future__ import annotations
 
