@@ -24,6 +24,7 @@ import signal
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -38,6 +39,9 @@ from tests.apiserver.auth import Auth
 from tests.realcluster.fixtures import real_cluster, real_sample, sample_refused  # noqa: F401 - fixtures
 from tests.registry.fixtures import htpasswd_registry, plain_registry, token_registry  # noqa: F401 - fixtures
 from tests.support.tools import require_kubectl
+
+if TYPE_CHECKING:
+    from tests.support.browser import Browser
 
 # Tier -> the fixtures that bring its server or tool (the fixture closure counts, so fixtures built on
 # these, such as exec_settings or real_sample, bring the tier too).
@@ -191,6 +195,24 @@ def http_apiserver(_http_apiserver_module: ApiServer) -> ApiServerHandle:
 def kubectl() -> str:
     """The real kubectl (from the test virtualenv or PATH); fails under CI when it is missing."""
     return require_kubectl()
+
+
+@pytest.fixture(scope="session")
+def browser() -> Iterator[Browser]:
+    """One headless chromium for the session (each test opens its own page); fails under CI when missing."""
+    from tests.support.browser import Browser, BrowserMissing, find_chromium
+
+    in_ci = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
+    if find_chromium() is None:
+        if in_ci:
+            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
+        pytest.skip("chromium is not installed (apt-get install chromium)")
+    try:
+        instance = Browser.start()
+    except BrowserMissing as exc:
+        pytest.fail(str(exc)) if in_ci else pytest.skip(str(exc))
+    with instance:
+        yield instance
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:

@@ -15,6 +15,7 @@ from tests.apiserver import ApiServer
 from tests.apiserver.store import Store
 from tests.apiserver.synthetic import SyntheticSpec, generate
 from tests.support.tools import require_corpus
+from tests.support.waiting import HANG_GUARD
 
 
 def _node(name: str, os_name: str = "windows", ready: str = "True") -> dict:
@@ -447,20 +448,13 @@ def test_pod_log_subresource(http_apiserver) -> None:
 # -- watch ---------------------------------------------------------------------------------------
 
 def test_watch_streams_initial_state_then_changes(http_apiserver) -> None:
-    import threading
-    import time
-
     http_apiserver.put(_pod("a", "apps", app="web"), _pod("z", "other", app="web"))
-
-    def change() -> None:
-        time.sleep(0.3)
+    url = http_apiserver.url + "/api/v1/namespaces/apps/pods?watch=true&labelSelector=app%3Dweb&timeoutSeconds=600"
+    with urllib.request.urlopen(url, timeout=HANG_GUARD) as resp:
+        events = [json.loads(resp.readline())]  # the initial state is listed: the changes come after it
         http_apiserver.put(_pod("b", "apps", app="web"), _pod("c", "apps", app="db"), _pod("y", "other", app="web"))
         http_apiserver.store.delete(http_apiserver.store.resource("", "v1", "pods"), "apps", "a")
-
-    threading.Thread(target=change).start()
-    url = http_apiserver.url + "/api/v1/namespaces/apps/pods?watch=true&labelSelector=app%3Dweb&timeoutSeconds=2"
-    with urllib.request.urlopen(url, timeout=10) as resp:
-        events = [json.loads(line) for line in resp.read().splitlines()]
+        events += [json.loads(resp.readline()) for _ in range(2)]  # c or y, wrongly sent, would come first
     assert [(e["type"], e["object"]["metadata"]["name"]) for e in events] == [
         ("ADDED", "a"), ("ADDED", "b"), ("DELETED", "a")]
     assert events[0]["object"]["kind"] == "Pod"

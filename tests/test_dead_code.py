@@ -11,8 +11,8 @@ from tests.support.paths import ROOT
 
 # Called by a framework, never by name in our code: click's help formatting hook, the kubernetes
 # loader's exec-plugin step (kube/credential_plugin.py overrides it to bound the plugin), and socketserver's
-# error hook (fleet/httpd.py).
-FRAMEWORK_HOOKS = {"format_usage", "_load_from_exec_plugin", "handle_error"}
+# error and accepted-connection hooks (fleet/httpd.py).
+FRAMEWORK_HOOKS = {"format_usage", "_load_from_exec_plugin", "handle_error", "process_request"}
 
 
 def test_every_definition_is_used_somewhere():

@@ -15,6 +15,7 @@ from tests.apiserver.nodelogs import NodeLogs
 from tests.support.cli import run_cli
 from tests.support.hns_scenarios import HNS_FIXTURES, SCENARIOS, cluster_items
 from tests.support.paths import ROOT
+from tests.support.waiting import wait_until
 from tests.test_hns_live import FakeKubelet
 
 
@@ -128,7 +129,6 @@ def test_interrupting_deep_deletes_every_pod(deep_cluster) -> None:  # noqa: ANN
     import signal
     import subprocess
     import sys
-    import time
 
     apiserver, settings, kubelet = deep_cluster
     for node in ("win-a", "win-b"):
@@ -137,9 +137,7 @@ def test_interrupting_deep_deletes_every_pod(deep_cluster) -> None:  # noqa: ANN
                                 str(apiserver.kubeconfig)], cwd=ROOT,
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        deadline = time.monotonic() + 30
-        while len(settings.live_sessions()) < 2 and time.monotonic() < deadline:
-            time.sleep(0.05)
+        wait_until(lambda: len(settings.live_sessions()) >= 2, "both nodes' deep sessions to start")
         assert len(kubelet.ours()) == 2
         process.send_signal(signal.SIGTERM)
         _, stderr = process.communicate(timeout=30)

@@ -20,7 +20,7 @@ from kubectl_win.fleet.scan import ClusterScan
 from tests.support.browser import Browser
 from tests.support.html_reports import hostile_dump
 from tests.support.paths import SAMPLE_DUMP
-from tests.test_doctor_html_browser import assert_inert, browser, no_horizontal_overflow, visible  # noqa: F401
+from tests.test_doctor_html_browser import assert_inert, no_horizontal_overflow, visible
 
 HOSTILE_CONTEXT = '<img src=x onerror="window.__kwPwned=7">prod\u202e'
 
@@ -46,7 +46,7 @@ def page(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.mark.parametrize("width", [1280, 390])
-def test_fleet_page_lists_every_cluster_and_links_to_its_report(browser: Browser, page: Path,  # noqa: F811
+def test_fleet_page_lists_every_cluster_and_links_to_its_report(browser: Browser, page: Path,
                                                                 width: int) -> None:
     visit = browser.open(page, width=width)
     assert_inert(visit)

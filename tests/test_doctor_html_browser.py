@@ -7,37 +7,19 @@ fail under CI=true.
 from __future__ import annotations
 
 import io
-import os
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from PIL import Image
 
-from tests.support.browser import Browser, BrowserMissing, Visit, find_chromium
+from tests.support.browser import Browser, Visit
 from tests.support.html_reports import hostile_dump, report_html
 from tests.support.paths import SAMPLE_DUMP
-
-IN_CI = os.environ.get("CI", "").lower() not in ("", "0", "false", "no")
 
 # Elements a report may contain; anything else (script, img, iframe, svg onload, ...) came from the cluster.
 ALLOWED_TAGS = {"DIV", "HEADER", "H1", "H2", "H3", "P", "SPAN", "B", "BDI", "NAV", "A", "MAIN", "SECTION", "DL", "DT",
                 "DD", "TABLE", "THEAD", "TBODY", "TR", "TH", "TD", "UL", "LI", "FIGURE", "FIGCAPTION", "ARTICLE",
                 "PRE", "CODE", "FOOTER", "DETAILS", "SUMMARY", "svg", "rect", "line"}
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Browser]:
-    if find_chromium() is None:
-        if IN_CI:
-            pytest.fail("chromium is not installed; .ci/run installs it (apt-get install chromium)")
-        pytest.skip("chromium is not installed (apt-get install chromium)")
-    try:
-        instance = Browser.start()
-    except BrowserMissing as exc:
-        pytest.fail(str(exc)) if IN_CI else pytest.skip(str(exc))
-    with instance:
-        yield instance
 
 
 @pytest.fixture(scope="module")

@@ -41,6 +41,7 @@ from tests.support.portforward_rig import (  # noqa: F401 - fixtures
     forwarding,
     linux_pod,
 )
+from tests.support.waiting import HANG_GUARD
 
 GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 OP_CONT, OP_BINARY, OP_CLOSE, OP_PING, OP_PONG = 0x0, 0x2, 0x8, 0x9, 0xA
@@ -327,7 +328,8 @@ def test_a_pong_is_not_held_up_by_a_blocked_writer():
 
 
 def test_abort_returns_at_once_while_a_writer_is_blocked():
-    server = ScriptedServer(lambda conn: time.sleep(30), rcvbuf=65536)
+    held = threading.Event()  # the server reads nothing until the test ends: the writer stays blocked
+    server = ScriptedServer(lambda conn: held.wait(HANG_GUARD), rcvbuf=65536)
     stream = ExecStream.open(server.target)
     sent = [0]
     failure: list[BaseException] = []
@@ -345,13 +347,15 @@ def test_abort_returns_at_once_while_a_writer_is_blocked():
     writer.start()
     try:
         _wait_until_stalled(sent)
-        started = time.monotonic()
-        stream.abort()  # what Ctrl-C does to every open stream
-        assert time.monotonic() - started < 1
-        writer.join(5)
+        aborting = threading.Thread(target=stream.abort, daemon=True)  # what Ctrl-C does to every open stream
+        aborting.start()
+        aborting.join(HANG_GUARD)  # an abort that waited for the blocked writer would never return
+        assert not aborting.is_alive()
+        writer.join(HANG_GUARD)
         assert not writer.is_alive() and failure
         assert stream.closed
     finally:
+        held.set()
         server.sock.close()
 
 

@@ -18,6 +18,7 @@ from kubectl_win.kube import KubeFlags, connect
 from kubectl_win.portforward import targets
 from kubectl_win.portforward.ports import parse_port_pair
 from tests.realcluster.cluster import RealCluster
+from tests.support.waiting import wait_until
 
 NS = "pf"
 IMAGE = "mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2022"
@@ -98,8 +99,9 @@ def pf_cluster(real_cluster: RealCluster) -> RealCluster:
             _pod("db-0", {"app": "db"}, "pf-win", True),
             _pod("lonely", {"app": "lonely"}, None, True)]
     for obj, status in pods:
-        create(f"/api/v1/namespaces/{NS}/pods", obj)
-        time.sleep(1.1)  # distinct creationTimestamps: web-1 is the older one
+        created = create(f"/api/v1/namespaces/{NS}/pods", obj)["metadata"]["creationTimestamp"]
+        # distinct creationTimestamps (whole seconds, this machine's clock): web-1 is the older one
+        wait_until(lambda c=created: time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()) > c, "the next second")
         client.ok("PATCH", f"/api/v1/namespaces/{NS}/pods/{obj['metadata']['name']}/status", {"status": status},
                   "application/merge-patch+json")
     return real_cluster

@@ -84,7 +84,7 @@ def test_doctor_from_a_mutated_dump(tmp_path: Path, data: st.DataObject) -> None
 
 
 @pytest.mark.parametrize("manifest", MANIFESTS, ids=[m.name for m in MANIFESTS])
-@SETTINGS
+@settings(SETTINGS, max_examples=30)  # per manifest: the manifests together see more mutations than the dump
 @given(data=st.data())
 def test_explain_and_scaffold_patch_on_a_mutated_manifest(tmp_path: Path, manifest: Path,
                                                           data: st.DataObject) -> None:

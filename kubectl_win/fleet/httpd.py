@@ -1,16 +1,25 @@
 """serve's HTTP side: /metrics, /healthz and /readyz answered from a Board, on the standard library's
-ThreadingHTTPServer, with the limits a long-running exporter needs (docs/serve.md, "Limits"):
+HTTPServer, with the limits a long-running exporter needs (docs/serve.md, "Limits"). Every connection it
+accepts gets an answer: the one asked for, or a status (503 with Retry-After, 408, 431), never a bare close.
 
-- a listen backlog of BACKLOG, so that a burst of scrapes (many Prometheus replicas, a federation) queues
-  instead of being dropped (the standard library's default is 5);
-- at most MAX_CONNECTIONS connections at once (a thread each): when every one is taken, the connection that
-  has been idle longest is closed to make room, else the next one waits in the backlog for a request to end
-  (each is bounded, below) and is answered 503 only if none does, so idle or slow clients can never take
-  every thread and file descriptor, nor keep a scraper out;
-- a connection that sends nothing for IDLE_SECONDS is closed, and a request (line, headers and answer)
-  must be over within REQUEST_SECONDS of its first byte, however slowly it trickles in;
-- the request line and headers together are at most MAX_HEADER_BYTES (431 past it), so a client cannot
+- A listen backlog of BACKLOG, so that a burst of scrapes (many Prometheus replicas, a federation) queues
+  instead of being dropped (the standard library's default is 5).
+- A connection waits for its request in the waiting room (one thread, a selector) and holds no thread there:
+  one of WORKERS threads takes it only once its request's bytes are there. A burst of scrapes waits for a
+  worker; idle or slow clients can never take the threads nor keep a scraper out.
+- At most MAX_CONNECTIONS connections are open: past it, room is made by closing the connection kept alive
+  longest after its answer, else by answering the one that has waited longest without sending anything 503
+  with Retry-After; when every open one has a request under way or queued, the new one is answered that.
+- A connection that sends no request for IDLE_SECONDS is answered 408 (one kept alive after an answer is
+  closed, as HTTP allows); a request must arrive within REQUEST_SECONDS of its first read, however slowly it
+  trickles in (408 past it), and its answer be taken within as long.
+- The request line and headers together are at most MAX_HEADER_BYTES (431 past it), so a client cannot
   make the process hold megabytes of headers.
+
+A deadline counts only when there is nothing to read: a request that arrived while the process was starved of
+CPU (its deadline passing meanwhile) is answered, never timed out. A status is followed by a lingering close
+(the rest of what the client sends is read and dropped for LINGER_SECONDS), so that closing does not reset
+the connection before the client has read it.
 
 Not prometheus_client's start_http_server: that one answers metrics on every path (no /healthz or /readyz,
 no 404), binds in a thread of its own and leaves no hook to refuse a busy port with one line, to stop at
@@ -25,12 +34,15 @@ from __future__ import annotations
 import errno
 import http.client
 import os
+import queue
+import selectors
 import socket
 import socketserver
 import threading
 import time
-from collections.abc import Mapping
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, HTTPServer
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
@@ -40,16 +52,29 @@ if TYPE_CHECKING:
     from kubectl_win.fleet.figures import ClusterFigures
 
 BACKLOG = 512
-MAX_CONNECTIONS = 64
+WORKERS = 64
+MAX_CONNECTIONS = 500  # each one a socket in the waiting room's selector; Windows' select() takes 512 at most
 IDLE_SECONDS = 30.0
 REQUEST_SECONDS = 15.0
+LINGER_SECONDS = 2.0
 _TEST_ENV = "KUBECTL_WIN_TEST_SERVE_"  # tests shorten IDLE_SECONDS and REQUEST_SECONDS; no user path reads it
 MAX_HEADER_BYTES = 16 * 1024
-BUSY = b"HTTP/1.1 503 Service Unavailable\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+def _status(code: int, reason: str, *headers: str) -> bytes:
+    return "\r\n".join([f"HTTP/1.1 {code} {reason}", *headers, "Content-Length: 0", "Connection: close", "",
+                         ""]).encode()
+
+
+BUSY = _status(503, "Service Unavailable", "Retry-After: 1")
+TIMED_OUT = _status(408, "Request Timeout")
+TOO_LARGE = _status(431, "Request Header Fields Too Large")
 
 NOT_READY = b"not every cluster has been scanned yet\n"
 NO_FIGURES = b"no scan has finished yet\n"
 STALE = b"no scan has finished for too long: the scan loop is stuck\n"
+
+Clock = Callable[[], float]
 
 
 class Board:
@@ -92,24 +117,45 @@ class Board:
         return self.stale_after is None or time.monotonic() - self._progress <= self.stale_after
 
 
-class _CappedReader:
-    """The request's reader, refusing to hand out more than `left` bytes of request line and headers: past
-    that, http.server answers 431 instead of buffering whatever the client sends."""
+class _RequestReader:
+    """A request's reader: its line and headers at most `left` bytes together (past that, a 431 instead of
+    buffering whatever the client sends), all of them by `deadline`. The deadline is looked at only before
+    waiting for bytes not here yet: what arrived while the process was starved of CPU is read, not timed out."""
 
-    def __init__(self, raw: Any, left: int) -> None:
-        self._raw, self.left = raw, left
+    def __init__(self, buffered: Any, connection: socket.socket, left: int, deadline: float, clock: Clock) -> None:
+        self._buffered, self._connection, self.left = buffered, connection, left
+        self._deadline, self._clock = deadline, clock
+        self.timed_out = False
 
     def readline(self, size: int = -1) -> bytes:
         if self.left <= 0:
             raise http.client.LineTooLong("request headers")
-        line = self._raw.readline(self.left + 1 if size < 0 else min(size, self.left + 1))
+        limit = self.left + 1 if size < 0 else min(size, self.left + 1)
+        line = bytearray()
+        while len(line) < limit:
+            here = self._here()
+            if not here:
+                break  # the client closed its side
+            end = here.find(b"\n", 0, limit - len(line))
+            line += self._buffered.read(end + 1 if end >= 0 else min(len(here), limit - len(line)))
+            if end >= 0:
+                break
         self.left -= len(line)
         if self.left < 0:
             raise http.client.LineTooLong("request headers")
-        return line
+        return bytes(line)
+
+    def _here(self) -> bytes:
+        """The bytes buffered already, else the next to arrive before the deadline (TimeoutError past it)."""
+        self._connection.settimeout(max(self._deadline - self._clock(), 0.001))
+        try:
+            return self._buffered.peek(1)
+        except TimeoutError:
+            self.timed_out = True
+            raise
 
     def __getattr__(self, name: str) -> Any:
-        return getattr(self._raw, name)
+        return getattr(self._buffered, name)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -117,28 +163,56 @@ class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"  # keep-alive: Prometheus reuses its connection between scrapes
 
     def setup(self) -> None:
-        self.timeout = self.server.idle_seconds
+        self.request.settimeout(None)  # the waiting room had it non-blocking; each read and write is bounded
         super().setup()
+        self._buffered = self.rfile
+        self.answering = False
+
+    def handle(self) -> None:
+        """The request that woke this connection, and any the client sent behind it already; between
+        requests the connection waits in the waiting room, not in this thread."""
+        self.close_connection = True
+        self.handle_one_request()
+        while not self.close_connection and self._more():
+            self.handle_one_request()
+
+    def _more(self) -> bool:
+        """Whether the next request's bytes are here already (buffered or in the socket), without waiting."""
+        self.request.settimeout(0.0)
+        try:
+            return bool(self._buffered.peek(1))
+        except OSError:
+            return False
 
     def handle_one_request(self) -> None:
-        """Wait (the idle time at most) for a request to start, then give it the request time in all."""
-        reaper = self.server.reaper
-        reaper.idle(self.connection)
-        try:
-            started = self.rfile.peek(1)
-        except (TimeoutError, OSError):
-            started = b""
-        if not started:
-            reaper.forget(self.connection)
-            self.close_connection = True
-            return
-        raw, self.rfile = self.rfile, _CappedReader(self.rfile, MAX_HEADER_BYTES)  # type: ignore[assignment]
-        reaper.watch(self.connection, self.server.request_seconds)
+        """One request, read within the request time, line and headers within MAX_HEADER_BYTES; past either
+        it is answered a status (408, 431: http.server answers headers past the cap itself)."""
+        server = self.server
+        reader = _RequestReader(self._buffered, self.request, MAX_HEADER_BYTES,
+                                server.clock() + server.request_seconds, server.clock)
+        self.rfile, self.answering = reader, False  # type: ignore[assignment]
         try:
             super().handle_one_request()
+        except http.client.LineTooLong:  # the request line alone is past the cap
+            self._refuse(TOO_LARGE)
         finally:
-            self.server.reaper.forget(self.connection)
-            self.rfile = raw
+            self.rfile = self._buffered
+        if reader.timed_out:
+            self._refuse(TIMED_OUT)
+
+    def _refuse(self, status: bytes) -> None:
+        self.close_connection = True
+        if not self.answering:  # once an answer has started, only a close can end it
+            self.answering = True
+            self.request.settimeout(self.server.request_seconds)
+            self.request.sendall(status)
+
+    def send_response_only(self, code: int, message: str | None = None) -> None:
+        """Every answer starts here (http.server's errors too): from now on the client must take it within the
+        request time, and no status can be sent in its place."""
+        self.answering = True
+        self.request.settimeout(self.server.request_seconds)
+        super().send_response_only(code, message)
 
     def do_GET(self) -> None:  # noqa: N802 - the name http.server calls
         path = self.path.split("?", 1)[0]
@@ -147,10 +221,9 @@ class _Handler(BaseHTTPRequestHandler):
             if not board.figures:
                 self._answer(503, NO_FIGURES)
                 return
-            from kubectl_win.fleet.metrics import exposition
-
-            body, headers = exposition(board.figures, self.headers.get("Accept", ""),
-                                       self.headers.get("Accept-Encoding", ""), cluster_label=board.cluster_label)
+            body, headers = self.server.exposition(board.figures, self.headers.get("Accept", ""),
+                                                   self.headers.get("Accept-Encoding", ""),
+                                                   cluster_label=board.cluster_label)
             self._answer(200, body, headers)
         elif path == "/healthz":
             self._answer(200, b"ok\n") if board.healthy else self._answer(503, STALE)
@@ -173,77 +246,254 @@ class _Handler(BaseHTTPRequestHandler):
         """No line per request: a scrape every 15 s would drown the log."""
 
 
-class _Reaper:
-    """Shuts down connections whose request ran past its time, and the longest idle one when room is needed
-    (one thread for all of them)."""
+NEW, KEPT, CLOSING = "new", "kept", "closing"  # waiting for a first request, for the next one, to be closed
+_EVICTION_ORDER = {CLOSING: 0, KEPT: 1, NEW: 2}
 
-    def __init__(self) -> None:
-        self._due: dict[socket.socket, float] = {}  # a request under way -> when its time is up
-        self._idle: dict[socket.socket, float] = {}  # waiting for a request -> since when
-        self._lock = threading.Lock()
-        self._wake = threading.Event()
-        threading.Thread(target=self._run, name="serve-reaper", daemon=True).start()
 
-    def idle(self, connection: socket.socket) -> None:
-        with self._lock:
-            self._due.pop(connection, None)
-            self._idle[connection] = time.monotonic()
+@dataclass
+class _Waiting:
+    address: Any
+    state: str
+    since: float
+    deadline: float
 
-    def watch(self, connection: socket.socket, seconds: float) -> None:
-        with self._lock:
-            self._idle.pop(connection, None)
-            self._due[connection] = time.monotonic() + seconds
 
-    def forget(self, connection: socket.socket) -> None:
-        with self._lock:
-            self._due.pop(connection, None)
-            self._idle.pop(connection, None)
+class _Room:
+    """The connections waiting for something to read, watched by one thread: a new one for its first request,
+    one kept alive for its next, a closing one for its client to read the status and close. One with bytes to
+    read goes to a worker; one past its deadline, or closed to make room, is answered a status first (408,
+    503) unless it was answered already. Only this thread changes what it holds; others hand connections in
+    through `admit`."""
 
-    def evict_idle(self) -> bool:
-        """Close the connection idle longest; False when none is idle."""
-        with self._lock:
-            if not self._idle:
-                return False
-            oldest = min(self._idle, key=self._idle.__getitem__)
-            del self._idle[oldest]
-        _close(oldest)
-        return True
+    def __init__(self, dispatch: Callable[[socket.socket, Any], None], idle_seconds: float, clock: Clock) -> None:
+        self._dispatch, self._idle_seconds, self._clock = dispatch, idle_seconds, clock
+        self._selector = selectors.DefaultSelector()
+        self._waiting: dict[socket.socket, _Waiting] = {}
+        self._arrivals: queue.SimpleQueue[tuple[socket.socket, Any, str]] = queue.SimpleQueue()
+        self._working = 0  # connections handed to a worker and not back yet
+        self.accepted = 0  # connections taken in since the start
+        self._bell, self._ring = socket.socketpair()  # a byte on _ring wakes the thread
+        self._bell.setblocking(False)
+        self._ring.setblocking(False)
+        self._selector.register(self._bell, selectors.EVENT_READ)
+        self._stopped = False
+        threading.Thread(target=self._run, name="serve-waiting-room", daemon=True).start()
 
-    def _run(self) -> None:
-        while not self._wake.wait(0.25):
-            now = time.monotonic()
-            with self._lock:
-                late = [conn for conn, due in self._due.items() if due <= now]
-                for conn in late:
-                    del self._due[conn]
-            for conn in late:
-                _close(conn)
+    def admit(self, connection: socket.socket, address: Any, state: str) -> None:
+        """Hand a connection in: NEW when just accepted, KEPT or CLOSING when a worker is done with it."""
+        self._arrivals.put((connection, address, state))
+        try:
+            self._ring.send(b"\0")
+        except OSError:
+            pass  # the bell is full (it rings anyway) or closed (stopping)
+
+    @property
+    def waiting(self) -> int:
+        """How many connections wait here (for a request, or to be closed)."""
+        return len(self._waiting)
 
     def stop(self) -> None:
-        self._wake.set()
+        self._stopped = True
+        self.admit(self._bell, None, CLOSING)  # wakes the thread; it closes every connection it holds
+
+    def _run(self) -> None:
+        while not self._stopped:
+            events = self._selector.select(self._timeout())
+            self._take_arrivals()
+            for key, _ in events:
+                if key.fileobj is self._bell:
+                    self._quiet_bell()
+                elif key.fileobj in self._waiting:
+                    self._readable(key.fileobj)  # type: ignore[arg-type]
+            self._expire()
+        for connection in list(self._waiting):
+            self._close(connection)
+        self._bell.close()
+        self._ring.close()
+
+    def _timeout(self) -> float | None:
+        if not self._waiting:
+            return None
+        return max(0.0, min(w.deadline for w in self._waiting.values()) - self._clock())
+
+    def _quiet_bell(self) -> None:
+        try:
+            while self._bell.recv(4096):
+                pass
+        except OSError:
+            pass
+
+    def _take_arrivals(self) -> None:
+        while True:
+            try:
+                connection, address, state = self._arrivals.get_nowait()
+            except queue.Empty:
+                return
+            if connection is self._bell:
+                continue
+            if state == NEW:
+                self.accepted += 1
+                if len(self._waiting) + self._working >= MAX_CONNECTIONS and not self._make_room():
+                    _send(connection, BUSY)
+                    _end(connection)
+                    continue
+            else:
+                self._working -= 1
+            self._wait(connection, address, state)
+
+    def _wait(self, connection: socket.socket, address: Any, state: str) -> None:
+        now = self._clock()
+        if state == CLOSING:
+            try:
+                connection.shutdown(socket.SHUT_WR)  # the answer is complete; the client reads it, then closes
+            except OSError:
+                pass
+        try:
+            connection.setblocking(False)
+            self._selector.register(connection, selectors.EVENT_READ)
+        except (OSError, ValueError):
+            connection.close()
+            return
+        linger = LINGER_SECONDS if state == CLOSING else self._idle_seconds
+        self._waiting[connection] = _Waiting(address, state, now, now + linger)
+
+    def _readable(self, connection: socket.socket) -> None:
+        if self._waiting[connection].state == CLOSING:
+            if _drained(connection):
+                self._close(connection)
+            return
+        self._to_worker(connection)
+
+    def _to_worker(self, connection: socket.socket) -> None:
+        waiting = self._waiting.pop(connection)
+        self._selector.unregister(connection)
+        self._working += 1
+        self._dispatch(connection, waiting.address)
+
+    def _expire(self) -> None:
+        now = self._clock()
+        for connection in [c for c, w in self._waiting.items() if w.deadline <= now]:
+            self._give_up(connection, TIMED_OUT)
+
+    def _make_room(self) -> bool:
+        """Close one connection to make room for a new one, the least in need first: True if one was."""
+        for connection in sorted(self._waiting, key=lambda c: (_EVICTION_ORDER[self._waiting[c].state],
+                                                               self._waiting[c].since)):
+            if self._give_up(connection, BUSY):
+                return True
+        return False
+
+    def _give_up(self, connection: socket.socket, status: bytes) -> bool:
+        """End a connection that has nothing to read, answering `status` to one that never sent a request;
+        one whose request has arrived after all goes to a worker instead (False)."""
+        waiting = self._waiting[connection]
+        if waiting.state != CLOSING and _pending(connection):
+            self._to_worker(connection)
+            return False
+        if waiting.state == NEW:
+            _send(connection, status)
+            self._close(connection, lingering=status is TIMED_OUT)
+        else:
+            self._close(connection)
+        return True
+
+    def _close(self, connection: socket.socket, lingering: bool = False) -> None:
+        """Close, or (lingering) close our side and wait, a while, for the client to read the status and close
+        its own."""
+        waiting = self._waiting.pop(connection)
+        self._selector.unregister(connection)
+        if lingering:
+            self._wait(connection, waiting.address, CLOSING)
+        else:
+            _end(connection)
 
 
-def _close(connection: socket.socket) -> None:
+def _pending(connection: socket.socket) -> bool:
+    """Whether the client has sent something not read yet, or closed its side (both are for a worker)."""
     try:
-        connection.shutdown(socket.SHUT_RDWR)  # the handler's read or write fails, and it ends
+        connection.recv(1, socket.MSG_PEEK)
+    except BlockingIOError:
+        return False
+    except OSError:
+        return True  # reset: the worker finds out and ends it
+    return True
+
+
+def _drained(connection: socket.socket) -> bool:
+    """Read and drop what a closing connection's client sent: True once it has closed its side too."""
+    try:
+        while connection.recv(65536):
+            pass
+    except BlockingIOError:
+        return False
+    except OSError:
+        pass
+    return True
+
+
+def _send(connection: socket.socket, status: bytes) -> None:
+    try:
+        connection.setblocking(False)
+        connection.send(status)  # a few dozen bytes into an empty buffer: it never waits
     except OSError:
         pass
 
 
-class MetricsServer(ThreadingHTTPServer):
-    daemon_threads = True  # a request under way never holds up the exit
+def _end(connection: socket.socket) -> None:
+    try:
+        connection.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+    connection.close()
+
+
+class _Workers:
+    """At most `size` threads answering connections, started as needed and kept; a connection waits in the
+    queue for one. Each queued connection is claimed once: by an idle thread, a new one, or the next to end."""
+
+    def __init__(self, work: Callable[[socket.socket, Any], None], size: int) -> None:
+        self._work, self._size = work, size
+        self._queue: queue.SimpleQueue[tuple[socket.socket, Any]] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._started = self._idle = self._unclaimed = 0
+
+    def submit(self, connection: socket.socket, address: Any) -> None:
+        with self._lock:
+            self._queue.put((connection, address))
+            if self._idle:
+                self._idle -= 1
+            elif self._started < self._size:
+                self._started += 1
+                threading.Thread(target=self._run, name=f"serve-http-{self._started}", daemon=True).start()
+            else:
+                self._unclaimed += 1
+
+    def _run(self) -> None:
+        while True:
+            self._work(*self._queue.get())
+            with self._lock:
+                if self._unclaimed:
+                    self._unclaimed -= 1
+                else:
+                    self._idle += 1
+
+
+class MetricsServer(HTTPServer):
     request_queue_size = BACKLOG
     # SO_REUSEADDR lets a restart bind past TIME_WAIT on POSIX; on Windows it would let two servers share
     # the port, so there a busy port is refused instead.
     allow_reuse_address = os.name != "nt"
 
-    def __init__(self, host: str, port: int, board: Board) -> None:
+    def __init__(self, host: str, port: int, board: Board, clock: Clock = time.monotonic) -> None:
+        from kubectl_win.fleet.metrics import exposition  # now, not in the first scrape: no command but serve needs it
+
+        self.exposition = exposition
         self.board = board
-        self.reaper = _Reaper()
-        self._slots = threading.BoundedSemaphore(MAX_CONNECTIONS)
+        self.clock = clock
         self.idle_seconds = _test_seconds("IDLE", IDLE_SECONDS)
         self.request_seconds = _test_seconds("REQUEST", REQUEST_SECONDS)
         self.address_family = _family(host, port)
+        self.room = _Room(_Workers(self._answer, WORKERS).submit, self.idle_seconds, clock)  # a failed bind stops it
         try:
             super().__init__((host, port), _Handler)
         except OSError as exc:
@@ -264,30 +514,18 @@ class MetricsServer(ThreadingHTTPServer):
             raise
 
     def process_request(self, request: Any, client_address: Any) -> None:
-        # Every slot taken: make room by closing the longest idle connection (its thread ends at once), else
-        # wait for a request to end (each is bounded by the request time; meanwhile new connections queue
-        # in the backlog), and refuse this one only if none does.
-        if not self._slots.acquire(blocking=False):
-            self.reaper.evict_idle()
-            if not self._slots.acquire(timeout=self.request_seconds):
-                try:
-                    request.setblocking(False)
-                    request.send(BUSY)
-                except OSError:
-                    pass
-                self.shutdown_request(request)
-                return
-        try:
-            super().process_request(request, client_address)
-        except BaseException:
-            self._slots.release()
-            raise
+        """Accepted: to the waiting room, which hands it to a worker once its request is there."""
+        self.room.admit(request, client_address, NEW)
 
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
+    def _answer(self, connection: socket.socket, address: Any) -> None:
+        """A worker's job: the requests the connection has sent, then back to the waiting room."""
+        state = CLOSING
         try:
-            super().process_request_thread(request, client_address)
-        finally:
-            self._slots.release()
+            if not _Handler(connection, address, self).close_connection:
+                state = KEPT
+        except Exception:
+            self.handle_error(connection, address)
+        self.room.admit(connection, address, state)
 
     def handle_error(self, request: Any, client_address: Any) -> None:
         """No traceback per request: a client that went away, or whose time ran out, is nothing to report; a
@@ -300,7 +538,7 @@ class MetricsServer(ThreadingHTTPServer):
         sys.stderr.write(f"serve: internal error answering a request: {type(error).__name__}: {error}\n")
 
     def server_close(self) -> None:
-        self.reaper.stop()
+        self.room.stop()
         super().server_close()
 
     @property
