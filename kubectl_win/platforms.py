@@ -160,6 +160,13 @@ def of_nodes(nodes: Iterable[_Node]) -> dict[str, Platform]:
     return {n.name: resolve(n.platform, cluster) for n in listed}
 
 
+def fix_values(entry: Platform, node: str, labels: Mapping[str, str], **extra: str) -> dict[str, str]:
+    """The placeholders a platform fix names, for one node: its pool and cluster where a label names them, the
+    user's to fill (<pool>, <cluster>, <cluster-namespace>) where none does."""
+    return {"node": node, "pool": entry.pool_of(labels) or "<pool>", "cluster": entry.cluster_of(labels) or "<cluster>",
+            "cluster_namespace": "<cluster-namespace>", **extra}
+
+
 def fix(entry: Platform, kind: str, values: Mapping[str, Any], fallback: Fix) -> Fix:
     """The platform's own fix of `kind` ('taint', 'upgrade') filled with `values`, ending in why the kubectl
     route (`fallback`) does not last there; `fallback` itself where the platform has none (kubeadm, unknown)."""

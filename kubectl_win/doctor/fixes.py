@@ -95,9 +95,5 @@ def node_route(snapshot: Snapshot, node: NodeRecord, kind: str, fallback: Fix = 
     from kubectl_win import platforms
 
     where = snapshot.platform_of(node)
-    filled = {"node": node.name, "pool": where.pool_of(node.labels) or "<pool>",
-              "cluster": where.cluster_of(node.labels) or "<cluster>",
-              "cluster_namespace": node.labels.get("cluster.x-k8s.io/cluster-namespace") or "<cluster-namespace>",
-              **values}
-    fixed = platforms.fix(where, kind, filled, fallback)
+    fixed = platforms.fix(where, kind, platforms.fix_values(where, node.name, node.labels, **values), fallback)
     return None if fixed is fallback else fixed

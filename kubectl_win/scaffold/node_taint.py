@@ -91,9 +91,8 @@ def _platform_route(where: platforms.Platform, pools: dict[str, list[str]], node
         labels = {str(k): str(v) for k, v in ((by_name[names[0]].get("metadata") or {}).get("labels") or {}).items()}
         key, _, rest = taint.partition("=")
         value = rest.rpartition(":")[0]
-        values = {"node": names[0], "pool": where.pool_of(labels) or "<pool>",
-                  "cluster": where.cluster_of(labels) or "<cluster>", "taint": taint, "taint_key": key,
-                  "taint_value": value, "taint_effect_api": "NO_SCHEDULE", "cluster_namespace": "<cluster-namespace>"}
+        values = platforms.fix_values(where, names[0], labels, taint=taint, taint_key=key, taint_value=value,
+                                      taint_effect_api="NO_SCHEDULE")
         route = platforms.fix(where, "taint", values, Fix())
         lines += [quote_command(argv) for argv in route.commands] + [route.note]
     return (f"the cluster runs on {where.name}: a kubectl taint lasts only until the node is replaced; "
