@@ -221,9 +221,10 @@ class _Handler(BaseHTTPRequestHandler):
             if not board.figures:
                 self._answer(503, NO_FIGURES)
                 return
-            body, headers = self.server.exposition(board.figures, self.headers.get("Accept", ""),
-                                                   self.headers.get("Accept-Encoding", ""),
-                                                   cluster_label=board.cluster_label)
+            with self.server.exposing:
+                body, headers = self.server.exposition(board.figures, self.headers.get("Accept", ""),
+                                                       self.headers.get("Accept-Encoding", ""),
+                                                       cluster_label=board.cluster_label)
             self._answer(200, body, headers)
         elif path == "/healthz":
             self._answer(200, b"ok\n") if board.healthy else self._answer(503, STALE)
@@ -488,6 +489,9 @@ class MetricsServer(HTTPServer):
         from kubectl_win.fleet.metrics import exposition  # now, not in the first scrape: no command but serve needs it
 
         self.exposition = exposition
+        # One exposition at a time: the GIL runs them one at a time anyway, and the collector's first use loads
+        # knowledge and modules lazily, which a burst of first scrapes would otherwise do in 64 threads at once.
+        self.exposing = threading.Lock()
         self.board = board
         self.clock = clock
         self.idle_seconds = _test_seconds("IDLE", IDLE_SECONDS)
