@@ -36,7 +36,6 @@ class Platform:
     taint: tuple[str, str, str] | None  # (key, value, effect) the platform puts on Windows nodes itself
     fixes: dict[str, dict[str, Any]]
     sources: tuple[str, ...]
-    managed: bool
 
     @property
     def specific(self) -> bool:
@@ -46,18 +45,6 @@ class Platform:
     def runs_as_pod(self, agent: str) -> bool:
         return self.agents.get(agent, {}).get("runs_as", "pod") == "pod"
 
-    def runs_as(self, agent: str) -> str:
-        """'a Windows service (Kubeproxy)', 'a child process of rke2', 'a host binary (azure-vnet)', 'a pod'."""
-        entry = self.agents.get(agent, {})
-        how, name = entry.get("runs_as", "pod"), entry.get("name", "")
-        if how == "service":
-            return f"a Windows service ({name})" if name else "a Windows service"
-        if how == "process":
-            return f"a child process of the {name} service" if name else "a host process"
-        if how == "host":
-            return f"a host binary ({name})" if name else "a host binary"
-        return "a pod"
-
     def pool_of(self, labels: Mapping[str, str]) -> str:
         return str(labels.get(self.pool_label) or "") if self.pool_label else ""
 
@@ -65,7 +52,7 @@ class Platform:
         return str(labels.get(self.cluster_label) or "") if self.cluster_label else ""
 
 
-def _platform(entry: dict[str, Any], managed: frozenset[str]) -> Platform:
+def _platform(entry: dict[str, Any]) -> Platform:
     taint = entry.get("taint")
     return Platform(
         id=str(entry["id"]), name=str(entry["name"]),
@@ -73,16 +60,13 @@ def _platform(entry: dict[str, Any], managed: frozenset[str]) -> Platform:
         pool_label=str(entry.get("pool_label") or ""), cluster_label=str(entry.get("cluster_label") or ""),
         agents={k: {str(a): str(b) for a, b in v.items()} for k, v in (entry.get("agents") or {}).items()},
         taint=(str(taint["key"]), str(taint["value"]), str(taint["effect"])) if taint else None,
-        fixes=dict(entry.get("fixes") or {}), sources=tuple(entry.get("sources") or ()),
-        managed=entry["id"] in managed)
+        fixes=dict(entry.get("fixes") or {}), sources=tuple(entry.get("sources") or ()))
 
 
 @cache
 def platforms() -> tuple[Platform, ...]:
     """Every platform, in the order they are tried."""
-    data = load("platforms")
-    managed = frozenset(data.get("managed") or ())
-    return tuple(_platform(entry, managed) for entry in data["platforms"])
+    return tuple(_platform(entry) for entry in load("platforms")["platforms"])
 
 
 @cache
@@ -167,18 +151,18 @@ def fix_values(entry: Platform, node: str, labels: Mapping[str, str], **extra: s
             "cluster_namespace": "<cluster-namespace>", **extra}
 
 
-def fix(entry: Platform, kind: str, values: Mapping[str, Any], fallback: Fix) -> Fix:
-    """The platform's own fix of `kind` ('taint', 'upgrade') filled with `values`, ending in why the kubectl
-    route (`fallback`) does not last there; `fallback` itself where the platform has none (kubeadm, unknown)."""
+def fix(entry: Platform, kind: str, values: Mapping[str, Any]) -> Fix | None:
+    """The platform's own fix of `kind` ('taint', 'upgrade', ...) filled with `values`, ending in why the kubectl
+    route does not last there; None where the platform has none (kubeadm, unknown: the kubectl route stands)."""
     from kubectl_win.findings import Fix
 
     spec = entry.fixes.get(kind)
     if not spec:
-        return fallback
+        return None
     filled = {**values, "platform": entry.name}
     commands = tuple(tuple(str(arg).format_map(filled) for arg in argv) for argv in spec.get("commands") or ())
     note = str(spec.get("note") or "").format_map(filled)
     lasting = str(spec.get("lasting") or "").format_map(filled)
     if lasting:
         note = f"{note} On {entry.name} the kubectl route does not last: {lasting}."
-    return Fix(commands=commands, note=note.strip(), judgement=fallback.judgement)
+    return Fix(commands=commands, note=note.strip())

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from kubectl_win.findings import NO_FIX, Fix, ObjectRef
+from kubectl_win.findings import Fix, ObjectRef
 from kubectl_win.kinds import WORKLOAD_KINDS
 
 if TYPE_CHECKING:
@@ -87,13 +87,11 @@ def _describe(spec_patch: dict[str, Any]) -> str:
     return "spec " + json.dumps(spec_patch, separators=(",", ":"))
 
 
-def node_route(snapshot: Snapshot, node: NodeRecord, kind: str, fallback: Fix = NO_FIX,
-               **values: str) -> Fix | None:
+def node_route(snapshot: Snapshot, node: NodeRecord, kind: str, **values: str) -> Fix | None:
     """The node's platform's own fix of `kind` ('taint', 'upgrade': knowledge/platforms.yaml) with the node's
     pool and cluster filled in, or None where the platform has none (kubeadm, a cluster that shows no platform:
-    the check's kubectl route stands). `fallback` lends its judgement."""
+    the check's kubectl route stands)."""
     from kubectl_win import platforms
 
     where = snapshot.platform_of(node)
-    fixed = platforms.fix(where, kind, platforms.fix_values(where, node.name, node.labels, **values), fallback)
-    return None if fixed is fallback else fixed
+    return platforms.fix(where, kind, platforms.fix_values(where, node.name, node.labels, **values))

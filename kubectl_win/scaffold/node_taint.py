@@ -82,7 +82,6 @@ def plan_node_taints(opts: PlacementOptions, nodes: list[dict[str, Any]] | None 
 
 def _platform_route(where: platforms.Platform, pools: dict[str, list[str]], nodes: list[dict[str, Any]]) -> str:
     """What lasts on a platform that manages its nodes' taints: the pool's own setting."""
-    from kubectl_win.findings import Fix
     from kubectl_win.shells import quote_command
 
     by_name = {node_name(n): n for n in nodes}
@@ -93,8 +92,9 @@ def _platform_route(where: platforms.Platform, pools: dict[str, list[str]], node
         value = rest.rpartition(":")[0]
         values = platforms.fix_values(where, names[0], labels, taint=taint, taint_key=key, taint_value=value,
                                       taint_effect_api="NO_SCHEDULE")
-        route = platforms.fix(where, "taint", values, Fix())
-        lines += [quote_command(argv) for argv in route.commands] + [route.note]
+        route = platforms.fix(where, "taint", values)
+        if route is not None:
+            lines += [quote_command(argv) for argv in route.commands] + [route.note]
     return (f"the cluster runs on {where.name}: a kubectl taint lasts only until the node is replaced; "
             + " ".join(lines))
 
