@@ -41,12 +41,14 @@ class CheckInfo:
     enforced_by: str | None = None
     area: str = ""  # doctor: the checks module; symptom: "events"
     pattern: int | None = None  # hns: the number of the HNS failure pattern it detects
+    # The entry's own confidence (findings.CONFIDENCE_*) where the entry names what failed but never why.
+    confidence: str | None = None
 
 
 def _entry(family: str, e: dict[str, Any], **given: Any) -> CheckInfo:
     """A knowledge entry as a CheckInfo; `given` are the fields its family spells differently or not at all."""
     fields = {key: e.get(key) for key in ("id", "severity", "title", "message", "fix", "remediation", "source",
-                                           "enforced_by")}
+                                           "enforced_by", "confidence")}
     fields.update(given)
     return CheckInfo(family=family, **{**fields, "severity": Severity(fields["severity"])})
 
@@ -94,7 +96,8 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
     whose catalogue entry says `fix: check` passes the Fix it built (doctor/fixes.py) as `fix`; `route` replaces
     any entry's fix (the node's platform's own way, or what the evidence points at). `at` is
     (file, line) where in an input the finding was read (a support bundle's member; line None for all of it).
-    `confidence` (findings.CONFIDENCE_*) is given by the checks that read a failure message.
+    `confidence` (findings.CONFIDENCE_*) is given by the checks that read a failure message; otherwise the
+    entry's own (an entry that names what failed but never why is `unsure` wherever it is reported).
     """
     info = catalog()[check_id]
     if route is not None:
@@ -116,7 +119,7 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
         source=info.source,
         enforced_by=info.enforced_by,
         object_ignores=ignores,
-        confidence=confidence,
+        confidence=confidence if confidence is not None else info.confidence,
     )
 
 

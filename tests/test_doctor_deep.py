@@ -81,7 +81,7 @@ def test_deep_findings_join_doctors_report(deep_cluster) -> None:  # noqa: ANN00
     assert sandbox["path"] == "logs/kubelet" and "The object already exists" in sandbox["message"]
     assert "old" not in sandbox["message"]  # three hours ago: outside the last hour
     [sync] = by_id["hns-kube-proxy-sync-error"]
-    assert "Stale loadbalancers still remaining" in sync["message"]
+    assert "Stale loadbalancers still remaining" in sync["message"] and sync["confidence"] == "unsure"
     nodes = report["hns"]["nodes"]
     assert [n["node"] for n in nodes] == ["win-a", "win-b"]
     assert nodes[0]["counts"]["loadBalancers"] == 6 and nodes[1]["counts"]["loadBalancers"] == 9

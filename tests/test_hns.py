@@ -127,6 +127,17 @@ def test_json_envelope_and_exit_codes(tmp_path: Path) -> None:
     assert as_yaml["summary"]["comparedWith"] == [] and as_yaml["findings"] == []
 
 
+def test_a_kube_proxy_sync_error_names_the_step_and_says_it_cannot_tell_why(tmp_path: Path) -> None:
+    # The line names the sync step that failed, never why: hns says so, as doctor --deep and bundles do.
+    dump, _ = dict((s.name, s) for s in SCENARIOS)["kube-proxy sync error"].build()
+    (tmp_path / "hns.json").write_text(json.dumps(dump))
+    result = run_cli("--from-file", str(tmp_path / "hns.json"), "-o", "json")
+    assert result.returncode == 1, result.stderr
+    [sync] = json.loads(result.stdout)["findings"]
+    assert sync["id"] == "hns-kube-proxy-sync-error" and sync["confidence"] == "unsure"
+    assert "does not say why" in sync["message"] and "ClusterIP policy creation failed" in sync["message"]
+
+
 def test_table_and_wide_output() -> None:
     result = run_cli("--from-file", str(HNS_FIXTURES / "win-b-v2.json"), "--cluster-from-dump",
                      str(HNS_FIXTURES / "cluster.json"))

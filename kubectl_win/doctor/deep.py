@@ -16,7 +16,7 @@ from typing import Any
 from kubectl_win.doctor.records import Skipped, Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.errors import KubectlWinError
-from kubectl_win.findings import CONFIDENCE_UNSURE, Finding, ObjectRef
+from kubectl_win.findings import Finding, ObjectRef
 
 DEEP_CONCURRENCY = 4
 LOG_COMPONENTS = ("kubelet", "containerd", "kube-proxy")
@@ -180,6 +180,5 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
     if component == "kube-proxy":
         for what, line in kube_proxy_matches(unclaimed):
             # It names the sync step that failed, not why: the log around it says.
-            out.append(finding("hns-kube-proxy-sync-error", ref, "logs/kube-proxy", node=node, what=what, line=line,
-                               confidence=CONFIDENCE_UNSURE))
+            out.append(finding("hns-kube-proxy-sync-error", ref, "logs/kube-proxy", node=node, what=what, line=line))
     return out

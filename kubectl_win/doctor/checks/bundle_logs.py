@@ -11,7 +11,7 @@ from kubectl_win.catalog import finding
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
-from kubectl_win.findings import CONFIDENCE_UNSURE, Finding, Fix, ObjectRef, fix_from_template
+from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 
 EXCERPT = 240
 
@@ -84,5 +84,5 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
         for what, text_line in kube_proxy_matches([t for _, t in unclaimed]):
             number = next((n for t, n in lines.items() if " ".join(t.split())[:400] == text_line), None)
             out.append(located(finding("hns-kube-proxy-sync-error", node_ref(node), "logs/kube-proxy", node=node,
-                                       what=what, line=text_line, confidence=CONFIDENCE_UNSURE), member, number))
+                                       what=what, line=text_line), member, number))
     return out
