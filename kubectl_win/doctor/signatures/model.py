@@ -354,6 +354,12 @@ def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | N
     """The condition, the code that names it, and how it was found ("code", "text", "weak" or "")."""
     known = [c for c in codes if not c.name.startswith("(unknown")]
     for condition in _model().conditions:
+        # A condition whose own words are the cause (the Linux /etc/resolv.conf, a Linux shell) is more specific
+        # than the generic Windows code the same line carries (ERROR_FILE_NOT_FOUND).
+        if condition.self_evident and condition.pattern is not None and condition.pattern.search(message):
+            own = next((code for code in known if _core(code.name) in condition.codes), None)
+            return condition, own, "code" if own is not None else "text"
+    for condition in _model().conditions:
         for code in known:
             if _core(code.name) in condition.codes:
                 return condition, code, "code"

@@ -1,4 +1,5 @@
-"""The round-3 failure corpus (tests/corpus/round3/) is well formed: shape only, nothing here runs doctor.
+"""Every collection round's failure corpus (tests/corpus/round3/, round4/, ...) is well formed: shape only, nothing
+here runs doctor.
 
 Each entry names its thread, says where the message was seen, quotes it, and carries an answer key whose
 patterns compile and do not match the quoted message alone (a key that the message itself satisfies would
@@ -18,7 +19,7 @@ import yaml
 from tests.support.paths import PACKAGE, TESTS
 
 CORPUS = TESTS / "corpus"
-ROUND3 = CORPUS / "round3"
+ROUNDS = sorted(p for p in CORPUS.glob("round*") if p.is_dir())
 KNOWLEDGE = PACKAGE / "knowledge"
 
 WHERE = {"event", "waiting", "terminated", "condition", "log", "client", "apiserver"}
@@ -31,15 +32,15 @@ def _load(path: Path) -> list[dict[str, Any]]:
     return yaml.safe_load(path.read_text(encoding="utf-8")) or []
 
 
-def _part(name: str) -> list[dict[str, Any]]:
-    return _load(ROUND3 / f"{name}.yaml")
+def _part(round_dir: Path, name: str) -> list[dict[str, Any]]:
+    return _load(round_dir / f"{name}.yaml")
 
 
 def _goes_to_held_out(entry: dict[str, Any]) -> bool:
     return hashlib.sha256((entry["url"] + "\n" + entry["message"]).encode()).digest()[0] % 3 == 0
 
 
-ENTRIES = [("failures", e) for e in _part("failures")] + [("held_out", e) for e in _part("held_out")]
+ENTRIES = [(f"{r.name}/{part}", e) for r in ROUNDS for part in ("failures", "held_out") for e in _part(r, part)]
 
 
 def _id(item: tuple[str, dict[str, Any]]) -> str:
@@ -47,11 +48,17 @@ def _id(item: tuple[str, dict[str, Any]]) -> str:
     return f"{part}:{entry.get('url', '?').removeprefix('https://github.com/')}"
 
 
-def test_the_round_holds_enough_entries_in_enough_subsystems() -> None:
-    subsystems = {e["expect"]["subsystem"] for _, e in ENTRIES}
-    assert len(ENTRIES) >= 60, len(ENTRIES)
+def test_there_are_rounds() -> None:
+    assert [r.name for r in ROUNDS][:1] == ["round3"], ROUNDS
+
+
+@pytest.mark.parametrize("round_dir", ROUNDS, ids=lambda r: r.name)
+def test_a_round_holds_enough_entries_in_enough_subsystems(round_dir: Path) -> None:
+    entries = _part(round_dir, "failures") + _part(round_dir, "held_out")
+    subsystems = {e["expect"]["subsystem"] for e in entries}
+    assert len(entries) >= 60, len(entries)
     assert len(subsystems) >= 9, sorted(subsystems)
-    assert _part("held_out") and _part("failures")
+    assert _part(round_dir, "held_out") and _part(round_dir, "failures")
 
 
 @pytest.mark.parametrize("item", ENTRIES, ids=[_id(i) for i in ENTRIES])
@@ -87,7 +94,7 @@ def test_the_key_patterns_compile_and_the_message_alone_does_not_satisfy_them(
 @pytest.mark.parametrize("item", ENTRIES, ids=[_id(i) for i in ENTRIES])
 def test_an_entry_sits_in_the_part_the_split_rule_gives_it(item: tuple[str, dict[str, Any]]) -> None:
     part, entry = item
-    assert (part == "held_out") == _goes_to_held_out(entry)
+    assert part.endswith("/held_out") == _goes_to_held_out(entry)
 
 
 def test_no_thread_and_message_pair_is_in_two_places() -> None:
@@ -100,15 +107,17 @@ def test_no_thread_and_message_pair_is_in_two_places() -> None:
             seen[key] = path
 
 
-def test_the_linux_controls_are_real_failures_of_linux_nodes() -> None:
-    controls = _part("linux_controls")
+@pytest.mark.parametrize("round_dir", ROUNDS, ids=lambda r: r.name)
+def test_the_linux_controls_are_real_failures_of_linux_nodes(round_dir: Path) -> None:
+    controls = _part(round_dir, "linux_controls")
     assert len(controls) >= 8
     for entry in controls:
         assert URL.fullmatch(entry["url"]) and entry["os"] == "linux"
         assert entry["where"] in WHERE and entry["message"].strip()
 
 
-def test_no_knowledge_entry_cites_a_held_out_thread_of_this_round() -> None:
+@pytest.mark.parametrize("round_dir", ROUNDS, ids=lambda r: r.name)
+def test_no_knowledge_entry_cites_a_held_out_thread_of_a_round(round_dir: Path) -> None:
     text = "\n".join(p.read_text(encoding="utf-8") for p in KNOWLEDGE.glob("*.yaml"))
-    cited = [e["url"] for e in _part("held_out") if e["url"] in text]
+    cited = [e["url"] for e in _part(round_dir, "held_out") if e["url"] in text]
     assert not cited, cited
