@@ -46,6 +46,9 @@ class SymptomFolder:
                         as_text(involved.get("namespace")) or None, as_text(involved.get("name")))
         source = as_dict(obj.get("source"))
         host = as_text(source.get("host")) or as_text(obj.get("reportingInstance")) or None
+        if found is not None and found.windows_only and not windows_related(ref, host):
+            # What the text means off Windows (a Windows image sent to a Linux node), if anything.
+            found = symptoms.match_anywhere(message, reason, "events") or found
         if found is None or found.generic or found.windows_only:
             # The generic and Windows-only results only make sense for Windows objects; a Windows warning
             # nothing claims is still reported (windows-warning-unrecognised, folded by reason).

@@ -4,20 +4,23 @@ failures.yaml. Linux controls (entries with os: linux) go to linux_controls.yaml
 
     python -m tests.support.corpus_split 4 collected/*.yaml
 
-An entry whose thread and message an earlier corpus already holds, or that a file of this round repeats, is
-dropped. Only counts are printed: nobody building doctor's knowledge reads the held-out part.
+An entry whose thread an earlier corpus already holds with that message, or whose thread an earlier entry of
+this round already gave (one entry per thread per round: two messages of one thread share their cause), or whose
+thread a knowledge file already cites (knowledge built from it: neither new nor clean), is dropped. Only counts
+are printed: nobody building doctor's knowledge reads the held-out part.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from tests.support.paths import TESTS
+from tests.support.paths import PACKAGE, TESTS
 
 CORPUS = TESTS / "corpus"
 FIELDS = ("url", "where", "reason", "exit_code", "context", "os", "log", "message", "expect")
@@ -41,6 +44,20 @@ CONTROLS_HEAD = """\
 """
 
 
+def cited_by_knowledge(url: str, knowledge: str) -> bool:
+    """Whether a knowledge file cites the thread, by its URL or as "owner/repo #N" (or "owner/repo PR #N")."""
+    found = re.match(r"https://github\.com/([^/]+)/([^/]+)/(?:issues|pull)/(\d+)$", url)
+    if found is None:
+        return url in knowledge
+    owner, repo, number = found.groups()
+    short = rf"{re.escape(owner)}/{re.escape(repo)}\s*(PR\s*)?#{number}\b"
+    return url in knowledge or re.search(short, knowledge, re.IGNORECASE) is not None
+
+
+def knowledge_text() -> str:
+    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((PACKAGE / "knowledge").glob("*.yaml")))
+
+
 def goes_to_held_out(entry: dict[str, Any]) -> bool:
     return hashlib.sha256((entry["url"] + "\n" + entry["message"]).encode()).digest()[0] % 3 == 0
 
@@ -62,14 +79,17 @@ def split(n: int, files: list[Path]) -> dict[str, int]:
             if f"round{n}" not in path.parts for e in (yaml.safe_load(path.read_text(encoding="utf-8")) or [])}
     parts: dict[str, list[dict[str, Any]]] = {"failures": [], "held_out": [], "linux_controls": []}
     dropped = 0
-    for path in files:
+    threads: set[str] = set()
+    knowledge = knowledge_text()
+    for path in sorted(files):
         for entry in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             entry["message"] = str(entry["message"]).strip()
             key = (entry["url"], entry["message"])
-            if key in seen:
+            if key in seen or entry["url"] in threads or cited_by_knowledge(entry["url"], knowledge):
                 dropped += 1
                 continue
             seen.add(key)
+            threads.add(entry["url"])
             part = "linux_controls" if entry.get("os") == "linux" else (
                 "held_out" if goes_to_held_out(entry) else "failures")
             parts[part].append(_ordered(entry))

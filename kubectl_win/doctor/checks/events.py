@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
+from kubectl_win.doctor.checks import image_platform
 from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
@@ -20,7 +21,8 @@ from kubectl_win.wincodes import decode_exit, describe
 EXCERPT = 240
 # Checks whose fix is built here from the cluster (the others fill the catalogue's fix template).
 _BUILT_FIXES = frozenset({"symptom-os-build-mismatch", "symptom-no-matching-platform",
-                          "symptom-container-administrator-nonroot", "symptom-untolerated-windows-taint"})
+                          "symptom-windows-image-no-variant", "symptom-container-administrator-nonroot",
+                          "symptom-untolerated-windows-taint"})
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
@@ -86,6 +88,8 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     if event.check == "symptom-no-matching-platform" and pod is not None and not pod.target.windows and \
             node is not None and node.windows:
         confidence = CONFIDENCE_CAUSE  # the cluster decides: a pod that does not ask for Windows brought its image
+    if event.check == "symptom-no-matching-platform" and node is not None and not node.windows:
+        confidence = CONFIDENCE_CAUSE  # only a message naming a Windows image is claimed on a Linux node
     found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
                     confidence=confidence, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.
@@ -148,10 +152,17 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
         return Fix(commands=(("kubectl", "get", "nodes", "-L", BUILD_LABEL),),
                    note="Compare the image tag with the nodes' node.kubernetes.io/windows-build label and use the "
                         "matching tag.")
+    if event.check == "symptom-windows-image-no-variant":
+        template = _template_fix(event, pod, node.name if node is not None else (event.node or "the node"))
+        said = image_platform.variant_note(event.message, node.build_number if node is not None else None)
+        return Fix(commands=template.commands, note=" ".join(p for p in (said, template.note) if p))
     if event.check == "symptom-no-matching-platform":
         if node is not None and node.windows and not (pod and pod.target.windows):
             return fixes.node_selector(owner, spec_path, {OS_LABEL: "linux"},
                                        note="This Linux image must not run on Windows.")
+        if node is not None and not node.windows:
+            return fixes.node_selector(owner, spec_path, {OS_LABEL: "windows"},
+                                       note="This Windows image runs only on a Windows node.")
         return Fix(note="Use an image with a windows/amd64 variant for the node's build (kubectl win images IMAGE "
                         "--build BUILD reads its platforms from the registry).")
     if event.check == "symptom-container-administrator-nonroot":

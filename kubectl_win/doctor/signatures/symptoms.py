@@ -158,6 +158,24 @@ def match(message: str, reason: str = "", where: str = "events", writer: str = "
     return _match(message, reason, where, writer)
 
 
+def match_anywhere(message: str, reason: str = "", where: str = "events") -> Match | None:
+    """The first catalogue entry claiming the text that means the same on any node (no Windows-only entry, no
+    structural or model reading): what an object that neither runs on nor targets Windows shows."""
+    if not message:
+        return None
+    codes = find_codes(message)
+    for broad in (False, True):
+        for symptom in catalogue():
+            if symptom.windows_only or symptom.broad != broad or where not in symptom.where:
+                continue
+            if reason and symptom.reasons and reason not in symptom.reasons:
+                continue
+            if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & {
+                    c.code for c in codes}):
+                return Match(symptom.check, symptom.cause, symptom.fix, codes, confidence=symptom.confidence)
+    return None
+
+
 @lru_cache(maxsize=4096)
 def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
     # A cluster repeats its messages (every pod of a crashing Deployment, every event of a failing sandbox):
