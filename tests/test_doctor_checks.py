@@ -280,6 +280,24 @@ CASES = [
          lambda: base(event(("Pod", "shop", "api-1"), "Odd", "the widget said no to the gadget", host="linux-0",
                             count=2)),
          ("(on win-0, 5x)", "kubectl win logs")),
+    Case("symptom-pod-identity-nmi-windows",
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedMount",
+                            'MountVolume.SetUp failed for volume "secrets" : rpc error: code = Unknown desc = failed '
+                            'to get key vault token: Get "http://localhost:2579/host/token/?resource=https://vault.'
+                            'azure.net": dial tcp 127.0.0.1:2579: connect: connection refused', host="win-0")),
+         lambda: base(event(("Pod", "shop", "web-1"), "FailedMount",
+                            'MountVolume.SetUp failed for volume "secrets" : rpc error: code = Unknown desc = failed '
+                            'to get key vault token: Get "http://localhost:2579/host/token/?resource=https://vault.'
+                            'azure.net": dial tcp 127.0.0.1:2579: connect: connection refused', host="linux-0")),
+         ("workload identity",)),
+    Case("symptom-imds-multiple-identities",
+         lambda: base(event(("Pod", "shop", "web-1"), "BackOff",
+                            "Multiple user assigned identities exist, please specify the clientId / resourceId of the "
+                            "identity in the token request", host="win-0")),
+         lambda: base(event(("Pod", "shop", "web-1"), "BackOff",
+                            "Multiple user assigned identities exist, please specify the clientId / resourceId of the "
+                            "identity in the token request", host="linux-0")),
+         ("client ID",)),
     Case("symptom-wincat-missing",
          lambda: base(event(("Pod", "shop", "web-1"), "FailedPortForward",
                             "unable to do port forwarding: wincat not found", host="win-0")),
