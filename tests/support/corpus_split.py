@@ -4,6 +4,8 @@ failures.yaml. Linux controls (entries with os: linux) go to linux_controls.yaml
 
     python -m tests.support.corpus_split 4 collected/*.yaml
 
+(the knowledge-citation rule reads the knowledge of the commit KNOWLEDGE_AT names for the round).
+
 An entry whose thread an earlier corpus already holds with that message, or whose thread an earlier entry of
 this round already gave (one entry per thread per round: two messages of one thread share their cause), or whose
 thread a knowledge file already cites (knowledge built from it: neither new nor clean), is dropped. Only counts
@@ -54,8 +56,18 @@ def cited_by_knowledge(url: str, knowledge: str) -> bool:
     return url in knowledge or re.search(short, knowledge, re.IGNORECASE) is not None
 
 
-def knowledge_text() -> str:
-    return "\n".join(p.read_text(encoding="utf-8") for p in sorted((PACKAGE / "knowledge").glob("*.yaml")))
+def knowledge_text(at: str | None = None) -> str:
+    """Every knowledge file's text: now, or as the commit `at` held it (the knowledge a round was collected
+    against: threads cited since then were cited because of the round's training part)."""
+    if at is None:
+        return "\n".join(p.read_text(encoding="utf-8") for p in sorted((PACKAGE / "knowledge").glob("*.yaml")))
+    import subprocess
+
+    root = PACKAGE.parent
+    names = subprocess.run(["git", "ls-tree", "--name-only", at, "kubectl_win/knowledge/"], cwd=root, check=True,
+                           capture_output=True, text=True).stdout.split()
+    return "\n".join(subprocess.run(["git", "show", f"{at}:{name}"], cwd=root, check=True, capture_output=True,
+                                    text=True).stdout for name in sorted(names) if name.endswith(".yaml"))
 
 
 def goes_to_held_out(entry: dict[str, Any]) -> bool:
@@ -74,13 +86,13 @@ def _dump(entries: list[dict[str, Any]]) -> str:
     return yaml.safe_dump(entries, sort_keys=False, allow_unicode=True, width=100000, default_flow_style=None)
 
 
-def split(n: int, files: list[Path]) -> dict[str, int]:
+def split(n: int, files: list[Path], knowledge_at: str | None = None) -> dict[str, int]:
     seen = {(e.get("url"), e.get("message")) for path in CORPUS.rglob("*.yaml")
             if f"round{n}" not in path.parts for e in (yaml.safe_load(path.read_text(encoding="utf-8")) or [])}
     parts: dict[str, list[dict[str, Any]]] = {"failures": [], "held_out": [], "linux_controls": []}
     dropped = 0
     threads: set[str] = set()
-    knowledge = knowledge_text()
+    knowledge = knowledge_text(knowledge_at)
     for path in sorted(files):
         for entry in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             entry["message"] = str(entry["message"]).strip()
@@ -106,6 +118,10 @@ def split(n: int, files: list[Path]) -> dict[str, int]:
     return {**{part: len(entries) for part, entries in parts.items()}, "dropped": dropped}
 
 
+# The commit whose knowledge each round was collected against (its knowledge-citation rule reads that).
+KNOWLEDGE_AT = {4: "15fa336"}
+
 if __name__ == "__main__":
-    counts = split(int(sys.argv[1]), [Path(p) for p in sys.argv[2:]])
+    round_number = int(sys.argv[1])
+    counts = split(round_number, [Path(p) for p in sys.argv[2:]], KNOWLEDGE_AT.get(round_number))
     print(", ".join(f"{k} {v}" for k, v in counts.items()))
