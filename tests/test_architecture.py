@@ -28,7 +28,7 @@ FLOORS: dict[str, int] = {
     "checks": 4, "checks.plan": 4, "checks.events": 4, "checks.gmsa": 4, "checks.images": 4,
     "checks.memory": 4, "checks.network": 4, "checks.nodes": 4, "checks.placement": 4, "checks.pods": 4,
     "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.bundle": 4, "checks.bundle_hns": 4,
-    "checks.bundle_logs": 4, "checks.patches": 4, "checks.image_platform": 4, "deep": 4,
+    "checks.bundle_logs": 4, "checks.patches": 4, "checks.image_platform": 4, "checks.misplaced": 4, "deep": 4,
     "fixes": 5,
     "render": 6, "render.report": 6, "render.html": 6, "render.progress": 6,
     "render.formats": 6,

@@ -255,3 +255,30 @@ def test_a_credential_the_api_server_refuses_is_said_to_be_that() -> None:
     found = symptoms.match(text, "", "log", "calico-node")
     assert (found.check, found.confidence) == ("windows-network-failure", "cause")
     assert found.cause.startswith("the API server refused the credentials the component on the node uses")
+
+
+# --- the cluster's evidence decides ------------------------------------------------------------------------
+
+CHOWN = ('MountVolume.SetUp failed for volume "kube-api-access-x" : chown c:\\var\\lib\\kubelet\\pods\\1\\volumes\\'
+         'kubernetes.io~projected\\kube-api-access-x\\..2024\\token: not supported by windows')
+
+
+@pytest.mark.parametrize(("message", "reason"), [
+    (CHOWN, "FailedMount"),
+    ('Error: failed to start containerd task "app": hcs::System::CreateProcess app: The system cannot find the file '
+     'specified.: unknown', "Failed"),
+], ids=["chown", "entrypoint"])
+def test_a_linux_workload_on_a_windows_node_fails_for_its_placement(message: str, reason: str) -> None:
+    """The same failure on a pod that selects Windows is a setting to change; on a pod that neither selects
+    Windows nor runs a Windows image, its cause is that it landed there, and the fix keeps it on Linux."""
+    linux = {"containers": [{"name": "app", "image": "quay.io/acme/snapshot-controller:v6"}]}
+    objs = [node("win-0", taints=[]), pod("lin", linux, node="win-0"), pod("win", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "lin"), reason, message, host="win-0"),
+            event(("Pod", "shop", "win"), reason, message, host="win-0")]
+    found = {f.object.name: f for f in _model_findings(run_checks(snapshot_of(*objs)))}
+    placed, meant = found["lin"], found["win"]
+    assert placed.confidence == "cause"
+    assert "shop/lin is a Linux workload" in placed.message + placed.fix.text()
+    assert '"nodeSelector":{"kubernetes.io/os":"linux"}' in placed.fix.text()
+    assert "Linux workload" not in meant.message + meant.fix.text()
+    assert "kubernetes.io/os\":\"linux" not in meant.fix.text()

@@ -100,26 +100,66 @@ HEADERS = ["corpus", "graded", "wrong", "right", "honest", "silent", "subsystem 
 
 
 def _node(name: str, os_name: str = "windows", ready: bool = True, message: str = "",
-          reason: str = "") -> dict[str, Any]:
+          reason: str = "", **facts: Any) -> dict[str, Any]:
     from tests.support.kube_objects import node
 
-    obj = node(name, os=os_name, ready=ready)
+    obj = node(name, os=os_name, ready=ready, **facts)
     if not ready:
         obj["status"]["conditions"][0]["message"] = message
         obj["status"]["conditions"][0]["reason"] = reason or "KubeletNotReady"
     return obj
 
 
+# What a node of each platform carries that doctor reads the platform from (knowledge/platforms.yaml markers).
+PLATFORM_MARKS: dict[str, tuple[dict[str, str], dict[str, str]]] = {
+    "aks": ({"kubernetes.azure.com/agentpool": "win", "kubernetes.azure.com/mode": "user"}, {}),
+    "aks-engine": ({"kubernetes.azure.com/role": "agent", "agentpool": "win"}, {}),
+    "eks": ({"eks.amazonaws.com/nodegroup": "win"}, {}),
+    "gke": ({"cloud.google.com/gke-nodepool": "win"}, {}),
+    "openshift": ({"node.openshift.io/os_id": "Windows"}, {}),
+    "rke2": ({"cattle.io/os": "windows"}, {}),
+    "capi": ({}, {"cluster.x-k8s.io/cluster-name": "c1"}),
+    "kubeadm": ({}, {"kubeadm.alpha.kubernetes.io/cri-socket": "npipe:////./pipe/containerd-containerd"}),
+}
+
+
+def _node_facts(entry: dict[str, Any]) -> dict[str, Any]:
+    """The node() arguments that show what the entry's thread says of its cluster (entry.cluster: node_build,
+    platform, kubelet, containerd or runtime); empty when it says nothing."""
+    facts = entry.get("cluster") or {}
+    out: dict[str, Any] = {}
+    if facts.get("node_build"):
+        out["build"] = int(facts["node_build"])
+    if facts.get("kubelet"):
+        kubelet = str(facts["kubelet"])
+        out["kubelet"] = kubelet if kubelet.startswith("v") else f"v{kubelet}"
+    if facts.get("runtime") == "docker":
+        out["runtime"] = "docker://19.3.14"
+    elif facts.get("containerd"):
+        out["runtime"] = f"containerd://{str(facts['containerd']).lstrip('v')}"
+    if facts.get("platform") in PLATFORM_MARKS:
+        labels, annotations = PLATFORM_MARKS[str(facts["platform"])]
+        out["labels"], out["annotations"] = dict(labels), dict(annotations) or None
+    return out
+
+
 def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[list[dict[str, Any]], dict[int, str]]:
-    """The objects of a cluster showing every (non-log) entry, and per entry index the object it is on."""
-    from tests.support.kube_objects import event, pod, windows_spec
+    """The objects of a cluster showing every (non-log) entry, and per entry index the object it is on. An entry
+    whose thread says what its cluster was (entry.cluster) gets a node of its own showing it, and a pod that the
+    thread says is a Linux workload gets no Windows selector."""
+    from tests.support.kube_objects import event, node, pod, windows_spec
 
     spec = windows_spec() if os_name == "windows" else {"containers": [{"name": "app", "image": "nginx:1.27"}],
                                                         "nodeSelector": {"kubernetes.io/os": "linux"}}
-    host = "host-0"
-    objs: list[dict[str, Any]] = [_node(host, os_name)]
+    unselected = {"containers": [{"name": "app", "image": "img"}]}  # a Linux workload without an OS selector
+    objs: list[dict[str, Any]] = [_node("host-0", os_name)]
     where: dict[int, str] = {}
     for index, entry in enumerate(entries):
+        facts = _node_facts(entry) if os_name == "windows" else {}
+        host = "host-0"
+        if facts and entry["where"] != "log" and entry.get("context") != "node" and entry["where"] != "condition":
+            host = f"host-{index + 1:03d}"
+            objs.append(node(host, **facts))
         # A client's output (kubectl exec, cp, logs) and an API server's rejection reach doctor as the Warning
         # event the same text makes on the pod (a controller's FailedCreate): read as one.
         kind = "event" if entry["where"] in ("client", "apiserver") else entry["where"]
@@ -130,9 +170,9 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
         if kind == "condition" or (entry.get("context") == "node" and kind == "event"):
             name = f"node-{index:03d}"
             if kind == "condition":
-                objs.append(_node(name, os_name, ready=False, message=message, reason=reason))
+                objs.append(_node(name, os_name, ready=False, message=message, reason=reason, **facts))
             else:
-                objs.append(_node(name, os_name))
+                objs.append(_node(name, os_name, **facts))
                 objs.append(event(("Node", "", name), reason or "Warning", message, host=name))
             where[index] = f"Node/{name}"
             continue
@@ -148,7 +188,8 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
                 terminated["message"] = message
             status["lastState"] = {"terminated": terminated}
             statuses = [status]
-        objs.append(pod(name, spec, node=host, statuses=statuses))
+        linux_workload = (entry.get("cluster") or {}).get("pod_os") == "linux" and os_name == "windows"
+        objs.append(pod(name, unselected if linux_workload else spec, node=host, statuses=statuses))
         if kind == "event":
             objs.append(event(("Pod", "shop", name), reason, message, host=host, count=2))
         where[index] = f"shop/Pod/{name}"

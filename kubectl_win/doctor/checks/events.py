@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.checks import image_platform
+from kubectl_win.doctor.checks import image_platform, misplaced
 from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
@@ -85,13 +85,21 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     else:
         values["fix"] = _fix(event, snapshot, pod, node)
     confidence = event.confidence
+    route = None
+    if pod is not None and misplaced.is_linux_workload(pod, node) and misplaced.shows_it(event):
+        # The cluster decides: a Linux workload on a Windows node fails for its placement (one answer with
+        # linux-workload-can-land-on-windows on its controller).
+        route = misplaced.fix(pod, node_name)
+        if "cause" in values:
+            values["cause"] = misplaced.sentence(pod, node_name)
+        confidence = CONFIDENCE_CAUSE
     if event.check == "symptom-no-matching-platform" and pod is not None and not pod.target.windows and \
             node is not None and node.windows:
         confidence = CONFIDENCE_CAUSE  # the cluster decides: a pod that does not ask for Windows brought its image
     if event.check == "symptom-no-matching-platform" and node is not None and not node.windows:
         confidence = CONFIDENCE_CAUSE  # only a message naming a Windows image is claimed on a Linux node
     found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
-                    confidence=confidence, **values)
+                    confidence=confidence, route=route, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.
     versions = {"kubernetes": node.kubelet_version} if node is not None else {}
     if node is not None and node.runtime == "containerd":

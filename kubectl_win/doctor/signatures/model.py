@@ -104,6 +104,7 @@ class _Condition:
     decides: bool = False  # its subsystem wins over the operation's (an API-server rejection is no node's failure)
     # What the message names that the cause quotes ({what}, {field}, {user}, ...): a regex with named groups.
     names: re.Pattern[str] | None = None
+    linux_workload: bool = False  # what a Linux workload shows on a Windows node (doctor/checks/misplaced.py)
 
 
 @dataclass(frozen=True)
@@ -141,7 +142,8 @@ def _model() -> _Model:
                                   _any(c.get("weak")), frozenset(c.get("unsure_in") or ()),
                                   {k: re.compile(v, re.IGNORECASE) for k, v in (c.get("ties") or {}).items()},
                                   bool(c.get("self_evident")), bool(c.get("decides")),
-                                  re.compile(c["names"], re.IGNORECASE) if c.get("names") else None)
+                                  re.compile(c["names"], re.IGNORECASE) if c.get("names") else None,
+                                  bool(c.get("linux_workload")))
                        for c in data["conditions"])
     return _Model({s["id"]: s for s in data["subsystems"]}, tuple(components), operations, objects,  # type: ignore[arg-type]
                   conditions)
@@ -274,6 +276,12 @@ def self_evident(reading: Reading) -> bool:
     """Whether the reading states a cause the message's own words are (a Linux-only flag, an API rejection)."""
     condition = _condition_by_id(reading.condition)
     return reading.established and condition is not None and condition.self_evident
+
+
+def linux_workload_condition(cid: str | None) -> bool:
+    """Whether the condition is one a Linux workload shows on a Windows node (a Linux shell, user, path, chown)."""
+    condition = _condition_by_id(cid)
+    return condition is not None and condition.linux_workload
 
 
 def _condition_by_id(cid: str | None) -> _Condition | None:

@@ -55,6 +55,7 @@ class Symptom:
     subsystem: str = ""  # its place in the model of the node stack (knowledge/failure_model.yaml)
     component: str = ""
     confidence: str = CONFIDENCE_CAUSE  # "unsure": the entry recognises the failure but not its cause
+    linux_workload: bool = False  # what a Linux workload shows on a Windows node (doctor/checks/misplaced.py)
 
 
 @dataclass(frozen=True)
@@ -82,7 +83,8 @@ def catalogue() -> tuple[Symptom, ...]:
                            frozenset(int(c) & 0xFFFFFFFF for c in entry.get("codes") or ()),
                            " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
                            bool(entry.get("broad")), bool(entry.get("windows_only")), str(entry.get("subsystem") or ""),
-                           str(entry.get("component") or ""), str(entry.get("confidence") or CONFIDENCE_CAUSE)))
+                           str(entry.get("component") or ""), str(entry.get("confidence") or CONFIDENCE_CAUSE),
+                           bool(entry.get("linux_workload"))))
     return tuple(out)
 
 
@@ -207,6 +209,12 @@ def unrecognised(message: str) -> Match:
     also the ones it names only by their text, so nothing Windows-related is silently dropped."""
     return Match(UNRECOGNISED, "no catalogue entry or error-chain rule recognises this Windows warning", "",
                  structure.parse(message).codes if message else (), generic=True, confidence=CONFIDENCE_UNSURE)
+
+
+def linux_workload_check(check: str) -> bool:
+    """Whether the catalogue entry is a failure a Linux workload shows on a Windows node."""
+    symptom = _by_check().get(check)
+    return symptom is not None and symptom.linux_workload
 
 
 def subsystem(check: str) -> str | None:
