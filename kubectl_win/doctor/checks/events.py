@@ -147,6 +147,9 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
     owner = pod.owner_ref if pod else event.ref
     spec_path = spec_path_of(owner.kind)
     if event.check == "symptom-os-build-mismatch":
+        named = image_platform.mismatch_note(event.message)
+        if named:
+            return Fix(note=named)
         if node is not None and node.build_number:
             text = (f"Use images (and a pause image) built for build {node.build_number} "
                     f"({builds.tags_for(node.build_number)})")

@@ -32,3 +32,36 @@ def variant_note(message: str, node_build: int | None) -> str:
                 f"build's tag.")
     tags = builds.tags_for(number) if info is not None else str(number)
     return f"The pull asked for {name}; the image lists no variant for it: use a tag built for it ({tags})."
+
+
+# Docker names both sides: "a Windows version 10.0.20348-based image is incompatible with a 10.0.17763 host".
+_BOTH = re.compile(r"Windows version (?:10\.0\.)?(\d{5})\S*-based image is incompatible with a (?:10\.0\.)?(\d{5})",
+                   re.IGNORECASE)
+
+
+def _name(number: int) -> str:
+    info = builds.build_of(number)
+    return info.display() if info is not None else f"build {number}"
+
+
+def _out_of_support(number: int) -> str:
+    ended = lifecycle.support_end(number)
+    if ended is None or ended >= updates.today():
+        return ""
+    return f" {_name(number)} has been out of support since {ended.isoformat()}."
+
+
+def mismatch_note(message: str) -> str:
+    """Which way round a build mismatch the message names both builds of goes, and what follows; empty when the
+    message does not name them."""
+    found = _BOTH.search(message)
+    if found is None:
+        return ""
+    image, host = int(found.group(1)), int(found.group(2))
+    if image > host:
+        return (f"The image is built for {_name(image)}, newer than the host's {_name(host)}: a host never runs an "
+                f"image of a newer build, in any isolation; use an image built for the host's build or move to a "
+                f"host of build {image} or newer.{_out_of_support(host)}")
+    return (f"The image is built for {_name(image)}, older than the host's {_name(host)}: process isolation needs "
+            f"the host's own build (Hyper-V isolation runs older images); use an image built for build {host}."
+            f"{_out_of_support(host)}")
