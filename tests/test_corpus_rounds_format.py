@@ -72,6 +72,12 @@ def test_an_entry_has_a_thread_a_place_a_message_and_a_key(item: tuple[str, dict
         assert entry.get("log"), "a log line names whose log it is"
     if entry["where"] == "terminated":
         assert isinstance(entry.get("exit_code"), int)
+    cluster = entry.get("cluster")
+    if cluster is not None:  # what the thread says of its cluster (read from the thread, shown by the harness)
+        assert set(cluster) <= {"node_build", "pod_os", "platform", "kubelet", "containerd", "runtime"}, cluster
+        assert cluster.get("pod_os", "windows") in {"windows", "linux"}
+        assert cluster.get("runtime", "docker") == "docker"
+        assert isinstance(cluster.get("node_build", 17763), int)
     expect = entry["expect"]
     assert expect["subsystem"] in SUBSYSTEMS
     for field in ("component", "operation", "cause", "source"):

@@ -282,3 +282,19 @@ def test_a_linux_workload_on_a_windows_node_fails_for_its_placement(message: str
     assert '"nodeSelector":{"kubernetes.io/os":"linux"}' in placed.fix.text()
     assert "Linux workload" not in meant.message + meant.fix.text()
     assert "kubernetes.io/os\":\"linux" not in meant.fix.text()
+
+
+def test_an_api_rejection_of_a_field_gives_the_rule_explain_gives_for_it() -> None:
+    """One answer for `kubectl win explain FIELD` and for the rejection of that field doctor reads."""
+    from kubectl_win.explain.field_query import find_fields
+    from kubectl_win.versions import parse_version
+
+    text = ('Pod "web" is invalid: spec.containers[0].securityContext.runAsUser: Forbidden: cannot be set for a '
+            "windows pod")
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0"), event(("Pod", "shop", "web"), "FailedCreate",
+                                                                           text, host="win-0")]
+    [found] = [f for f in _model_findings(run_checks(snapshot_of(*objs))) if f.object.name == "web"]
+    [rule] = [m.rule for m in find_fields("securityContext.runAsUser", parse_version("1.31"))
+              if m.rule.status == "rejected"]
+    assert found.confidence == "cause" and model.subsystem_of_check(found.id) == "api"
+    assert f"explain {rule.id}" in found.message and rule.instead.rstrip(".") in found.message

@@ -25,7 +25,7 @@ import yaml
 from tests.support.paths import PACKAGE, TESTS
 
 CORPUS = TESTS / "corpus"
-FIELDS = ("url", "where", "reason", "exit_code", "context", "os", "log", "message", "expect")
+FIELDS = ("url", "cluster", "where", "reason", "exit_code", "context", "os", "log", "message", "expect")
 KEY_FIELDS = ("subsystem", "component", "operation", "condition", "cause", "right", "wrong_if", "source")
 
 HEAD = """\
@@ -75,7 +75,7 @@ def goes_to_held_out(entry: dict[str, Any]) -> bool:
 
 
 def _ordered(entry: dict[str, Any]) -> dict[str, Any]:
-    out = {k: entry[k] for k in FIELDS if k in entry and entry[k] not in (None, "")}
+    out = {k: entry[k] for k in FIELDS if k in entry and entry[k] is not None and entry[k] != ""}
     if "expect" in out:
         expect = out["expect"]
         out["expect"] = {k: expect[k] for k in KEY_FIELDS if k in expect and expect[k] not in (None, "", [])}

@@ -245,6 +245,7 @@ class Reading:
         code = f" ({self.code.hex} {self.code.name})" if self.code else ""
         if condition is not None:
             why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(_Quoted(self.named))
+            why += _field_rule(dict(self.named).get("field"))
         elif self.code is not None:
             why = self.code.hint or self.code.meaning.rstrip(".")
         else:
@@ -263,6 +264,27 @@ class Reading:
         # (with_known_bug reads this phrase back when a known bug settles the place)
         return {"subsystem": subsystem, "component": self.component_title(),
                 "operation": self.operation_phrase(), "cause": self.cause()}
+
+
+def _field_rule(field: str | None) -> str:
+    """What explain's rule for a field the API server named says Windows does with it, and what to do instead
+    (one answer for `explain FIELD` and for the rejection doctor reads); empty for a field no rule covers."""
+    if not field:
+        return ""
+    from kubectl_win.errors import UsageError
+    from kubectl_win.explain.field_query import find_fields
+    from kubectl_win.versions import parse_version
+
+    try:
+        matches = find_fields(field, parse_version("1.99"))
+    except UsageError:
+        return ""
+    ranked = sorted((m.rule for m in matches if m.rule.status in ("rejected", "unsupported")),
+                    key=lambda r: r.status != "rejected")  # what the API server rejects, then what Windows lacks
+    rule = ranked[0] if ranked else None
+    if rule is None:
+        return ""
+    return f"; explain {rule.id}: {rule.summary.rstrip('.')}; {rule.instead.rstrip('.')}"
 
 
 class _Quoted(dict):  # type: ignore[type-arg]
