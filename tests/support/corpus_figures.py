@@ -59,6 +59,7 @@ class Figures:
     grades: Counter[str] = field(default_factory=Counter)
     agree: int = 0
     judged: int = 0  # entries with an expected subsystem and a named answer
+    wrong_place: int = 0  # wrong answers that were unsure, but named another subsystem (the rest stated a cause)
 
     def percent(self, kind: str) -> float:
         return 100.0 * self.answers[kind] / self.total if self.total else 0.0
@@ -92,7 +93,8 @@ class Figures:
         return (f"{self.corpus}: {self.graded} graded of {self.total}, " +
                 ", ".join(f"{g} {self.grades[g]}" for g in GRADES) +
                 f"; specific {self.answers['specific']}, placed {self.answers['placed']}, generic "
-                f"{self.answers['generic']}, none {self.answers['none']}, "
+                f"{self.answers['generic']}, none {self.answers['none']}, wrong by an unsure answer's subsystem "
+                f"{self.wrong_place}, "
                 f"subsystem agreement {self.agree}/{self.judged}")
 
 
@@ -298,7 +300,10 @@ def grade(entry: dict[str, Any], kind: str, finding: Finding | None, expected_su
         return "silent"
     subsystem = _subsystem_of(finding.id)
     expected_subsystem = SUBSYSTEM_NAMES.get(expected_subsystem or "", expected_subsystem)
-    fits = subsystem is None or expected_subsystem is None or subsystem == expected_subsystem
+    # An unsure catalogue answer whose candidates lie in several subsystems (symptoms.yaml: spans) names them all.
+    named = symptoms.subsystems(finding.id) if finding.confidence == CONFIDENCE_UNSURE else frozenset()
+    fits = subsystem is None or expected_subsystem is None or subsystem == expected_subsystem or \
+        expected_subsystem in named
     if finding.confidence == CONFIDENCE_UNSURE:
         return "honest" if fits and finding.fix else "wrong"
     pattern, check = key_of(entry)
@@ -325,7 +330,9 @@ def measure(name: str, entries: list[dict[str, Any]], expected: list[str | None]
     wanted = expected if expected is not None else expected_subsystems(entries)
     for entry, want, (kind, finding) in zip(entries, wanted, answer_findings(entries), strict=True):
         figures.answers[kind] += 1
-        figures.grades[grade(entry, kind, finding, want)] += 1
+        graded = grade(entry, kind, finding, want)
+        figures.grades[graded] += 1
+        figures.wrong_place += graded == "wrong" and finding is not None and finding.confidence == CONFIDENCE_UNSURE
         if want and kind in ("specific", "placed") and finding is not None and _subsystem_of(finding.id):
             figures.judged += 1  # an answer that names a subsystem
             figures.agree += _subsystem_of(finding.id) == SUBSYSTEM_NAMES.get(want, want)
@@ -394,8 +401,9 @@ def summary_lines() -> list[str]:
     if not FIGURES and not CONTROLS:
         return []
     ordered = sorted(FIGURES, key=lambda f: (not f.held_out, f.corpus))
-    heads = [f"{f.corpus}: wrong {f.rate('wrong'):.1f}% ({f.grades['wrong']} of {f.graded}), right "
-             f"{f.rate('right'):.1f}%" for f in ordered if f.held_out]
+    heads = [f"{f.corpus}: wrong {f.rate('wrong'):.1f}% ({f.grades['wrong']} of {f.graded}: "
+             f"{f.grades['wrong'] - f.wrong_place} a wrong cause, {f.wrong_place} an unsure answer's subsystem), "
+             f"right {f.rate('right'):.1f}%" for f in ordered if f.held_out]
     return ["How doctor answers the failure corpora, graded against each entry's key "
             "(tests/support/corpus_figures.py):", *heads,
             *(tabulate([f.row() for f in ordered], HEADERS).splitlines() if ordered else []), *CONTROLS]

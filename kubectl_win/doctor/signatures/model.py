@@ -353,7 +353,8 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
     condition, code, evidence = _condition(message, codes)
     subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
-    settled = _settled(subsystem, message, operation, found, condition)
+    settled = _settled(subsystem, message, operation, found, condition) and not _writer_disagrees(
+        subsystem, writer, model.components)
     if condition is not None and condition.decides and condition.subsystem:
         subsystem, settled = condition.subsystem, True
     if condition is not None and operation is not None and operation.id in condition.moves:
@@ -378,6 +379,16 @@ def _settled(subsystem: str, message: str, operation: _Operation | None, found: 
     if condition is not None and condition.subsystem:
         votes.append(condition.subsystem)
     return len(votes) >= 2 and all(v == subsystem for v in votes)
+
+
+def _writer_disagrees(subsystem: str, writer: str, components: tuple[_Component, ...]) -> bool:
+    """Whether the log's writer belongs to another subsystem than the one the line's words point to (a platform
+    agent's line about an HNS lookup, a CNI agent's line about a file): two places, so neither is settled."""
+    if not writer:
+        return False
+    mine = next((c for c in components if writer.lower() in c.log_names), None) or next(
+        (c for c in components if c.pattern.search(writer)), None)
+    return mine is not None and not mine.weak and mine.subsystem != subsystem
 
 
 def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None, str]:

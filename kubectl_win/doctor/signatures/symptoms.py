@@ -56,6 +56,7 @@ class Symptom:
     component: str = ""
     confidence: str = CONFIDENCE_CAUSE  # "unsure": the entry recognises the failure but not its cause
     linux_workload: bool = False  # what a Linux workload shows on a Windows node (doctor/checks/misplaced.py)
+    spans: tuple[str, ...] = ()  # an unsure entry's candidates lie in these subsystems
 
 
 @dataclass(frozen=True)
@@ -84,7 +85,7 @@ def catalogue() -> tuple[Symptom, ...]:
                            " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
                            bool(entry.get("broad")), bool(entry.get("windows_only")), str(entry.get("subsystem") or ""),
                            str(entry.get("component") or ""), str(entry.get("confidence") or CONFIDENCE_CAUSE),
-                           bool(entry.get("linux_workload"))))
+                           bool(entry.get("linux_workload")), tuple(entry.get("spans") or ())))
     return tuple(out)
 
 
@@ -215,6 +216,14 @@ def linux_workload_check(check: str) -> bool:
     """Whether the catalogue entry is a failure a Linux workload shows on a Windows node."""
     symptom = _by_check().get(check)
     return symptom is not None and symptom.linux_workload
+
+
+def subsystems(check: str) -> frozenset[str]:
+    """Every subsystem the check's answer points to: its own, and for an unsure entry the ones its candidate
+    causes lie in (spans); empty for the generic fallbacks."""
+    symptom = _by_check().get(check)
+    own = subsystem(check)
+    return frozenset({*((own,) if own else ()), *(symptom.spans if symptom is not None else ())})
 
 
 def subsystem(check: str) -> str | None:
