@@ -442,10 +442,15 @@ def readme_claim() -> str:
     training = sum((f.grades["wrong"] for name, f in parts.items() if "(training)" in name), 0)
     right = sum((f.grades["right"] for name, f in parts.items() if "(training)" in name), 0)
     total = sum((f.graded for name, f in parts.items() if "(training)" in name), 0)
-    said = [f"on {f.graded} held-out real failures{' of the newest round' if '/round' in name else ''} from "
+    said = [f"on {f.graded} held-out real failures{_round_of(name)} from "
             f"public issue trackers: {f.grades['wrong']} wrong ({f.rate('wrong'):.1f}%), {f.grades['right']} right, "
             f"{f.grades['honest']} honestly unsure, {f.grades['silent']} silent" for name, f in held]
     return "; ".join(said) + f"; on the {total} training failures {training} wrong, {right} right"
+
+
+def _round_of(name: str) -> str:
+    found = re.search(r"/round(\d+)/", name)
+    return f" of collection round {found.group(1)}" if found else ""
 
 
 def update_readme(path: str, width: int = 110) -> None:
