@@ -77,7 +77,10 @@ def _cmd_escape(line: str) -> str:
         if char == '"':
             inside = not inside
         elif char == "%" and inside:
-            out.append('"^%"')  # cmd expands %VAR% even between quotes: step out, escape, step back in
+            # cmd expands %VAR% even between quotes: step out, escape, step back in. Backslashes just before
+            # the quote that steps out now precede a quote: double them so they stay literal (\% stays \%).
+            written = "".join(out)
+            out.append("\\" * (len(written) - len(written.rstrip("\\"))) + '"^%"')
             continue
         elif char in _CMD_META and not inside:
             out.append("^")

@@ -9,7 +9,7 @@ import shlex
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from kubectl_win.findings import Fix
@@ -186,6 +186,8 @@ def test_any_argument_survives_posix_and_powershell(words: list[str]) -> None:
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.text(st.characters(blacklist_categories=("Cs", "Cc")), min_size=1, max_size=12),
                 min_size=1, max_size=4))
+@example(["\\%", "0"])  # a backslash before the quote that steps out to escape % (found by this test)
+@example(["a\\\\%b%"])
 def test_any_argument_survives_cmd(words: list[str]) -> None:
     argv = ("kubectl", *words)
     _same(argv, cmd_arguments(quote_command(argv, "cmd")))
