@@ -54,3 +54,17 @@ def test_a_windows_image_on_a_linux_node_is_that_and_a_linux_nodes_arm64_miss_is
     assert set(found) == {"w"}
     assert found["w"].id == "symptom-no-matching-platform" and found["w"].confidence == "cause"
     assert '"kubernetes.io/os":"windows"' in found["w"].fix.text()
+
+
+def test_the_build_the_message_names_gives_one_answer_on_every_path() -> None:
+    from kubectl_win.doctor.checks.bundle_logs import scan_file
+    from kubectl_win.doctor.deep import scan_lines
+
+    text = "no matching manifest for windows/amd64 10.0.17134 in the manifest list entries"
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "web"), "Failed", text, host="win-0")]
+    fixes = [f.fix.note for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-windows-image-no-variant"]
+    fixes += [f.fix.note for f in scan_lines("win-0", "containerd", [text])]
+    fixes += [f.fix.note for f in scan_file("win-0", "nodes/win-0/logs/containerd.log", text)]
+    assert len(fixes) == 3
+    assert all("out of support since 2019-11-12" in note for note in fixes), fixes

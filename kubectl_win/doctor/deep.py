@@ -138,6 +138,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
     catalogue's own entries (generic matches are too noisy in logs), the model's, then kube-proxy's HNS failures
     the catalogue does not claim."""
     from kubectl_win.catalog import finding
+    from kubectl_win.doctor.checks import image_platform
     from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.wincodes import describe
@@ -163,6 +164,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
         fix = fix_from_template(found.fix, values) if found.fix else Fix(commands=(
             ("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
              found.check.removeprefix("symptom-")),))
+        fix = image_platform.with_evidence(found.check, line, None, fix)
         where = f" (on {node}, {count}x {window})" if count > 1 else f" (on {node}, {window})"
         labels: dict[str, str] = {}
         if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node

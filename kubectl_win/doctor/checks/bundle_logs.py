@@ -8,6 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.catalog import finding
+from kubectl_win.doctor.checks import image_platform
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
@@ -64,6 +65,7 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
         fix = fix_from_template(found.fix, values) if found.fix else Fix(
             commands=(("kubectl", "win", "logs", node, component.split()[0]),),
             note=f"See {member} line {number} in the bundle, and the node's current log.")
+        fix = image_platform.with_evidence(found.check, text_line, None, fix)
         times = f", {count}x" if count > 1 else ""
         where = f" (on {node}, bundle: {member}:{number}{times})"
         labels: dict[str, str] = {}

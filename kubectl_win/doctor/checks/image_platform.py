@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from kubectl_win import builds, lifecycle, updates
+from kubectl_win.findings import Fix
 
 # Docker and containerd name the build they looked for: "no matching manifest for windows/amd64 10.0.17134".
 _ASKED = re.compile(r"windows/\w+ (?:10\.0\.)?(\d{5})\b", re.IGNORECASE)
@@ -65,3 +66,17 @@ def mismatch_note(message: str) -> str:
     return (f"The image is built for {_name(image)}, older than the host's {_name(host)}: process isolation needs "
             f"the host's own build (Hyper-V isolation runs older images); use an image built for build {host}."
             f"{_out_of_support(host)}")
+
+
+def with_evidence(check: str, message: str, node_build: int | None, fix: Fix) -> Fix:
+    """The fix of an image-platform finding with what the message (and the node, where known) says of the builds:
+    the same words whether doctor read the text in an event, a node log or a support bundle."""
+    if check == "symptom-windows-image-no-variant":
+        said = variant_note(message, node_build)
+    elif check == "symptom-os-build-mismatch":
+        said = mismatch_note(message)
+    else:
+        return fix
+    if not said or said in fix.note:
+        return fix
+    return Fix(commands=fix.commands, note=" ".join(p for p in (said, fix.note) if p), judgement=fix.judgement)
