@@ -113,9 +113,9 @@ def test_a_condition_word_the_message_does_not_tie_to_its_object_states_no_cause
     found = symptoms.match(text, reason, where, "kubelet" if where == "log" else "")
     assert found is not None
     assert wrong not in found.cause
-    if "Only one usage" in text:  # the socket in use is the cause, and it is the node's, not the image's
+    if "Only one usage" in text:  # the socket file in the way is the cause, and it is the node's, not the image's
         assert found.check == "windows-node-failure" and found.confidence == "cause"
-        assert "already listens on that address or socket" in found.cause
+        assert "kubelet.sock already exists" in found.cause and "stale socket file" in found.cause
     else:
         assert found.confidence == "unsure" and found.cause.startswith("the message does not say why")
 
@@ -298,3 +298,12 @@ def test_an_api_rejection_of_a_field_gives_the_rule_explain_gives_for_it() -> No
               if m.rule.status == "rejected"]
     assert found.confidence == "cause" and model.subsystem_of_check(found.id) == "api"
     assert f"explain {rule.id}" in found.message and rule.instead.rstrip(".") in found.message
+
+
+def test_a_rejected_security_context_names_the_setting_it_sets_not_the_ones_it_lists_as_nil() -> None:
+    text = ('admission webhook "windows.common-webhooks.networking.gke.io" denied the request: spec.containers[0].'
+            "securityContext: Invalid value: v1.SecurityContext{Capabilities:(*v1.Capabilities)(nil), "
+            "Privileged:(*bool)(0xc000696a3c), SELinuxOptions:(*v1.SELinuxOptions)(nil)}")
+    found = symptoms.match(text, "FailedCreate", "events")
+    assert found is not None and found.confidence == "cause"
+    assert "explain windows-privileged" in found.cause and "seLinuxOptions" not in found.cause

@@ -10,6 +10,7 @@ from kubectl_win.findings import Fix
 
 # Docker and containerd name the build they looked for: "no matching manifest for windows/amd64 10.0.17134".
 _ASKED = re.compile(r"windows/\w+ (?:10\.0\.)?(\d{5})\b", re.IGNORECASE)
+_IMAGE = re.compile(r'image "([^"\s]+:[^"\s]+)"')  # the reference a pull names, with its tag
 
 
 def build_asked(message: str, node_build: int | None) -> int | None:
@@ -32,6 +33,13 @@ def variant_note(message: str, node_build: int | None) -> str:
                 f"no longer published for it, so move the node to a supported Windows Server build and use that "
                 f"build's tag.")
     tags = builds.tags_for(number) if info is not None else str(number)
+    image = _IMAGE.search(message)
+    built = builds.image_build(image.group(1)) if image else None
+    if built is not None and built != number:
+        direction = "a newer build never runs on an older host" if built > number else \
+            "process isolation needs the host's own build"
+        return (f"The pull asked for {name}, and the tag {image.group(1).rsplit(':', 1)[-1]} is built for "
+                f"{_name(built)}: {direction}; use a tag built for the node's build ({tags}).")
     return f"The pull asked for {name}; the image lists no variant for it: use a tag built for it ({tags})."
 
 

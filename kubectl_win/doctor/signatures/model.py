@@ -245,7 +245,7 @@ class Reading:
         code = f" ({self.code.hex} {self.code.name})" if self.code else ""
         if condition is not None:
             why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(_Quoted(self.named))
-            why += _field_rule(dict(self.named).get("field"))
+            why += _field_rule(dict(self.named).get("field"), dict(self.named).get("value", ""))
         elif self.code is not None:
             why = self.code.hint or self.code.meaning.rstrip(".")
         else:
@@ -266,25 +266,37 @@ class Reading:
                 "operation": self.operation_phrase(), "cause": self.cause()}
 
 
-def _field_rule(field: str | None) -> str:
+def _field_rule(field: str | None, value: str = "") -> str:
     """What explain's rule for a field the API server named says Windows does with it, and what to do instead
-    (one answer for `explain FIELD` and for the rejection doctor reads); empty for a field no rule covers."""
+    (one answer for `explain FIELD` and for the rejection doctor reads); for a whole securityContext rejected,
+    the rule of a setting under it that the quoted value names (Privileged:true); empty for a field no rule
+    covers."""
     if not field:
         return ""
     from kubectl_win.errors import UsageError
-    from kubectl_win.explain.field_query import find_fields
+    from kubectl_win.explain.field_query import find_fields, normalize
     from kubectl_win.versions import parse_version
 
     try:
-        matches = find_fields(field, parse_version("1.99"))
+        matches = [m.rule for m in find_fields(field, parse_version("1.99"))]
     except UsageError:
         return ""
-    ranked = sorted((m.rule for m in matches if m.rule.status in ("rejected", "unsupported")),
+    wanted = normalize(field)
+    named = [r for r in matches if value and any(
+        normalize(f) != wanted and _set_in(normalize(f).rsplit(".", 1)[-1], value) for f in r.fields)]
+    ranked = sorted((r for r in named or matches if r.status in ("rejected", "unsupported")),
                     key=lambda r: r.status != "rejected")  # what the API server rejects, then what Windows lacks
     rule = ranked[0] if ranked else None
     if rule is None:
         return ""
     return f"; explain {rule.id}: {rule.summary.rstrip('.')}; {rule.instead.rstrip('.')}"
+
+
+def _set_in(name: str, value: str) -> bool:
+    """Whether a quoted object sets the field: named, and not as nil (a Go struct dump names every field, the
+    unset ones as Name:(*T)(nil))."""
+    return re.search(rf"\b{re.escape(name)}\"?\s*:(?!\s*(\(\*[^)]*\))?\(?nil\b)(?!\s*false\b)", value,
+                     re.IGNORECASE) is not None
 
 
 class _Quoted(dict):  # type: ignore[type-arg]

@@ -221,9 +221,9 @@ def linux_workload_check(check: str) -> bool:
 def subsystems(check: str) -> frozenset[str]:
     """Every subsystem the check's answer points to: its own, and for an unsure entry the ones its candidate
     causes lie in (spans); empty for the generic fallbacks."""
-    symptom = _by_check().get(check)
     own = subsystem(check)
-    return frozenset({*((own,) if own else ()), *(symptom.spans if symptom is not None else ())})
+    spans = (span for symptom in catalogue() if symptom.check == check for span in symptom.spans)
+    return frozenset({*((own,) if own else ()), *spans})
 
 
 def subsystem(check: str) -> str | None:
