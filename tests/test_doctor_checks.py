@@ -71,6 +71,13 @@ def deploy(name: str, spec: dict[str, Any], node_name: str | None = "win-0", **p
     return [workload("Deployment", name, spec), deployment_pod(name, "abcde", spec, node=node_name, **pod_kw)]
 
 
+def _failed_event_case(check: str, message: str, expect: tuple[str, ...], reason: str = "Failed") -> Case:
+    """A Windows pod's event with the message fires the check; the pod's Started event does not."""
+    return Case(check, lambda: base(event(("Pod", "shop", "web-1"), reason, message, host="win-0")),
+                lambda: base(event(("Pod", "shop", "web-1"), "Started", "Started container app", host="win-0")),
+                expect)
+
+
 TWO_BUILDS = [node("win-2019", build=17763), *agents("win-2019")]
 
 _TRUST = ('Failed to mount volume "data": plugin wrote: The trust relationship between this workstation and the '
@@ -298,35 +305,23 @@ CASES = [
                             "Multiple user assigned identities exist, please specify the clientId / resourceId of the "
                             "identity in the token request", host="linux-0")),
          ("client ID",)),
-    Case("symptom-docker-file-bind-mount",
-         lambda: base(event(("Pod", "shop", "web-1"), "Failed",
-                            "Error: Error response from daemon: invalid volume specification: 'c:\\var\\lib\\kubelet"
-                            "\\pods\\1\\volumes\\kubernetes.io~configmap\\cfg\\app.yaml:C:/app/app.yaml:ro': invalid "
-                            'mount config for type "bind": source path must be a directory', host="win-0")),
-         lambda: base(event(("Pod", "shop", "web-1"), "Started", "Started container app", host="win-0")),
-         ("drop the file subPath", "containerd")),
-    Case("symptom-docker-npipe-readonly",
-         lambda: base(event(("Pod", "shop", "web-1"), "Failed",
-                            "Error: Error response from daemon: invalid volume specification: '\\\\.\\pipe\\"
-                            "docker_engine:\\\\.\\pipe\\docker_engine:ro': invalid mount config for type \"npipe\": "
-                            "field ReadOnly must not be specified", host="win-0")),
-         lambda: base(event(("Pod", "shop", "web-1"), "Started", "Started container app", host="win-0")),
-         ("remove readOnly: true",)),
-    Case("symptom-linux-container-path-in-bind",
-         lambda: base(event(("Pod", "shop", "web-1"), "Failed",
-                            "Error: Error response from daemon: invalid volume specification: 'C:\\k\\pods\\1\\"
-                            "volumes\\kubernetes.io~projected\\kube-api-access-x:/var/run/secrets/kubernetes.io/"
-                            "serviceaccount:ro'", host="win-0")),
-         lambda: base(event(("Pod", "shop", "web-1"), "Started", "Started container app", host="win-0")),
-         ("upgrade cri-dockerd on win-0",)),
-    Case("symptom-csi-registration-path-no-drive",
-         lambda: base(event(("Pod", "kube-system", "csi-node-win-1"), "BackOff",
-                            "transport: Error while dialing dial unix \\\\var\\\\lib\\\\kubelet\\\\plugins"
-                            "\\\\csi.vsphere.vmware.com\\\\csi.sock: connect: A socket operation was attempted "
-                            "to an unreachable network.", host="win-0")),
-         lambda: base(event(("Pod", "kube-system", "csi-node-win-1"), "Started", "Started container registrar",
-                            host="win-0")),
-         ("C:\\var\\lib\\kubelet\\plugins",)),
+    _failed_event_case("symptom-docker-file-bind-mount",
+                       "Error: Error response from daemon: invalid volume specification: 'c:\\var\\lib\\kubelet"
+                       "\\pods\\1\\volumes\\kubernetes.io~configmap\\cfg\\app.yaml:C:/app/app.yaml:ro': invalid "
+                       'mount config for type "bind": source path must be a directory',
+                       ("drop the file subPath", "containerd")),
+    _failed_event_case("symptom-docker-npipe-readonly",
+                       "Error: Error response from daemon: invalid volume specification: '\\\\.\\pipe\\"
+                       "docker_engine:\\\\.\\pipe\\docker_engine:ro': invalid mount config for type \"npipe\": "
+                       "field ReadOnly must not be specified", ("remove readOnly: true",)),
+    _failed_event_case("symptom-linux-container-path-in-bind",
+                       "Error: Error response from daemon: invalid volume specification: 'C:\\k\\pods\\1\\"
+                       "volumes\\kubernetes.io~projected\\kube-api-access-x:/var/run/secrets/kubernetes.io/"
+                       "serviceaccount:ro'", ("upgrade cri-dockerd on win-0",)),
+    _failed_event_case("symptom-csi-registration-path-no-drive",
+                       "transport: Error while dialing dial unix \\\\var\\\\lib\\\\kubelet\\\\plugins"
+                       "\\\\csi.vsphere.vmware.com\\\\csi.sock: connect: A socket operation was attempted "
+                       "to an unreachable network.", ("C:\\var\\lib\\kubelet\\plugins",), reason="BackOff"),
     Case("symptom-wincat-missing",
          lambda: base(event(("Pod", "shop", "web-1"), "FailedPortForward",
                             "unable to do port forwarding: wincat not found", host="win-0")),
