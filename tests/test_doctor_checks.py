@@ -322,6 +322,16 @@ CASES = [
                        "transport: Error while dialing dial unix \\\\var\\\\lib\\\\kubelet\\\\plugins"
                        "\\\\csi.vsphere.vmware.com\\\\csi.sock: connect: A socket operation was attempted "
                        "to an unreachable network.", ("C:\\var\\lib\\kubelet\\plugins",), reason="BackOff"),
+    _failed_event_case("symptom-powershell-console-buffer",
+                       'Install-WindowsFeature : Win32 internal error "Access is denied" 0x5 occurred while reading '
+                       "the console output buffer", ("$ProgressPreference = 'SilentlyContinue'",)),
+    _failed_event_case("symptom-powershell-eventlog-source",
+                       'Write-EventLog : The source name "node-agent" does not exist on computer "localhost".',
+                       ("New-EventLog",)),
+    _failed_event_case("symptom-powershell-item-exists",
+                       "mkdir : An item with the specified name C:\\k\\volumeplugins already exists.", ("-Force",)),
+    _failed_event_case("symptom-missing-directory", "Could not find a part of the path 'C:\\opt\\cni\\bin\\'.",
+                       ("New-Item -ItemType Directory -Force",)),
     Case("symptom-wincat-missing",
          lambda: base(event(("Pod", "shop", "web-1"), "FailedPortForward",
                             "unable to do port forwarding: wincat not found", host="win-0")),
