@@ -307,3 +307,27 @@ def test_a_rejected_security_context_names_the_setting_it_sets_not_the_ones_it_l
     found = symptoms.match(text, "FailedCreate", "events")
     assert found is not None and found.confidence == "cause"
     assert "explain windows-privileged" in found.cause and "seLinuxOptions" not in found.cause
+
+
+def test_a_kubelet_log_line_naming_a_linux_workload_gives_the_same_answer_as_its_event() -> None:
+    """doctor --deep reads a node log line with the pod it names: one answer for the line and the pod's event."""
+    linux = {"containers": [{"name": "app", "image": "quay.io/acme/webhook-patch:v1"}]}
+    line = ('E0402 10:00:00.000000    4321 pod_workers.go:1301] "Error syncing pod, skipping" err="failed to '
+            'mount volume: ' + CHOWN + '" pod="monitoring/patch-job-x1"')
+    objs = [node("win-0", taints=[]), pod("patch-job-x1", linux, node="win-0", namespace="monitoring")]
+    snapshot = snapshot_of(*objs)
+    [linked] = _model_findings(scan_lines("win-0", "kubelet", [line], snapshot=snapshot))
+    [alone] = _model_findings(scan_lines("win-0", "kubelet", [line]))
+    assert linked.confidence == "cause" and "monitoring/patch-job-x1 is a Linux workload" in linked.message
+    assert '"nodeSelector":{"kubernetes.io/os":"linux"}' in linked.fix.text()
+    assert "Linux workload" not in alone.message
+
+
+def test_a_bundle_log_line_about_a_linux_workload_gives_the_same_answer() -> None:
+    linux = {"containers": [{"name": "app", "image": "quay.io/acme/webhook-patch:v1"}]}
+    quoted = CHOWN.replace('"', '\\"')  # klog's structured value escapes the quotes inside it
+    line = ('E0402 10:00:00.000000    4321 pod_workers.go:1301] "Error syncing pod, skipping" err="failed to '
+            'mount volume: ' + quoted + '" pod="monitoring/patch-job-x1"')
+    snapshot = snapshot_of(node("win-0", taints=[]), pod("patch-job-x1", linux, node="win-0", namespace="monitoring"))
+    [linked] = _model_findings(scan_file("win-0", "nodes/win-0/logs/kubelet.log", line, snapshot))
+    assert linked.confidence == "cause" and "monitoring/patch-job-x1 is a Linux workload" in linked.message

@@ -66,7 +66,8 @@ def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
 
     def work(name: str) -> None:
         try:
-            node_result = inspect(cluster, nodes.get(name) or {"metadata": {"name": name}}, view, options, pods)
+            node_result = inspect(cluster, nodes.get(name) or {"metadata": {"name": name}}, view, options, pods,
+                                  snapshot)
         except Exception as exc:  # noqa: BLE001 - one node's surprise must not lose the others' results
             node_result = DeepResult(skipped=[Skipped(f"deep {name}", f"{type(exc).__name__}: {exc}")])
         with lock:
@@ -83,7 +84,7 @@ def run_deep(cluster: Any, snapshot: Snapshot, options: DeepOptions,
 
 
 def inspect(cluster: Any, node: dict[str, Any], view: Any, options: DeepOptions,
-            pods: set[tuple[str, str]]) -> DeepResult:
+            pods: set[tuple[str, str]], snapshot: Snapshot | None = None) -> DeepResult:
     """hns and the log scan for one node."""
     from kubectl_win.hns.from_node import dump_node, image_for
     from kubectl_win.hns.report import hns_section
@@ -103,12 +104,12 @@ def inspect(cluster: Any, node: dict[str, Any], view: Any, options: DeepOptions,
     except KubectlWinError as exc:
         result.skipped.append(Skipped(f"hns {name}", str(exc)))
         result.hns.append({"node": name, "error": str(exc)})
-    result.findings.extend(scan_node_logs(cluster, node, result.skipped))
+    result.findings.extend(scan_node_logs(cluster, node, result.skipped, snapshot=snapshot))
     return result
 
 
 def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
-                   now: datetime | None = None) -> list[Finding]:
+                   now: datetime | None = None, snapshot: Snapshot | None = None) -> list[Finding]:
     from kubectl_win.nodelogs.fetch import read_component
     from kubectl_win.nodelogs.locations import detect
 
@@ -126,20 +127,22 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
         if log.lines is None:
             unreachable.append(component)
             continue
-        findings.extend(scan_lines(name, component, log.lines))
+        findings.extend(scan_lines(name, component, log.lines, snapshot=snapshot))
     if unreachable:
         skipped.append(Skipped(f"logs {name}", f"{', '.join(unreachable)}: not readable through the log API "
                                                f"({dist.name}; kubectl win logs {name} says where they are)"))
     return findings
 
 
-def scan_lines(node: str, component: str, lines: list[str], window: str = "in the last hour") -> list[Finding]:
+def scan_lines(node: str, component: str, lines: list[str], window: str = "in the last hour",
+               snapshot: Snapshot | None = None) -> list[Finding]:
     """One finding per symptom per component (per place in the model for the failures it places): the
     catalogue's own entries (generic matches are too noisy in logs), the model's, then kube-proxy's HNS failures
-    the catalogue does not claim."""
+    the catalogue does not claim. With the cluster's `snapshot` (doctor --deep), a line that names a pod the
+    snapshot holds is read with that pod's evidence too (a Linux workload that landed on this node)."""
     from kubectl_win.catalog import finding
-    from kubectl_win.doctor.checks import image_platform
-    from kubectl_win.findings import Fix, fix_from_template
+    from kubectl_win.doctor.checks import image_platform, misplaced
+    from kubectl_win.findings import CONFIDENCE_CAUSE, Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.wincodes import describe
 
@@ -172,10 +175,17 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
             labels = reading.labels()
             fix = model.next_steps(reading, node)
             where = f" ({count}x {window})" if count > 1 else f" ({window})"
+        confidence, route = found.confidence, None
+        placed = misplaced.placement(misplaced.pod_in_line(line, snapshot), snapshot.node(node) if snapshot else None,
+                                     check, line, "", "node", component)
+        if placed is not None:  # the cluster decides: a Linux workload that landed on this node
+            (route, sentence), confidence = placed, CONFIDENCE_CAUSE
+            if "cause" in labels:
+                labels["cause"] = sentence
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, fix=fix, confidence=found.confidence, **labels), line, node,
+                where=where, node=node, fix=fix, route=route, confidence=confidence, **labels), line, node,
                 cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give

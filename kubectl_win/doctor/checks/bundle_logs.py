@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.catalog import finding
-from kubectl_win.doctor.checks import image_platform
+from kubectl_win.doctor.checks import image_platform, misplaced
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
-from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
+from kubectl_win.findings import CONFIDENCE_CAUSE, Finding, Fix, ObjectRef, fix_from_template
 
 EXCERPT = 240
 
@@ -21,7 +21,7 @@ def run(snapshot: Snapshot) -> list[Finding]:
     out = []
     for node in collected_nodes(snapshot):
         for member in node.under("logs") + node.under("events"):
-            out += scan_file(node.name, member, node.text(member))
+            out += scan_file(node.name, member, node.text(member), snapshot)
     return out
 
 
@@ -31,8 +31,9 @@ def component_of(member: str) -> str:
     return f"{stem} events" if "/events/" in member else stem
 
 
-def scan_file(node: str, member: str, text: str) -> list[Finding]:
-    """One finding per symptom per (node or pod) in the file, naming its first line and how often it came."""
+def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = None) -> list[Finding]:
+    """One finding per symptom per (node or pod) in the file, naming its first line and how often it came; with
+    the bundle's cluster (`snapshot`), a line about a pod is read with that pod's evidence too."""
     from kubectl_win.collect.loglines import parse
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.wincodes import describe
@@ -74,10 +75,18 @@ def scan_file(node: str, member: str, text: str) -> list[Finding]:
             labels = reading.labels()
             fix = model.next_steps(reading, node)
             where = f" (bundle: {member}:{number}{times})"
+        confidence, route = found.confidence, None
+        placed = misplaced.placement(
+            misplaced.pod_named(pod[0], pod[1], snapshot) if pod else misplaced.pod_in_line(text_line, snapshot),
+            snapshot.node(node) if snapshot else None, check, text_line, "", "node", component.split()[0])
+        if placed is not None:  # the cluster decides: a Linux workload that landed on this node
+            (route, sentence), confidence = placed, CONFIDENCE_CAUSE
+            if "cause" in labels:
+                labels["cause"] = sentence
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, fix=fix, at=(member, number), confidence=found.confidence, **labels),
+                where=where, node=node, fix=fix, route=route, at=(member, number), confidence=confidence, **labels),
                 text_line, node, cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give

@@ -86,13 +86,14 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
         values["fix"] = _fix(event, snapshot, pod, node)
     confidence = event.confidence
     route = None
-    if pod is not None and misplaced.is_linux_workload(pod, node) and misplaced.shows_it(event):
+    placed = misplaced.placement(pod, node, event.check, event.message, event.reason,
+                                 "node" if event.ref.kind == "Node" else "pod")
+    if placed is not None:
         # The cluster decides: a Linux workload on a Windows node fails for its placement (one answer with
         # linux-workload-can-land-on-windows on its controller).
-        route = misplaced.fix(pod, node_name)
+        (route, sentence), confidence = placed, CONFIDENCE_CAUSE
         if "cause" in values:
-            values["cause"] = misplaced.sentence(pod, node_name)
-        confidence = CONFIDENCE_CAUSE
+            values["cause"] = sentence
     if event.check == "symptom-no-matching-platform" and pod is not None and not pod.target.windows and \
             node is not None and node.windows:
         confidence = CONFIDENCE_CAUSE  # the cluster decides: a pod that does not ask for Windows brought its image
