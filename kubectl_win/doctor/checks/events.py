@@ -166,8 +166,7 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
                         "matching tag.")
     if event.check == "symptom-windows-image-no-variant":
         template = _template_fix(event, pod, node.name if node is not None else (event.node or "the node"))
-        said = image_platform.variant_note(event.message, node.build_number if node is not None else None)
-        return Fix(commands=template.commands, note=" ".join(p for p in (said, template.note) if p))
+        return image_platform.with_evidence(event.check, event.message, node.build_number if node else None, template)
     if event.check == "symptom-no-matching-platform":
         if node is not None and node.windows and not (pod and pod.target.windows):
             return fixes.node_selector(owner, spec_path, {OS_LABEL: "linux"},

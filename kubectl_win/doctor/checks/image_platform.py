@@ -21,26 +21,25 @@ def build_asked(message: str, node_build: int | None) -> int | None:
 
 def variant_note(message: str, node_build: int | None) -> str:
     """A sentence on the build the image lacks a variant for: out of support (images are no longer published for
-    it, so the host must move) or which tags are built for it. Empty when no build is known."""
+    it, so the host must move), the other build the image's tag is for, or which tags are built for it. Empty
+    when no build is known."""
     number = build_asked(message, node_build)
     if number is None:
         return ""
-    info = builds.build_of(number)
-    name = info.display() if info is not None else f"build {number}"
-    ended = lifecycle.support_end(number)
-    if ended is not None and ended < updates.today():
-        return (f"The pull asked for {name}, which has been out of support since {ended.isoformat()}: images are "
-                f"no longer published for it, so move the node to a supported Windows Server build and use that "
+    ended = _support_ended(number)
+    if ended:
+        return (f"The pull asked for {_name(number)}, which has been out of support since {ended}: images are no "
+                f"longer published for it, so move the node to a supported Windows Server build and use that "
                 f"build's tag.")
-    tags = builds.tags_for(number) if info is not None else str(number)
+    tags = builds.tags_for(number) if builds.build_of(number) is not None else str(number)
     image = _IMAGE.search(message)
     built = builds.image_build(image.group(1)) if image else None
-    if built is not None and built != number:
+    if image is not None and built is not None and built != number:
         direction = "a newer build never runs on an older host" if built > number else \
             "process isolation needs the host's own build"
-        return (f"The pull asked for {name}, and the tag {image.group(1).rsplit(':', 1)[-1]} is built for "
+        return (f"The pull asked for {_name(number)}, and the tag {image.group(1).rsplit(':', 1)[-1]} is built for "
                 f"{_name(built)}: {direction}; use a tag built for the node's build ({tags}).")
-    return f"The pull asked for {name}; the image lists no variant for it: use a tag built for it ({tags})."
+    return f"The pull asked for {_name(number)}; the image lists no variant for it: use a tag built for it ({tags})."
 
 
 # Docker names both sides: "a Windows version 10.0.20348-based image is incompatible with a 10.0.17763 host".
@@ -53,11 +52,15 @@ def _name(number: int) -> str:
     return info.display() if info is not None else f"build {number}"
 
 
-def _out_of_support(number: int) -> str:
+def _support_ended(number: int) -> str:
+    """The day support for the build ended (ISO), or "" while it lasts or when the data does not date it."""
     ended = lifecycle.support_end(number)
-    if ended is None or ended >= updates.today():
-        return ""
-    return f" {_name(number)} has been out of support since {ended.isoformat()}."
+    return ended.isoformat() if ended is not None and ended < updates.today() else ""
+
+
+def _out_of_support(number: int) -> str:
+    ended = _support_ended(number)
+    return f" {_name(number)} has been out of support since {ended}." if ended else ""
 
 
 def mismatch_note(message: str) -> str:

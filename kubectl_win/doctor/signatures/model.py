@@ -350,14 +350,15 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     if operation is None and reason:
         operation = next((o for o in model.operations if reason in o.reasons), None)
     found, names = _components_in(message)
-    if writer:  # the log's writer reported the line, unless the line names a layer below it
-        by_name = [c for c in model.components if writer.lower() in c.log_names]
-        written, written_names = (by_name, [by_name[0].id]) if by_name else _components_in(writer)
-        if written and written[0] not in found:
-            if any(not c.weak for c in found):
-                found, names = [*found, written[0]], [*names, written_names[0]]
-            else:
-                found, names = [written[0], *found], [written_names[0], *names]
+    writer_component = _writer_component(writer)
+    if writer_component is not None and writer_component not in found:
+        # the log's writer reported the line, unless the line names a layer below it
+        by_name = writer.lower() in writer_component.log_names
+        written_name = writer_component.id if by_name else _components_in(writer)[1][0]
+        if any(not c.weak for c in found):
+            found, names = [*found, writer_component], [*names, written_name]
+        else:
+            found, names = [writer_component, *found], [written_name, *names]
     found_object = next((o for o in model.objects if o[2].search(message)), None)
     obj = found_object[0] if found_object else None
     numeric = find_codes(message)
@@ -365,8 +366,9 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
     condition, code, evidence = _condition(message, codes)
     subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
-    settled = _settled(subsystem, message, operation, found, condition) and not _writer_disagrees(
-        subsystem, writer, model.components)
+    # A log whose writer belongs to another subsystem than the line's words settles neither place.
+    settled = _settled(subsystem, message, operation, found, condition) and not (
+        writer_component is not None and not writer_component.weak and writer_component.subsystem != subsystem)
     if condition is not None and condition.decides and condition.subsystem:
         subsystem, settled = condition.subsystem, True
     if condition is not None and operation is not None and operation.id in condition.moves:
@@ -393,14 +395,13 @@ def _settled(subsystem: str, message: str, operation: _Operation | None, found: 
     return len(votes) >= 2 and all(v == subsystem for v in votes)
 
 
-def _writer_disagrees(subsystem: str, writer: str, components: tuple[_Component, ...]) -> bool:
-    """Whether the log's writer belongs to another subsystem than the one the line's words point to (a platform
-    agent's line about an HNS lookup, a CNI agent's line about a file): two places, so neither is settled."""
+def _writer_component(writer: str) -> _Component | None:
+    """The component whose log a line came from: by the names its log goes by, else by its name's patterns."""
     if not writer:
-        return False
-    mine = next((c for c in components if writer.lower() in c.log_names), None) or next(
+        return None
+    components = _model().components
+    return next((c for c in components if writer.lower() in c.log_names), None) or next(
         (c for c in components if c.pattern.search(writer)), None)
-    return mine is not None and not mine.weak and mine.subsystem != subsystem
 
 
 def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | None, Decoded | None, str]:

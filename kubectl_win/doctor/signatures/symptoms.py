@@ -97,10 +97,13 @@ def _by_check() -> dict[str, Symptom]:
     return out
 
 
-def _text_match(message: str, reason: str, where: str, codes: tuple[Decoded, ...], broad: bool) -> Match | None:
+def _text_match(message: str, reason: str, where: str, codes: tuple[Decoded, ...], broad: bool,
+                anywhere: bool = False) -> Match | None:
+    """The first catalogue entry (of the broad ones, or the others) claiming the text; `anywhere`: only the
+    entries that mean the same on any node (no Windows-only one)."""
     code_values = {c.code for c in codes}
     for symptom in catalogue():
-        if symptom.broad != broad or where not in symptom.where:
+        if symptom.broad != broad or where not in symptom.where or (anywhere and symptom.windows_only):
             continue
         if reason and symptom.reasons and reason not in symptom.reasons:
             continue  # the reason disambiguates; a missing reason never excludes
@@ -167,16 +170,8 @@ def match_anywhere(message: str, reason: str = "", where: str = "events") -> Mat
     if not message:
         return None
     codes = find_codes(message)
-    for broad in (False, True):
-        for symptom in catalogue():
-            if symptom.windows_only or symptom.broad != broad or where not in symptom.where:
-                continue
-            if reason and symptom.reasons and reason not in symptom.reasons:
-                continue
-            if (symptom.pattern is not None and symptom.pattern.search(message)) or (symptom.codes & {
-                    c.code for c in codes}):
-                return Match(symptom.check, symptom.cause, symptom.fix, codes, confidence=symptom.confidence)
-    return None
+    return (_text_match(message, reason, where, codes, False, anywhere=True)
+            or _text_match(message, reason, where, codes, True, anywhere=True))
 
 
 @lru_cache(maxsize=4096)
