@@ -94,11 +94,11 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
         (route, sentence), confidence = placed, CONFIDENCE_CAUSE
         if "cause" in values:
             values["cause"] = sentence
-    if event.check == "symptom-no-matching-platform" and pod is not None and not pod.target.windows and \
-            node is not None and node.windows:
-        confidence = CONFIDENCE_CAUSE  # the cluster decides: a pod that does not ask for Windows brought its image
-    if event.check == "symptom-no-matching-platform" and node is not None and not node.windows:
-        confidence = CONFIDENCE_CAUSE  # only a message naming a Windows image is claimed on a Linux node
+    if event.check == "symptom-no-matching-platform" and node is not None and (
+            not node.windows or (pod is not None and not pod.target.windows)):
+        # The cluster decides: a pod that does not ask for Windows brought its image to a Windows node, or (only a
+        # message naming a Windows image is claimed there) a Windows image came to a Linux node.
+        confidence = CONFIDENCE_CAUSE
     found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
                     confidence=confidence, route=route, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.
