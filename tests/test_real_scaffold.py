@@ -11,10 +11,11 @@ from typing import Any
 import pytest
 import yaml
 
+from kubectl_win.explain.hostprocess_users import service_accounts
 from kubectl_win.kube.resources import for_kind
 from kubectl_win.manifests.objects import pod_templates
 from kubectl_win.scaffold.generate import scaffold_workload
-from kubectl_win.scaffold.options import HOSTPROCESS_USERS, PlacementOptions, Taint, WorkloadOptions, build_name
+from kubectl_win.scaffold.options import PlacementOptions, Taint, WorkloadOptions, build_name
 from tests.realcluster.cluster import RealCluster, RestClient
 from tests.realcluster.seed import path_for
 from tests.support.cli import run_cli
@@ -55,7 +56,7 @@ def _options() -> list[tuple[str, WorkloadOptions]]:
         combos.append((kind, WorkloadOptions(
             kind=kind, name=f"app-{index}", image="example.com/app:ltsc2019", namespace="team", ports=ports,
             placement=placement, gmsa=gmsa, hostprocess=hostprocess,
-            run_as_user_name=HOSTPROCESS_USERS[1] if hostprocess else "ContainerUser",
+            run_as_user_name=service_accounts()[1] if hostprocess else "ContainerUser",
             service="NodePort" if ports and kind in ("deployment", "statefulset", "daemonset") else None,
             runtime_class="windows-rc" if build else None,
         )))

@@ -11,8 +11,9 @@ import pytest
 import yaml
 
 from kubectl_win.explain import lint_object
+from kubectl_win.explain.hostprocess_users import service_accounts
 from kubectl_win.scaffold.generate import scaffold_workload
-from kubectl_win.scaffold.options import HOSTPROCESS_USERS, PlacementOptions, Taint, WorkloadOptions, build_name
+from kubectl_win.scaffold.options import PlacementOptions, Taint, WorkloadOptions, build_name
 from kubectl_win.versions import NEWEST_KNOWN, format_version
 from tests.support.cli import run_cli
 from tests.support.paths import GOLDEN
@@ -106,7 +107,7 @@ def test_every_option_combination_validates_and_lints_clean(kind: str) -> None:
         opts = WorkloadOptions(
             kind=kind, name="app", image="example.com/app:ltsc2019", namespace="team", ports=ports,
             placement=placement, gmsa=gmsa, hostprocess=hostprocess,
-            run_as_user_name=HOSTPROCESS_USERS[1] if hostprocess else "ContainerUser",
+            run_as_user_name=service_accounts()[1] if hostprocess else "ContainerUser",
             service="NodePort" if ports and kind in ("deployment", "statefulset", "daemonset") else None,
             runtime_class="windows-rc" if build else None,
         )

@@ -429,7 +429,9 @@ def workload_options(flags: WorkloadFlags) -> WorkloadOptions:
     flags.check_write()
     run_as = flags.run_as_user_name
     if hostprocess and run_as is None:
-        run_as = valid.HOSTPROCESS_USERS[0]
+        from kubectl_win.explain.hostprocess_users import service_accounts
+
+        run_as = service_accounts()[0]
     return WorkloadOptions(
         kind=kind,
         name=valid.workload_name(flags.name, kind, service=bool(flags.service)),

@@ -8,10 +8,6 @@ from dataclasses import dataclass, field
 from kubectl_win.builds import Build, resolve_build
 from kubectl_win.errors import UsageError
 
-TYPE_CHECKING = False  # typing is only for type checkers: importing it costs start-up time
-if TYPE_CHECKING:
-    from typing import Any
-
 WORKLOAD_KINDS = ("deployment", "statefulset", "daemonset", "job", "cronjob")
 SERVICE_TYPES = ("ClusterIP", "NodePort", "LoadBalancer")
 TAINT_EFFECTS = ("NoSchedule", "PreferNoSchedule", "NoExecute")
@@ -147,22 +143,22 @@ def taint(value: str) -> Taint:
 
 
 def _qualified_key(key: str, whole: str) -> None:
+    if not _is_qualified_key(key):
+        raise UsageError(f"invalid taint {whole!r}: the key must be a qualified name like os or example.com/os")
+
+
+def _is_qualified_key(key: str) -> bool:
+    """Kubernetes' qualified name: NAME or PREFIX/NAME (a DNS subdomain of at most 253 characters, a name of 63)."""
     prefix, slash, name = key.rpartition("/")
     ok = bool(name) and len(name) <= 63 and _QUALIFIED_NAME.match(name) is not None
-    if slash:
-        ok = ok and len(prefix) <= 253 and _DNS1123_SUBDOMAIN.match(prefix) is not None
-    if not ok:
-        raise UsageError(f"invalid taint {whole!r}: the key must be a qualified name like os or example.com/os")
+    return ok and (not slash or (len(prefix) <= 253 and _DNS1123_SUBDOMAIN.match(prefix) is not None))
 
 
 def label(value: str, what: str = "--label") -> tuple[str, str]:
     """KEY=VALUE with Kubernetes' label syntax (apimachinery validation: a qualified name, and a value of at most
     63 characters that may be empty)."""
     key, eq, label_value = value.partition("=")
-    prefix, slash, name = key.rpartition("/")
-    key_ok = bool(name) and len(name) <= 63 and _QUALIFIED_NAME.match(name) is not None and (
-        not slash or (len(prefix) <= 253 and _DNS1123_SUBDOMAIN.match(prefix) is not None))
-    if not eq or not key_ok or len(label_value) > 63 or not _LABEL_VALUE.match(label_value):
+    if not eq or not _is_qualified_key(key) or len(label_value) > 63 or not _LABEL_VALUE.match(label_value):
         raise UsageError(f"invalid {what} {value!r}: expected KEY=VALUE, a key like release or example.com/team and "
                          "a value of at most 63 letters, digits, '-', '_' or '.' (starting and ending with a letter "
                          "or digit)")
@@ -179,16 +175,6 @@ def replicas(value: int) -> int:
     if value < 0:
         raise UsageError(f"invalid replicas {value}: must be 0 or more")
     return value
-
-
-def __getattr__(name: str) -> Any:
-    """HOSTPROCESS_USERS: the accounts a HostProcess container may run as on any node, from the knowledge explain
-    reads (read when first asked for: the knowledge is not loaded for --help)."""
-    if name == "HOSTPROCESS_USERS":
-        from kubectl_win.explain.hostprocess_users import service_accounts
-
-        return service_accounts()
-    raise AttributeError(name)
 
 
 def run_as_user_name(value: str, hostprocess: bool) -> str:
