@@ -104,7 +104,7 @@ def image_build(image: str) -> int | None:
     """The Windows build number an image's tag names (':ltsc2019', '-1809', ':10.0.20348.1234'), or None."""
     from kubectl_win.explain.target import is_windows_image
 
-    tag = _tag_of(image)
+    tag = tag_of(image)
     if not tag:
         return None
     windows = None
@@ -128,7 +128,8 @@ def build_of_image(image: str) -> Build | None:
     return builds().get(number) or build_for_version(f"10.0.{number}")
 
 
-def _tag_of(image: str) -> str:
+def tag_of(image: str) -> str:
+    """'mcr.microsoft.com/windows/servercore:ltsc2022@sha256:...' -> 'ltsc2022'; '' when the reference has no tag."""
     name = image.split("@", 1)[0]
     last = name.rsplit("/", 1)[-1]
     return last.split(":", 1)[1] if ":" in last else ""

@@ -287,11 +287,11 @@ _TAG_KB = re.compile(r"(?<![A-Za-z0-9])KB(\d{7})(?!\d)", re.IGNORECASE)
 def tag_revision(image: str) -> tuple[int, int] | None:
     """(build, revision) an image's tag names: a 10.0.BUILD.REVISION in it ('servercore:10.0.20348.2700',
     'app:1.4-10.0.17763.6414'), or a KB of the history ('ltsc2022-KB5044281'); None when it names neither."""
-    name = image.split("@", 1)[0]
-    last = name.rsplit("/", 1)[-1]
-    if ":" not in last:
+    from kubectl_win.builds import tag_of
+
+    tag = tag_of(image)
+    if not tag:
         return None
-    tag = last.split(":", 1)[1]
     match = _TAG_REVISION.search(tag)
     if match:
         return int(match.group(1)), int(match.group(2))

@@ -153,15 +153,11 @@ def _uri(path: str, cwd: str | None = None) -> str:
     """A URI reference for a file: relative (percent-encoded) when under the working directory, else file://."""
     if path in ("-", "<stdin>"):
         return "stdin"
+    from kubectl_win.output.fold import display_path
+
     windows_drive = re.match(r"^[A-Za-z]:[\\/]", path)
-    if not (os.path.isabs(path) or windows_drive):
-        return quote(path.replace("\\", "/").removeprefix("./"))
-    if os.path.isabs(path):
-        try:
-            relative = os.path.relpath(path, cwd or os.getcwd())
-        except ValueError:  # another drive
-            relative = ".."
-        if not relative.startswith(".."):
-            return quote(relative.replace(os.sep, "/"))
+    shown = display_path(path, cwd)  # an absolute path under the working directory comes back relative
+    if not (os.path.isabs(shown) or windows_drive):
+        return quote(shown.replace(os.sep, "/").replace("\\", "/").removeprefix("./"))
     absolute = path.replace("\\", "/")
     return "file://" + quote(absolute if absolute.startswith("/") else "/" + absolute, safe="/:")
