@@ -61,6 +61,21 @@ def test_doctor_sarif_from_a_dump_validates_and_places_each_object_in_the_dump(v
     assert lines[line - 2].strip() == '"metadata": {' and "Node" in "".join(lines[line - 4:line - 2])
 
 
+def test_a_utf16_dump_places_its_objects_as_a_utf8_one_does(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
+    """Windows PowerShell 5.1's `kubectl get ... -o json > dump.json` writes UTF-16: the lines are found all the
+    same (the dump is read for its lines as it was read for its objects)."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "utf8.json").write_text(SAMPLE_DUMP.read_text())
+    (tmp_path / "utf16.json").write_text(SAMPLE_DUMP.read_text(), encoding="utf-16")
+
+    def lines_of(name: str) -> list[int]:
+        document = run_cli("doctor", "--from-dump", name, "-o", "sarif").json
+        return [r["locations"][0]["physicalLocation"]["region"]["startLine"] for r in results(document)]
+
+    placed = lines_of("utf8.json")
+    assert any(line > 1 for line in placed) and lines_of("utf16.json") == placed
+
+
 def test_explain_sarif_validates_and_every_result_has_its_file_and_line(validator, tmp_path: Path,  # noqa: ANN001
                                                                          monkeypatch) -> None:  # noqa: ANN001
     monkeypatch.chdir(tmp_path)

@@ -53,19 +53,16 @@ SARIF_LINES_MAX_BYTES = 64 << 20
 
 def _sarif(report: DoctorReport, page: Page) -> None:
     from kubectl_win import catalog
+    from kubectl_win.errors import InputError
+    from kubectl_win.manifests.inputs import read_input_text
     from kubectl_win.output.sarif import Artifact, render_sarif
 
     artifact = None
     if page.artifact and page.artifact != "-":
-        import os
-
-        text = ""
-        try:
-            if os.path.getsize(page.artifact) <= SARIF_LINES_MAX_BYTES:
-                with open(page.artifact, encoding="utf-8", errors="replace") as dump:
-                    text = dump.read()
-        except OSError:
-            pass  # read a moment ago; gone now: line 1 it is
+        try:  # decoded as the dump was (UTF-16 from Windows PowerShell's `>` too)
+            text = read_input_text(page.artifact, "dump", SARIF_LINES_MAX_BYTES)
+        except InputError:
+            text = ""  # gone since, or too large to read twice: its results point at line 1
         artifact = Artifact(page.artifact, text)
     render_sarif(report.findings, catalog.sarif_rules(report.findings, page.shell), page.out, shell=page.shell,
                  artifact=artifact)
