@@ -518,6 +518,9 @@ def test_a_saved_log_in_utf16_from_powershell_reads_the_same(tmp_path) -> None: 
     utf16 = run_cli("logs", "--from-file", str(_saved(tmp_path, "kubelet.out.log", log, "utf-16")), "--analyse")
     assert utf8.exit_code == utf16.exit_code == 1
     assert utf16.stdout == utf8.stdout and "Node/NODE" in utf8.stdout  # no NODE given: the fixes say NODE
+    path = tmp_path / "kubelet.32.log"
+    path.write_bytes(b"\xff\xfe\x00\x00" + log.encode("utf-32-le"))  # UTF-32 with its mark reads the same too
+    assert run_cli("logs", "--from-file", str(path), "--analyse").stdout == utf8.stdout
 
 
 @pytest.mark.parametrize(("name", "component"), [

@@ -147,6 +147,12 @@ _BOMS = ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"), (b"\x
          (b"\xfe\xff", "utf-16"))
 
 
+def encoding_of(head: bytes) -> str:
+    """The encoding a file's first bytes say by their byte-order mark (UTF-32, UTF-16, UTF-8); UTF-8 without one.
+    For readers that stream a file instead of decoding it whole (decode_text)."""
+    return next((name for bom, name in _BOMS if head.startswith(bom)), "utf-8-sig")
+
+
 def read_input_text(path: str, what: str, limit: int | None = None) -> str:
     """A whole file a user named (a dump, say) as text, in any encoding decode_text reads; an InputError
     naming `what` ("dump", "HNS dump") when it is missing, a directory, unreadable, binary or over `limit`."""

@@ -17,10 +17,8 @@ from functools import cache
 from typing import IO
 
 from kubectl_win.errors import UsageError
+from kubectl_win.manifests.inputs import encoding_of
 from kubectl_win.nodelogs import locations
-
-# A saved file's encoding, by its byte-order mark: PowerShell's `>` writes UTF-16 with one.
-_BOMS = ((b"\xef\xbb\xbf", "utf-8-sig"), (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"))
 
 
 @cache
@@ -77,7 +75,7 @@ def open_saved(path: str) -> Iterator[IO[str]]:
     with raw:
         head = raw.read(4)
         raw.seek(0)
-        encoding = next((name for bom, name in _BOMS if head.startswith(bom)), "utf-8")
+        encoding = encoding_of(head)  # PowerShell's `>` writes UTF-16 with a byte-order mark
         with io.TextIOWrapper(raw, encoding=encoding, errors="replace") as text:
             yield text
 
