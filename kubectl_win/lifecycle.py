@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Any
 
+from kubectl_win import clock
 from kubectl_win.knowledge import load
 
 
@@ -27,7 +28,7 @@ def platform_of(platform_id: str, labels: Mapping[str, str]) -> tuple[str, str] 
 
 def retirement(platform: str, build: int, today: dt.date | None = None) -> tuple[str, dict[str, Any]] | None:
     """("retired" | "retiring", entry) when the platform retires the build within the warning window."""
-    today = today or dt.date.today()
+    today = today or clock.today()
     window = dt.timedelta(days=int(_data()["warn_days_before"]))
     for entry in _data()["retirements"]:
         if entry["platform"] == platform and int(entry["build"]) == build:

@@ -5,13 +5,13 @@ Shared by doctor (nodes, images, the support bundle's hotfix list) and the metri
 from __future__ import annotations
 
 import datetime as dt
-import os
 import re
 from bisect import bisect_right
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from kubectl_win.clock import TODAY_ENV, today  # noqa: F401 - the day "behind" is counted to, for callers here
 from kubectl_win.knowledge import load
 
 # More monthly updates behind the newest than this is flagged: doctor's --max-updates-behind default
@@ -88,23 +88,6 @@ def assembled() -> str:
 def updates_to() -> dt.date:
     """The data's date: the day of its newest update (the file's `updates_to`, which a test keeps equal to it)."""
     return dt.date.fromisoformat(str(_data()["updates_to"]))
-
-
-TODAY_ENV = "KUBECTL_WIN_TODAY"
-
-
-def today() -> dt.date:
-    """The day "behind" is counted to: today, or the KUBECTL_WIN_TODAY=YYYY-MM-DD that makes a run repeatable
-    (a report of an old dump, the documentation's examples)."""
-    given = os.environ.get(TODAY_ENV, "").strip()
-    if given:
-        try:
-            return dt.date.fromisoformat(given)
-        except ValueError:
-            from kubectl_win.errors import UsageError
-
-            raise UsageError(f"{TODAY_ENV}={given!r} is not a day (YYYY-MM-DD)") from None
-    return dt.datetime.now(dt.UTC).date()
 
 
 def patch_tuesday(year: int, month: int) -> dt.date:

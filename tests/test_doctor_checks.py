@@ -538,6 +538,17 @@ def test_a_pool_retiring_within_a_year_is_warned_with_its_date() -> None:
     assert lifecycle.platform_of("kubeadm", {}) is None
 
 
+def test_the_report_day_dates_retirements_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    """KUBECTL_WIN_TODAY makes a report of an old dump repeatable: the platform's retirements count to it as the
+    patch levels do."""
+    from kubectl_win import lifecycle
+
+    monkeypatch.setenv("KUBECTL_WIN_TODAY", "2027-03-15")
+    assert lifecycle.retirement("AKS", 20348)[0] == "retired"
+    monkeypatch.setenv("KUBECTL_WIN_TODAY", "2025-01-01")
+    assert lifecycle.retirement("AKS", 20348) is None
+
+
 def test_containerd_16_is_info_and_message_says_how_port_forward_works() -> None:
     [finding] = [f for f in run(base(win=node("win-0", runtime="containerd://1.6.28")))
                  if f.id == "runtime-containerd-outdated"]
