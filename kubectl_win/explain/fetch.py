@@ -53,6 +53,7 @@ def fetch_objects(
 def fetch_runtime_classes(cluster: Any, objects: list[dict[str, Any]]) -> dict[str, dict[str, str]] | None:
     """The nodeSelector of each RuntimeClass of the cluster, when an object names one (a RuntimeClass's
     scheduling may carry its OS selector, as doctor reads it); None when none is named or they cannot be read."""
+    from kubectl_win.explain.placement import runtime_class_selector
     from kubectl_win.kube import ApiError, Forbidden
     from kubectl_win.manifests.objects import pod_templates
 
@@ -63,11 +64,4 @@ def fetch_runtime_classes(cluster: Any, objects: list[dict[str, Any]]) -> dict[s
         items = list(cluster.list("runtimeclasses"))
     except (Forbidden, ApiError):
         return None  # unread: the finding then names the RuntimeClass to look at
-    out = {}
-    for item in items:
-        meta = item.get("metadata") if isinstance(item.get("metadata"), dict) else {}
-        scheduling = item.get("scheduling") if isinstance(item.get("scheduling"), dict) else {}
-        selector = scheduling.get("nodeSelector")
-        out[str(meta.get("name") or "")] = {str(k): str(v) for k, v in selector.items()} \
-            if isinstance(selector, dict) else {}
-    return out
+    return dict(runtime_class_selector(item) for item in items)

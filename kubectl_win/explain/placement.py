@@ -76,3 +76,12 @@ def os_selector_gap(node_selector: Mapping[str, str], required_terms: Sequence[A
         if pins_os({**selector, **node_selector}, required_terms, "windows"):
             return None
     return SelectorGap()
+
+
+def runtime_class_selector(runtime_class: Mapping[str, Any]) -> tuple[str, dict[str, str]]:
+    """(name, scheduling.nodeSelector) of a RuntimeClass object, as text; empty where a part is missing."""
+    metadata = runtime_class.get("metadata")
+    scheduling = runtime_class.get("scheduling")
+    selector = scheduling.get("nodeSelector") if isinstance(scheduling, dict) else None
+    return (str(metadata.get("name") or "") if isinstance(metadata, dict) else "",
+            {str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {})

@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from kubectl_win.explain.lint import lint_object_detailed
+from kubectl_win.explain.placement import runtime_class_selector
 from kubectl_win.findings import SCHEMA_VERSION, SEVERITY_RANK, Finding, ObjectRef, summarize
 from kubectl_win.kinds import POD_SPEC_PATHS
 from kubectl_win.manifests.inputs import Problem
@@ -56,7 +57,8 @@ def explain_files(paths: Iterable[str], options: ExplainOptions, stdin: IO[str] 
         if isinstance(item, Problem):
             report.problems.append(item)
         elif item.obj.get("kind") == "RuntimeClass":
-            runtime_classes[_name(item.obj)] = _selector_of(item.obj)
+            name, selector = runtime_class_selector(item.obj)
+            runtime_classes[name] = selector
         else:
             items.append(item)
     for item in items:
@@ -88,17 +90,6 @@ def explain_objects(objects: Iterable[dict[str, Any]], options: ExplainOptions,
 
 
 _READ_KINDS = frozenset(POD_SPEC_PATHS) | {"RuntimeClass"}
-
-
-def _name(obj: dict[str, Any]) -> str:
-    metadata = obj.get("metadata")
-    return str(metadata.get("name") or "") if isinstance(metadata, dict) else ""
-
-
-def _selector_of(runtime_class: dict[str, Any]) -> dict[str, str]:
-    scheduling = runtime_class.get("scheduling")
-    selector = scheduling.get("nodeSelector") if isinstance(scheduling, dict) else None
-    return {str(k): str(v) for k, v in selector.items()} if isinstance(selector, dict) else {}
 
 
 def _lint_manifest(item: ManifestObject, options: ExplainOptions, report: ExplainReport,
