@@ -151,7 +151,10 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
     thread says is a Linux workload gets no Windows selector."""
     from tests.support.kube_objects import event, node, pod, windows_spec
 
-    spec = windows_spec() if os_name == "windows" else {"containers": [{"name": "app", "image": "nginx:1.27"}],
+    # The pod's image says nothing of its Windows build (no ltsc tag): an entry's thread rarely names the image, and
+    # a made-up tag would be evidence doctor reads against the entry's node build.
+    image = "registry.example.com/shop/app:1.0"
+    spec = windows_spec(image) if os_name == "windows" else {"containers": [{"name": "app", "image": "nginx:1.27"}],
                                                         "nodeSelector": {"kubernetes.io/os": "linux"}}
     unselected = {"containers": [{"name": "app", "image": "img"}]}  # a Linux workload without an OS selector
     objs: list[dict[str, Any]] = [_node("host-0", os_name)]

@@ -6,7 +6,7 @@ failures.yaml. Linux controls (entries with os: linux) go to linux_controls.yaml
 
 (the knowledge-citation rule reads the knowledge of the commit KNOWLEDGE_AT names for the round).
 
-An entry whose thread an earlier corpus already holds with that message, or whose thread an earlier entry of
+An entry whose thread an earlier corpus already holds (with any message), or whose thread an earlier entry of
 this round already gave (one entry per thread per round: two messages of one thread share their cause), or whose
 thread a knowledge file already cites (knowledge built from it: neither new nor clean), is dropped. Only counts
 are printed: nobody building doctor's knowledge reads the held-out part.
@@ -91,7 +91,7 @@ def split(n: int, files: list[Path], knowledge_at: str | None = None) -> dict[st
             if f"round{n}" not in path.parts for e in (yaml.safe_load(path.read_text(encoding="utf-8")) or [])}
     parts: dict[str, list[dict[str, Any]]] = {"failures": [], "held_out": [], "linux_controls": []}
     dropped = 0
-    threads: set[str] = set()
+    threads = {url for url, _message in seen}  # a thread an earlier corpus holds is neither new nor clean
     knowledge = knowledge_text(knowledge_at)
     for path in sorted(files):
         for entry in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
@@ -119,7 +119,7 @@ def split(n: int, files: list[Path], knowledge_at: str | None = None) -> dict[st
 
 
 # The commit whose knowledge each round was collected against (its knowledge-citation rule reads that).
-KNOWLEDGE_AT = {4: "15fa336"}
+KNOWLEDGE_AT = {4: "15fa336", 5: "13c4429"}
 
 if __name__ == "__main__":
     round_number = int(sys.argv[1])

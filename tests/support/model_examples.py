@@ -18,9 +18,8 @@ EXAMPLES: tuple[tuple[str, str, str, str], ...] = (
      'kubernetes.io~empty-dir\\reports: The filename or extension is too long.'),
     ("image", "Pod", "Failed",
      'Failed to pull image "contoso.azurecr.io/shop/web:2.4": rpc error: code = Unknown desc = failed to pull and '
-     'unpack image "contoso.azurecr.io/shop/web:2.4": failed to copy: write '
-     'C:\\ProgramData\\containerd\\root\\io.containerd.content.v1.content\\ingest\\5b1e\\data: There is not enough '
-     'space on the disk.'),
+     'unpack image "contoso.azurecr.io/shop/web:2.4": failed to resolve reference "contoso.azurecr.io/shop/web:2.4": '
+     'failed to authorize: failed to fetch anonymous token: unexpected status: 401 Unauthorized'),
     ("runtime", "Pod", "Failed",
      "Error: failed to start containerd task \"web\": hcs::System::Start 9a1: The process cannot access the file "
      "because it is being used by another process."),

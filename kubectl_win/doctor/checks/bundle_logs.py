@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.catalog import finding
-from kubectl_win.doctor.checks import image_platform, misplaced
+from kubectl_win.doctor.checks import image_platform, misplaced, presumed
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
-from kubectl_win.findings import CONFIDENCE_CAUSE, Finding, Fix, ObjectRef, fix_from_template
+from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Finding, Fix, ObjectRef, fix_from_template
 
 EXCERPT = 240
 
@@ -76,13 +76,16 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
             fix = model.next_steps(reading, node)
             where = f" (bundle: {member}:{number}{times})"
         confidence, route = found.confidence, None
-        placed = misplaced.placement(
-            misplaced.pod_named(pod[0], pod[1], snapshot) if pod else misplaced.pod_in_line(text_line, snapshot),
-            snapshot.node(node) if snapshot else None, check, text_line, "", "node", component.split()[0])
+        pod_record = misplaced.pod_named(pod[0], pod[1], snapshot) if pod else misplaced.pod_in_line(text_line,
+                                                                                                    snapshot)
+        node_record = snapshot.node(node) if snapshot else None
+        placed = misplaced.placement(pod_record, node_record, check, text_line, "", "node", component.split()[0])
         if placed is not None:  # the cluster decides: a Linux workload that landed on this node
             (route, sentence), confidence = placed, CONFIDENCE_CAUSE
             if "cause" in labels:
                 labels["cause"] = sentence
+        elif (otherwise := presumed.unsettled(check, pod_record, node_record)) is not None:
+            confidence, route = CONFIDENCE_UNSURE, Fix(note=otherwise + ".")
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,

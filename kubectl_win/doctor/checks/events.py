@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.checks import image_platform, misplaced
+from kubectl_win.doctor.checks import image_platform, misplaced, presumed
 from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
@@ -94,6 +94,9 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
         (route, sentence), confidence = placed, CONFIDENCE_CAUSE
         if "cause" in values:
             values["cause"] = sentence
+    otherwise = presumed.unsettled(event.check, pod, node) if placed is None else None
+    if otherwise is not None:  # a cause that holds in a context the pod does not show: what the message says
+        confidence, route = CONFIDENCE_UNSURE, Fix(note=otherwise + ".")
     if event.check == "symptom-no-matching-platform" and node is not None and (
             not node.windows or (pod is not None and not pod.target.windows)):
         # The cluster decides: a pod that does not ask for Windows brought its image to a Windows node, or (only a
@@ -169,11 +172,15 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
         return image_platform.with_evidence(event.check, event.message, node.build_number if node else None, template)
     if event.check == "symptom-no-matching-platform":
         if node is not None and node.windows and not (pod and pod.target.windows):
+            # The cluster decides: the pod does not ask for Windows, so its image is a Linux one.
             return fixes.node_selector(owner, spec_path, {OS_LABEL: "linux"},
-                                       note="This Linux image must not run on Windows.")
+                                       note=f"A Linux workload landed on Windows node {node.name}: its image is built "
+                                            "for Linux only (no Windows variant to pull) and the pod has no "
+                                            "kubernetes.io/os=windows selector. Keep it on Linux nodes.")
         if node is not None and not node.windows:
             return fixes.node_selector(owner, spec_path, {OS_LABEL: "windows"},
-                                       note="This Windows image runs only on a Windows node.")
+                                       note=f"A Windows image was sent to Linux node {node.name}: it runs only on a "
+                                            "Windows node.")
         return Fix(note="Use an image with a windows/amd64 variant for the node's build (kubectl win images IMAGE "
                         "--build BUILD reads its platforms from the registry).")
     if event.check == "symptom-container-administrator-nonroot":

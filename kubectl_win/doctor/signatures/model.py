@@ -210,14 +210,17 @@ class Reading:
 
     @property
     def established(self) -> bool:
-        """Whether the message shows the cause: its condition is the Windows code the operation returned (or a
-        condition whose words are the cause, such as a Linux-only flag or an API-server rejection), tied to a known
-        operation and to the object the cause is about, and in this subsystem that condition has one cause
-        (knowledge/failure_model.yaml: causes, unsure_in, ties). A condition word elsewhere in the text is not."""
+        """Whether the message shows the cause: its condition is one whose words are the cause (a Linux-only flag,
+        an API-server rejection, a path Windows cannot hold; knowledge/failure_model.yaml: self_evident), named by the
+        Windows code the operation returned or by its own words, tied to a known operation and to the object the
+        cause is about, and in this subsystem that condition has one cause (causes, unsure_in, ties). A condition
+        word elsewhere in the text is not; nor is a code whose condition has several causes (a timeout, an access
+        denied, a registry's refusal): on fresh failures such codes named the wrong cause more often than the right
+        one (docs/doctor.md, "What doctor calls a cause")."""
         condition = _condition_by_id(self.condition)
-        if condition is None:
+        if condition is None or not condition.self_evident:
             return False
-        shown = self.evidence == "code" or (self.evidence == "text" and condition.self_evident)
+        shown = self.evidence in ("code", "text")
         return (shown and self.tied
                 and (condition.self_evident or self.operation is not None)
                 and self.subsystem in condition.causes and self.subsystem not in condition.unsure_in)
@@ -230,7 +233,12 @@ class Reading:
                 condition.meaning if condition is not None else "")
         what = self.object_phrase()
         reports = f"; it reports that {said}{code}" if said else ""
-        return f"the message does not say why{reports}{what}; the next steps tell the causes apart"
+        # The condition's usual cause here stays a candidate: the message does not tie it to this failure.
+        # Only a condition the message names (its code or its words) and ties to the object offers one.
+        usual = condition.causes.get(self.subsystem) if condition is not None and self.tied and \
+            self.evidence in ("code", "text") else None
+        candidate = f"; one candidate: {usual.format_map(_Quoted(self.named)).rstrip('.')}" if usual else ""
+        return f"the message does not say why{reports}{what}{candidate}; the next steps tell the causes apart"
 
     def object_phrase(self) -> str:
         info = next((o for o in _model().objects if o[0] == self.object), None)
