@@ -331,3 +331,62 @@ def test_a_bundle_log_line_about_a_linux_workload_gives_the_same_answer() -> Non
     snapshot = snapshot_of(node("win-0", taints=[]), pod("patch-job-x1", linux, node="win-0", namespace="monitoring"))
     [linked] = _model_findings(scan_file("win-0", "nodes/win-0/logs/kubelet.log", line, snapshot))
     assert linked.confidence == "cause" and "monitoring/patch-job-x1 is a Linux workload" in linked.message
+
+
+# --- causes that presume a context, and the codes that never name one cause -------------------------------------
+
+NOT_ON_PATH = ('failed to create containerd task: failed to create shim task: hcs::System::CreateProcess: failed to '
+               'get application name from commandline "agent.exe --config C:\\etc\\agent.yaml": failed to find '
+               'executable')
+
+
+def _host_process_spec() -> dict[str, Any]:
+    spec = windows_spec()
+    spec["securityContext"] = {"windowsOptions": {"hostProcess": True, "runAsUserName": "NT AUTHORITY\\SYSTEM"}}
+    spec["hostNetwork"] = True
+    return spec
+
+
+def test_a_hostprocess_cause_is_stated_only_for_a_pod_that_runs_hostprocess_containers() -> None:
+    """"failed to find executable" is a HostProcess container's Linux-style command path only when the pod runs
+    HostProcess containers; of any other pod doctor says the message does not tell why, on every path."""
+    objs = [node("win-0"), pod("hpc", _host_process_spec(), node="win-0"), pod("app", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "hpc"), "Failed", NOT_ON_PATH, host="win-0"),
+            event(("Pod", "shop", "app"), "Failed", NOT_ON_PATH, host="win-0")]
+    snapshot = snapshot_of(*objs)
+    found = {f.object.name: f for f in _model_findings(run_checks(snapshot))}
+    assert found["hpc"].confidence == "cause" and "CONTAINER_SANDBOX_MOUNT_POINT" in found["hpc"].fix.text()
+    assert found["app"].confidence == "unsure"
+    assert "does not run HostProcess containers" in found["app"].fix.text()
+    assert "CONTAINER_SANDBOX_MOUNT_POINT" not in found["app"].fix.text()
+    line = ('E0402 10:00:00.000000    4321 pod_workers.go:1301] "Error syncing pod, skipping" err="' +
+            NOT_ON_PATH.replace('"', '\\"') + '" pod="shop/app"')
+    [from_log] = _model_findings(scan_lines("win-0", "kubelet", [line], snapshot=snapshot))
+    [from_bundle] = _model_findings(scan_file("win-0", "nodes/win-0/logs/kubelet.log", line, snapshot))
+    assert from_log.confidence == from_bundle.confidence == "unsure"
+    assert "does not run HostProcess containers" in from_log.fix.text() + from_bundle.fix.text()
+
+
+@pytest.mark.parametrize("text", [
+    'error executing command in container: failed to exec in container: failed to start exec "b01": failed to get '
+    'application name from commandline "sh -c \\"tar cf - /x | tail -c+0\\"": failed to find executable',
+    "executor error: 'gzip' is not recognized as an internal or external command,\r\noperable program or batch file.",
+], ids=["kubectl-cp-retries", "cmd-gzip"])
+def test_a_linux_shell_or_command_in_a_windows_container_is_named_as_such(text: str) -> None:
+    found = symptoms.match(text, "", "events")
+    assert found is not None and found.check == "symptom-entrypoint-not-found" and found.confidence == "cause"
+    assert "Linux" in found.cause and "HostProcess" not in found.cause
+
+
+@pytest.mark.parametrize("text", [
+    # a code whose condition has several causes: the registry's refusal, a file in use, a full disk
+    'failed to pull and unpack image "contoso.azurecr.io/shop/web:2.4": failed to resolve reference '
+    '"contoso.azurecr.io/shop/web:2.4": failed to authorize: failed to fetch anonymous token: unexpected status: '
+    "401 Unauthorized",
+    'Error: failed to start containerd task "web": hcs::System::Start 9a1: The process cannot access the file because '
+    "it is being used by another process.",
+], ids=["registry-401", "sharing-violation"])
+def test_a_windows_code_with_several_causes_names_one_only_as_a_candidate(text: str) -> None:
+    found = symptoms.match(text, "Failed", "events")
+    assert found is not None and found.confidence == "unsure"
+    assert found.cause.startswith("the message does not say why") and "; one candidate: " in found.cause
