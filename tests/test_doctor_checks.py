@@ -328,6 +328,9 @@ CASES = [
     _failed_event_case("symptom-powershell-eventlog-source",
                        'Write-EventLog : The source name "node-agent" does not exist on computer "localhost".',
                        ("New-EventLog",)),
+    _failed_event_case("symptom-linux-command",
+                       "executor error: 'gzip' is not recognized as an internal or external command, operable program "
+                       "or batch file.", ("powershell -Command", "ship the tool for Windows")),
     _failed_event_case("symptom-powershell-item-exists",
                        "mkdir : An item with the specified name C:\\k\\volumeplugins already exists.", ("-Force",)),
     _failed_event_case("symptom-missing-directory", "Could not find a part of the path 'C:\\opt\\cni\\bin\\'.",

@@ -374,7 +374,7 @@ def test_a_hostprocess_cause_is_stated_only_for_a_pod_that_runs_hostprocess_cont
 ], ids=["kubectl-cp-retries", "cmd-gzip"])
 def test_a_linux_shell_or_command_in_a_windows_container_is_named_as_such(text: str) -> None:
     found = symptoms.match(text, "", "events")
-    assert found is not None and found.check == "symptom-entrypoint-not-found" and found.confidence == "cause"
+    assert found is not None and found.check == "symptom-linux-command" and found.confidence == "cause"
     assert "Linux" in found.cause and "HostProcess" not in found.cause
 
 

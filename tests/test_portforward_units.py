@@ -68,6 +68,19 @@ def test_bad_remote_hosts(text):
         validate_remote_host(text)
 
 
+# `$` matches before a trailing newline: these once passed the checks (the fuzz test found the port name).
+@pytest.mark.parametrize("text", ["8080:a\n", ":web\n", "web\n"])
+def test_a_port_name_with_a_trailing_newline_is_refused(text):
+    with pytest.raises(UsageError):
+        parse_port_pair(text)
+
+
+@pytest.mark.parametrize("text", ["example.com\n", "fe80::1%eth0\n"])
+def test_a_remote_host_with_a_trailing_newline_is_refused(text):
+    with pytest.raises(UsageError):
+        validate_remote_host(text)
+
+
 def test_listen_addresses():
     assert parse_listen_addresses(None) == ["127.0.0.1", "::1"]  # kubectl's default, localhost
     assert parse_listen_addresses(["localhost"]) == ["127.0.0.1", "::1"]

@@ -59,7 +59,7 @@ def _parse_pair(text: str) -> PortPair:
 def _parse_remote(text: str, whole: str) -> int | str:
     if text.isdigit():
         return validate_port(text, what="remote port")
-    if _PORT_NAME.match(text):
+    if _PORT_NAME.fullmatch(text):
         return text
     raise UsageError(f"invalid port {whole!r}: the remote port must be a number 1-65535 or a port name")
 
@@ -84,12 +84,12 @@ def validate_remote_host(text: str, what: str = "remote host") -> str:
     else:
         # ipaddress accepts any text as an IPv6 scope id ("fe80::1%$(id)"); allow interface names only.
         scope = getattr(address, "scope_id", None)
-        if scope is not None and not _SCOPE_ID.match(scope):
+        if scope is not None and not _SCOPE_ID.fullmatch(scope):
             raise UsageError(f"invalid {what} {text!r}: the zone must be an interface name or number")
         return str(address)
     name = candidate.rstrip(".") if candidate.endswith(".") and len(candidate) > 1 else candidate
     labels = name.split(".")
-    if (0 < len(name) <= 253 and name.isascii() and all(_HOST_LABEL.match(label) for label in labels)
+    if (0 < len(name) <= 253 and name.isascii() and all(_HOST_LABEL.fullmatch(label) for label in labels)
             and not labels[-1].isdigit()):
         return name.lower()
     raise UsageError(f"invalid {what} {text!r}: expected an IP address or a DNS name")
