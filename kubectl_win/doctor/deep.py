@@ -141,8 +141,8 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
     the catalogue does not claim. With the cluster's `snapshot` (doctor --deep), a line that names a pod the
     snapshot holds is read with that pod's evidence too (a Linux workload that landed on this node)."""
     from kubectl_win.catalog import finding
-    from kubectl_win.doctor.checks import image_platform, misplaced, presumed
-    from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Fix, fix_from_template
+    from kubectl_win.doctor.checks import evidence, image_platform, misplaced
+    from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.wincodes import describe
 
@@ -175,20 +175,15 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
             labels = reading.labels()
             fix = model.next_steps(reading, node)
             where = f" ({count}x {window})" if count > 1 else f" ({window})"
-        confidence, route = found.confidence, None
-        pod = misplaced.pod_in_line(line, snapshot)
-        node_record = snapshot.node(node) if snapshot else None
-        placed = misplaced.placement(pod, node_record, check, line, "", "node", component)
-        if placed is not None:  # the cluster decides: a Linux workload that landed on this node
-            (route, sentence), confidence = placed, CONFIDENCE_CAUSE
-            if "cause" in labels:
-                labels["cause"] = sentence
-        elif (otherwise := presumed.unsettled(check, pod, node_record)) is not None:
-            confidence, route = CONFIDENCE_UNSURE, Fix(note=otherwise + ".")
+        decided = evidence.decide(found.confidence, misplaced.pod_in_line(line, snapshot),
+                                  snapshot.node(node) if snapshot else None, check, line, "", "node", component)
+        if decided.cause and "cause" in labels:
+            labels["cause"] = decided.cause
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, fix=fix, route=route, confidence=confidence, **labels), line, node,
+                where=where, node=node, fix=fix, route=decided.route, confidence=decided.confidence, **labels), line,
+                node,
                 cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give

@@ -8,11 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.catalog import finding
-from kubectl_win.doctor.checks import image_platform, misplaced, presumed
+from kubectl_win.doctor.checks import evidence, image_platform, misplaced
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
-from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Finding, Fix, ObjectRef, fix_from_template
+from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 
 EXCERPT = 240
 
@@ -75,21 +75,17 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
             labels = reading.labels()
             fix = model.next_steps(reading, node)
             where = f" (bundle: {member}:{number}{times})"
-        confidence, route = found.confidence, None
-        pod_record = misplaced.pod_named(pod[0], pod[1], snapshot) if pod else misplaced.pod_in_line(text_line,
-                                                                                                    snapshot)
-        node_record = snapshot.node(node) if snapshot else None
-        placed = misplaced.placement(pod_record, node_record, check, text_line, "", "node", component.split()[0])
-        if placed is not None:  # the cluster decides: a Linux workload that landed on this node
-            (route, sentence), confidence = placed, CONFIDENCE_CAUSE
-            if "cause" in labels:
-                labels["cause"] = sentence
-        elif (otherwise := presumed.unsettled(check, pod_record, node_record)) is not None:
-            confidence, route = CONFIDENCE_UNSURE, Fix(note=otherwise + ".")
+        decided = evidence.decide(
+            found.confidence,
+            misplaced.pod_named(pod[0], pod[1], snapshot) if pod else misplaced.pod_in_line(text_line, snapshot),
+            snapshot.node(node) if snapshot else None, check, text_line, "", "node", component.split()[0])
+        if decided.cause and "cause" in labels:
+            labels["cause"] = decided.cause
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, fix=fix, route=route, at=(member, number), confidence=confidence, **labels),
+                where=where, node=node, fix=fix, route=decided.route, at=(member, number),
+                confidence=decided.confidence, **labels),
                 text_line, node, cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give

@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.checks import image_platform, misplaced, presumed
+from kubectl_win.doctor.checks import evidence, image_platform
 from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
@@ -84,19 +84,13 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
                                            _agents_on(snapshot, node_name)))
     else:
         values["fix"] = _fix(event, snapshot, pod, node)
-    confidence = event.confidence
-    route = None
-    placed = misplaced.placement(pod, node, event.check, event.message, event.reason,
-                                 "node" if event.ref.kind == "Node" else "pod")
-    if placed is not None:
-        # The cluster decides: a Linux workload on a Windows node fails for its placement (one answer with
-        # linux-workload-can-land-on-windows on its controller).
-        (route, sentence), confidence = placed, CONFIDENCE_CAUSE
-        if "cause" in values:
-            values["cause"] = sentence
-    otherwise = presumed.unsettled(event.check, pod, node) if placed is None else None
-    if otherwise is not None:  # a cause that holds in a context the pod does not show: what the message says
-        confidence, route = CONFIDENCE_UNSURE, Fix(note=otherwise + ".")
+    # The cluster decides: a Linux workload on a Windows node fails for its placement (one answer with
+    # linux-workload-can-land-on-windows on its controller); a cause presuming a context the pod lacks is unsure.
+    decided = evidence.decide(event.confidence, pod, node, event.check, event.message, event.reason,
+                              "node" if event.ref.kind == "Node" else "pod")
+    confidence, route = decided.confidence, decided.route
+    if decided.cause and "cause" in values:
+        values["cause"] = decided.cause
     if event.check == "symptom-no-matching-platform" and node is not None and (
             not node.windows or (pod is not None and not pod.target.windows)):
         # The cluster decides: a pod that does not ask for Windows brought its image to a Windows node, or (only a
