@@ -91,11 +91,6 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     confidence, route = decided.confidence, decided.route
     if decided.cause and "cause" in values:
         values["cause"] = decided.cause
-    if event.check == "symptom-no-matching-platform" and node is not None and (
-            not node.windows or (pod is not None and not pod.target.windows)):
-        # The cluster decides: a pod that does not ask for Windows brought its image to a Windows node, or (only a
-        # message naming a Windows image is claimed there) a Windows image came to a Linux node.
-        confidence = CONFIDENCE_CAUSE
     found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
                     confidence=confidence, route=route, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.

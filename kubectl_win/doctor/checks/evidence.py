@@ -1,7 +1,8 @@
 """What the cluster decides about a failure text doctor read, the one reading events, container states,
 `doctor --deep`'s log lines and a bundle's share: a Linux workload that landed on a Windows node fails for its
 placement (doctor/checks/misplaced.py); a catalogue cause that presumes a context the pod does not show is unsure
-(doctor/checks/presumed.py); otherwise the text's own confidence stands."""
+(doctor/checks/presumed.py); an image-platform failure is a cause where the pod's target and the node's OS differ;
+otherwise the text's own confidence stands."""
 
 from __future__ import annotations
 
@@ -10,6 +11,8 @@ from dataclasses import dataclass
 from kubectl_win.doctor.checks import misplaced, presumed
 from kubectl_win.doctor.records import NodeRecord, PodRecord
 from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Fix
+
+PLATFORM_MISMATCH = "symptom-no-matching-platform"
 
 
 @dataclass(frozen=True)
@@ -28,4 +31,9 @@ def decide(confidence: str | None, pod: PodRecord | None, node: NodeRecord | Non
     otherwise = presumed.unsettled(check, pod, node)
     if otherwise is not None:
         return Decided(CONFIDENCE_UNSURE, Fix(note=otherwise + "."))
+    if check == PLATFORM_MISMATCH and node is not None and (not node.windows or (pod is not None
+                                                                                   and not pod.target.windows)):
+        # A pod that does not ask for Windows brought its image to a Windows node, or (only a message naming a
+        # Windows image is claimed there) a Windows image came to a Linux node: which of the candidates it is.
+        return Decided(CONFIDENCE_CAUSE)
     return Decided(confidence)
