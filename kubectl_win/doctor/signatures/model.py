@@ -97,7 +97,6 @@ class _Condition:
     # Words that name the condition without saying what it is about ("not found", "EOF", "version"): found only by
     # them, the condition is no evidence of a cause.
     weak: re.Pattern[str] | None = None
-    unsure_in: frozenset[str] = frozenset()  # subsystems where the condition alone does not settle the cause
     # subsystem -> what the message must also say for the cause to hold there (the object the cause is about)
     ties: dict[str, re.Pattern[str]] = field(default_factory=dict)
     self_evident: bool = False  # the message's own words are the cause (an API rejection, a Linux-only flag)
@@ -139,7 +138,7 @@ def _model() -> _Model:
     objects = tuple((o["id"], o["phrase"], _any(o["patterns"]), o.get("subsystem")) for o in data["objects"])
     conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
                                   _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}),
-                                  _any(c.get("weak")), frozenset(c.get("unsure_in") or ()),
+                                  _any(c.get("weak")),
                                   {k: re.compile(v, re.IGNORECASE) for k, v in (c.get("ties") or {}).items()},
                                   bool(c.get("self_evident")), bool(c.get("decides")),
                                   re.compile(c["names"], re.IGNORECASE) if c.get("names") else None,
@@ -213,17 +212,13 @@ class Reading:
         """Whether the message shows the cause: its condition is one whose words are the cause (a Linux-only flag,
         an API-server rejection, a path Windows cannot hold; knowledge/failure_model.yaml: self_evident), named by the
         Windows code the operation returned or by its own words, tied to a known operation and to the object the
-        cause is about, and in this subsystem that condition has one cause (causes, unsure_in, ties). A condition
-        word elsewhere in the text is not; nor is a code whose condition has several causes (a timeout, an access
-        denied, a registry's refusal): on fresh failures such codes named the wrong cause more often than the right
-        one (docs/doctor.md, "What doctor calls a cause")."""
+        cause is about, and a cause for this subsystem (causes, ties). A condition word elsewhere in the text is not;
+        nor is a code whose condition has several causes (a timeout, an access denied, a registry's refusal): on
+        fresh failures such codes named the wrong cause more often than the right one (docs/doctor.md, "Cause or
+        unsure: how sure doctor is")."""
         condition = _condition_by_id(self.condition)
-        if condition is None or not condition.self_evident:
-            return False
-        shown = self.evidence in ("code", "text")
-        return (shown and self.tied
-                and (condition.self_evident or self.operation is not None)
-                and self.subsystem in condition.causes and self.subsystem not in condition.unsure_in)
+        return (condition is not None and condition.self_evident and self.evidence in ("code", "text")
+                and self.tied and self.subsystem in condition.causes)
 
     def unsure(self) -> str:
         """The honest sentence: the message does not say why; what it does say, in plain words."""
@@ -312,12 +307,6 @@ class _Quoted(dict):  # type: ignore[type-arg]
 
     def __missing__(self, key: str) -> str:
         return "what the message names"
-
-
-def self_evident(reading: Reading) -> bool:
-    """Whether the reading states a cause the message's own words are (a Linux-only flag, an API rejection)."""
-    condition = _condition_by_id(reading.condition)
-    return reading.established and condition is not None and condition.self_evident
 
 
 def linux_workload_condition(cid: str | None) -> bool:

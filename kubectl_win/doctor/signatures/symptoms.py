@@ -185,8 +185,8 @@ def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
     if found is not None:
         # An entry that recognises the failure but not its cause yields where the message's own words are the
         # cause (an ext4 fsType in a CSI mount failure is a Linux-only setting, not a driver to upgrade).
-        if found.confidence == CONFIDENCE_UNSURE and placed is not None and model.self_evident(
-                model.read(message, reason, "node" if where in ("condition", "log") else "pod", writer)):
+        # (the model states a cause only where a condition's own words are it: doctor/signatures/model.py)
+        if found.confidence == CONFIDENCE_UNSURE and placed is not None and placed.confidence == CONFIDENCE_CAUSE:
             return placed
         return found
     if placed is not None:
