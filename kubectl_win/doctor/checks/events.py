@@ -170,8 +170,10 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
             return fixes.node_selector(owner, spec_path, {OS_LABEL: "windows"},
                                        note=f"A Windows image was sent to Linux node {node.name}: it runs only on a "
                                             "Windows node.")
-        return Fix(note="Use an image with a windows/amd64 variant for the node's build (kubectl win images IMAGE "
-                        "--build BUILD reads its platforms from the registry).")
+        return image_platform.with_evidence(
+            event.check, event.message, None,
+            Fix(note="Use an image with a windows/amd64 variant for the node's build (kubectl win images IMAGE "
+                     "--build BUILD reads its platforms from the registry)."))
     if event.check == "symptom-container-administrator-nonroot":
         return fixes.merge_patch(owner, spec_path,
                                  {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}})

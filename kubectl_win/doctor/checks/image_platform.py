@@ -84,6 +84,13 @@ def with_evidence(check: str, message: str, node_build: int | None, fix: Fix) ->
     the same words whether doctor read the text in an event, a node log or a support bundle."""
     if check == "symptom-windows-image-no-variant":
         said = variant_note(message, node_build)
+    elif check == "symptom-no-matching-platform":
+        # Whether the tag has any Windows entry the message does not say; a build it names that is out of support
+        # has none published any more, whatever the tag.
+        number = build_asked(message, None)
+        ended = _support_ended(number) if number is not None else ""
+        said = (f"The pull asked for {_name(number)}, which has been out of support since {ended}: images are no "
+                f"longer published for it, so move the node to a supported Windows Server build.") if ended else ""
     elif check == "symptom-os-build-mismatch":
         said = mismatch_note(message)
     else:
