@@ -26,7 +26,7 @@ from tests.support.paths import PACKAGE, TESTS
 
 CORPUS = TESTS / "corpus"
 FIELDS = ("url", "cluster", "where", "reason", "exit_code", "context", "os", "log", "message", "expect")
-KEY_FIELDS = ("subsystem", "component", "operation", "condition", "cause", "right", "wrong_if", "source")
+KEY_FIELDS = ("subsystem", "component", "operation", "condition", "cause", "right", "wrong_if", "source", "review")
 
 HEAD = """\
 # {part} of the round-{n} Windows failure corpus (issue 41: a second collection round, so that a held-out part
@@ -119,7 +119,7 @@ def split(n: int, files: list[Path], knowledge_at: str | None = None) -> dict[st
 
 
 # The commit whose knowledge each round was collected against (its knowledge-citation rule reads that).
-KNOWLEDGE_AT = {4: "15fa336", 5: "13c4429"}
+KNOWLEDGE_AT = {4: "15fa336", 5: "13c4429", 6: "87c6092"}
 
 if __name__ == "__main__":
     round_number = int(sys.argv[1])
