@@ -257,6 +257,31 @@ def test_a_credential_the_api_server_refuses_is_said_to_be_that() -> None:
     assert found.cause.startswith("the API server refused the credentials the component on the node uses")
 
 
+@pytest.mark.parametrize(("message", "where", "writer", "says"), [
+    ('no matches for kind "GMSACredentialSpec" in version "windows.k8s.io/v1"', "events", "",
+     "CustomResourceDefinition that defines GMSACredentialSpec is not installed"),
+    ('no matches for kind "CertificateSigningRequest" in version "certificates.k8s.io/v1"', "events", "",
+     "was removed in (or is not yet in) the Kubernetes version"),
+    ("Error: run as uid (20000) is not supported on Windows", "events", "", "windowsOptions.runAsUserName"),
+    ("""The terminal process "kubectl.exe 'exec', '-it', 'web-0', '--', 'sh'" terminated with exit code: 126.""",
+     "events", "", "a Linux shell or binary"),
+    ('mkdir : Das Argument kann nicht an den Parameter "Path" gebunden werden, da es NULL ist.', "log",
+     "kube-flannel", "a variable it reads is not set"),
+    ("Cannot bind argument to parameter 'Path' because it is null.", "log", "kube-proxy",
+     "a variable it reads is not set"),
+    ("(InvalidParameter) The value of parameter agentPoolProfile.name is invalid. Please see "
+     "https://aka.ms/aks-naming-rules for more details.", "events", "", "6 for a Windows pool"),
+    ("Parameter 'ManagedClusterWindowsProfile.admin_password' must conform to the following pattern", "events", "",
+     "complexity rules"),
+], ids=["crd-not-installed", "built-in-group", "run-as-uid", "exec-sh", "ps-null-de", "ps-null-en", "aks-pool-name",
+        "aks-password"])
+def test_a_cause_that_generalises_is_read_from_the_message_s_structure(message: str, where: str, writer: str,
+                                                                        says: str) -> None:
+    found = symptoms.match(message, "", where, writer)
+    assert found is not None and found.confidence == "cause", found
+    assert says in found.cause, found.cause
+
+
 # --- the cluster's evidence decides ------------------------------------------------------------------------
 
 CHOWN = ('MountVolume.SetUp failed for volume "kube-api-access-x" : chown c:\\var\\lib\\kubelet\\pods\\1\\volumes\\'
@@ -307,6 +332,27 @@ def test_a_rejected_security_context_names_the_setting_it_sets_not_the_ones_it_l
     found = symptoms.match(text, "FailedCreate", "events")
     assert found is not None and found.confidence == "cause"
     assert "explain windows-privileged" in found.cause and "seLinuxOptions" not in found.cause
+
+
+@pytest.mark.parametrize(("message", "reason", "placed"), [
+    ('Failed to create pod sandbox: rpc error: code = Unknown desc = failed to start sandbox container for pod '
+     '"ingress-admission-create-x": Error response from daemon', "FailedCreatePodSandBox", True),
+    ("failed to parse Kubernetes args: pod does not have label vpc.amazonaws.com/PrivateIPv4Address",
+     "FailedCreatePodSandBox", True),
+    ('Liveness probe failed: Get "http://10.0.0.5:8080/healthz": context deadline exceeded', "Unhealthy", False),
+], ids=["sandbox", "vpc-ipam", "probe"])
+def test_a_linux_workload_fails_for_its_placement_on_the_way_to_its_first_start(message: str, reason: str,
+                                                                                placed: bool) -> None:
+    """A Linux image never gets past a pull, a mount, its sandbox or its start on a Windows node: any failure
+    there is its placement's, even one no entry marks as a Linux workload's. A failure after it ran (a probe)
+    is not."""
+    linux = {"containers": [{"name": "app", "image": "registry.k8s.io/ingress-nginx/kube-webhook-certgen:v1"}]}
+    objs = [node("win-0", taints=[]), pod("lin", linux, node="win-0"),
+            event(("Pod", "shop", "lin"), reason, message, host="win-0")]
+    [found] = [f for f in _model_findings(run_checks(snapshot_of(*objs))) if f.object.name == "lin"]
+    said = found.message + found.fix.text()
+    assert ("shop/lin is a Linux workload" in said) is placed, said
+    assert found.confidence == "cause" or not placed
 
 
 def test_a_kubelet_log_line_naming_a_linux_workload_gives_the_same_answer_as_its_event() -> None:

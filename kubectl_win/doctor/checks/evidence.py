@@ -24,6 +24,12 @@ class Decided:
 
 def decide(confidence: str | None, pod: PodRecord | None, node: NodeRecord | None, check: str, text: str,
            reason: str = "", context: str = "pod", writer: str = "") -> Decided:
+    if check == PLATFORM_MISMATCH and node is not None and (not node.windows or (pod is not None
+                                                                                   and not pod.target.windows)):
+        # A pod that does not ask for Windows brought its image to a Windows node, or (only a message naming a
+        # Windows image is claimed there) a Windows image came to a Linux node: which of the candidates it is (its
+        # own fix says which way round, more precisely than the placement's).
+        return Decided(CONFIDENCE_CAUSE)
     placed = misplaced.placement(pod, node, check, text, reason, context, writer)
     if placed is not None:
         route, sentence = placed
@@ -31,9 +37,4 @@ def decide(confidence: str | None, pod: PodRecord | None, node: NodeRecord | Non
     otherwise = presumed.unsettled(check, pod, node)
     if otherwise is not None:
         return Decided(CONFIDENCE_UNSURE, Fix(note=otherwise + "."))
-    if check == PLATFORM_MISMATCH and node is not None and (not node.windows or (pod is not None
-                                                                                   and not pod.target.windows)):
-        # A pod that does not ask for Windows brought its image to a Windows node, or (only a message naming a
-        # Windows image is claimed there) a Windows image came to a Linux node: which of the candidates it is.
-        return Decided(CONFIDENCE_CAUSE)
     return Decided(confidence)

@@ -27,11 +27,15 @@ def is_linux_workload(pod: PodRecord | None, node: NodeRecord | None) -> bool:
 
 
 def shown_by(check: str, message: str, reason: str = "", context: str = "pod", writer: str = "") -> bool:
-    """Whether the failure is one a Linux workload shows on Windows (by its catalogue entry or its condition), for
-    a check and the text it read (a node log line: its writer's)."""
+    """Whether the failure is one a Linux workload shows on Windows, for a check and the text it read (a node log
+    line: its writer's): marked so (its catalogue entry or its condition), or any failure on the way to the pod's
+    first start (a pull, a mount, its sandbox, creating or starting a container), which a Linux image never gets
+    past on a Windows node. A failure after it started (a probe, an exec) is not its placement's."""
     if model.is_model_check(check):
-        return model.linux_workload_condition(model.read(message, reason, context, writer).condition)
-    return symptoms.linux_workload_check(check)
+        reading = model.read(message, reason, context, writer)
+        return model.linux_workload_condition(reading.condition) or (
+            context == "pod" and model.starts_pod(reading.operation))
+    return symptoms.linux_workload_check(check) or (context == "pod" and symptoms.fails_on_the_way_to_start(check))
 
 
 # The kubelet names the pod a line is about: pod="shop/web-1" (structured), or pod "web-1_shop(uid)" (klog).

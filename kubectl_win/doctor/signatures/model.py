@@ -83,6 +83,7 @@ class _Operation:
     pattern: re.Pattern[str] | None
     reasons: frozenset[str]
     weak: bool
+    starts_pod: bool = False  # on the way to a pod's first start: pull, mount, sandbox, create, start
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,8 @@ def _model() -> _Model:
                                      bool(c.get("weak")), tuple(named),
                                      frozenset(str(n).lower() for n in c.get("log_names") or ())))
     operations = tuple(_Operation(o["id"], o["phrase"], o["subsystem"], _any(o.get("patterns")),
-                                  frozenset(o.get("reasons") or ()), bool(o.get("weak"))) for o in data["operations"])
+                                  frozenset(o.get("reasons") or ()), bool(o.get("weak")),
+                                  bool(o.get("starts_pod"))) for o in data["operations"])
     objects = tuple((o["id"], o["phrase"], _any(o["patterns"]), o.get("subsystem")) for o in data["objects"])
     conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
                                   _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}),
@@ -307,6 +309,11 @@ class _Quoted(dict):  # type: ignore[type-arg]
 
     def __missing__(self, key: str) -> str:
         return "what the message names"
+
+
+def starts_pod(operation: str | None) -> bool:
+    """Whether the operation lies on the way to a pod's first start (pull, mount, sandbox, create, start)."""
+    return any(o.id == operation and o.starts_pod for o in _model().operations)
 
 
 def linux_workload_condition(cid: str | None) -> bool:

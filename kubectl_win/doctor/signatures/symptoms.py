@@ -57,6 +57,7 @@ class Symptom:
     confidence: str = CONFIDENCE_CAUSE  # "unsure": the entry recognises the failure but not its cause
     linux_workload: bool = False  # what a Linux workload shows on a Windows node (doctor/checks/misplaced.py)
     spans: tuple[str, ...] = ()  # an unsure entry's candidates lie in these subsystems
+    operations: tuple[str, ...] = ()  # the operations of knowledge/failure_model.yaml it fails
 
 
 @dataclass(frozen=True)
@@ -85,7 +86,8 @@ def catalogue() -> tuple[Symptom, ...]:
                            " ".join(str(entry.get("cause") or "").split()), entry.get("fix") or "",
                            bool(entry.get("broad")), bool(entry.get("windows_only")), str(entry.get("subsystem") or ""),
                            str(entry.get("component") or ""), str(entry.get("confidence") or CONFIDENCE_CAUSE),
-                           bool(entry.get("linux_workload")), tuple(entry.get("spans") or ())))
+                           bool(entry.get("linux_workload")), tuple(entry.get("spans") or ()),
+                           tuple(entry.get("operations") or ())))
     return tuple(out)
 
 
@@ -205,6 +207,12 @@ def unrecognised(message: str) -> Match:
     also the ones it names only by their text, so nothing Windows-related is silently dropped."""
     return Match(UNRECOGNISED, "no catalogue entry or error-chain rule recognises this Windows warning", "",
                  structure.parse(message).codes if message else (), generic=True, confidence=CONFIDENCE_UNSURE)
+
+
+def fails_on_the_way_to_start(check: str) -> bool:
+    """Whether the catalogue entry is a failure on the way to a pod's first start (its operations)."""
+    symptom = _by_check().get(check)
+    return symptom is not None and any(model.starts_pod(op) for op in symptom.operations)
 
 
 def linux_workload_check(check: str) -> bool:
