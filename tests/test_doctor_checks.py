@@ -305,6 +305,8 @@ CASES = [
                             "Multiple user assigned identities exist, please specify the clientId / resourceId of the "
                             "identity in the token request", host="linux-0")),
          ("client ID",)),
+    _failed_event_case("symptom-rancher-docker-ee-only", "FATA: Only support with Docker EE",
+                       ("docker version", "Mirantis Container Runtime")),
     _failed_event_case("symptom-docker-file-bind-mount",
                        "Error: Error response from daemon: invalid volume specification: 'c:\\var\\lib\\kubelet"
                        "\\pods\\1\\volumes\\kubernetes.io~configmap\\cfg\\app.yaml:C:/app/app.yaml:ro': invalid "

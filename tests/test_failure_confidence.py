@@ -273,8 +273,17 @@ def test_a_credential_the_api_server_refuses_is_said_to_be_that() -> None:
      "https://aka.ms/aks-naming-rules for more details.", "events", "", "6 for a Windows pool"),
     ("Parameter 'ManagedClusterWindowsProfile.admin_password' must conform to the following pattern", "events", "",
      "complexity rules"),
+    ('failed to setup network for sandbox "8e7c": plugin type="nat" name="nat" failed (add): hcnCreateNetwork failed '
+     "in Win32: The object already exists. (0x1392)", "events", "", "the cluster's CNI"),
+    ("hcs::CreateComputeSystem 20a2d6b: The virtual machine could not be started", "events", "", "Hyper-V isolated"),
+    ("error loading system cert pool for probe (calico): crypto/x509: system root pool is not available on Windows",
+     "log", "rancher-wins", "Go 1.18 or later"),
+    ("failed to create user process token: failed to logon user: Access is denied.: unknown", "events", "",
+     "run the containerd service as LocalSystem"),
+    ("Unable to set node resource configuration error=operation Create is not supported on Node(ip-10-1-2-3.corp.int)",
+     "log", "calico-node", "looked up Node ip-10-1-2-3.corp.int, which does not exist"),
 ], ids=["crd-not-installed", "built-in-group", "run-as-uid", "exec-sh", "ps-null-de", "ps-null-en", "aks-pool-name",
-        "aks-password"])
+        "aks-password", "nat-cni", "hyperv-vm", "go-cert-pool", "hostprocess-token", "calico-nodename"])
 def test_a_cause_that_generalises_is_read_from_the_message_s_structure(message: str, where: str, writer: str,
                                                                         says: str) -> None:
     found = symptoms.match(message, "", where, writer)
