@@ -305,6 +305,10 @@ CASES = [
                             "Multiple user assigned identities exist, please specify the clientId / resourceId of the "
                             "identity in the token request", host="linux-0")),
          ("client ID",)),
+    _failed_event_case("symptom-cni-state-corrupt",
+                       'networkPlugin cni failed to set up pod "web-1_shop" network: cni-net: failed to load network '
+                       "manager state: invalid character '\\x00' looking for beginning of value",
+                       ("azure-vnet.json",), reason="FailedCreatePodSandBox"),
     _failed_event_case("symptom-rancher-docker-ee-only", "FATA: Only support with Docker EE",
                        ("docker version", "Mirantis Container Runtime")),
     _failed_event_case("symptom-docker-file-bind-mount",
