@@ -282,13 +282,31 @@ def test_a_credential_the_api_server_refuses_is_said_to_be_that() -> None:
      "run the containerd service as LocalSystem"),
     ("Unable to set node resource configuration error=operation Create is not supported on Node(ip-10-1-2-3.corp.int)",
      "log", "calico-node", "looked up Node ip-10-1-2-3.corp.int, which does not exist"),
+    ("0/3 nodes are available: 1 Insufficient memory, 2 node(s) didn't match Pod's node affinity/selector.", "events",
+     "", "no node the pod may land on has enough unrequested memory"),
+    ("OOMKilled", "events", "", "more memory than its memory limit"),
 ], ids=["crd-not-installed", "built-in-group", "run-as-uid", "exec-sh", "ps-null-de", "ps-null-en", "aks-pool-name",
-        "aks-password", "nat-cni", "hyperv-vm", "go-cert-pool", "hostprocess-token", "calico-nodename"])
+        "aks-password", "nat-cni", "hyperv-vm", "go-cert-pool", "hostprocess-token", "calico-nodename", "no-room",
+        "oom-killed"])
 def test_a_cause_that_generalises_is_read_from_the_message_s_structure(message: str, where: str, writer: str,
                                                                         says: str) -> None:
     found = symptoms.match(message, "", where, writer)
     assert found is not None and found.confidence == "cause", found
     assert says in found.cause, found.cause
+
+
+@pytest.mark.parametrize("message", [
+    "the server could not find the requested resource (get pods.metrics.k8s.io)",
+    "network: unexpected end of JSON input",
+    "Could not find a part of the path 'C:\\hpc\\etc\\kube-flannel\\net-conf.json'",
+    "no matching manifest for windows/amd64 10.0.20348 in the manifest list entries",
+], ids=["not-served", "cni-no-result", "missing-directory", "docker-manifest"])
+def test_a_symptom_that_several_causes_print_is_unsure(message: str) -> None:
+    """Texts that threads traced to more than one cause (an API not served, a CNI that wrote no result, a directory
+    that is not there, a tag without this build) name what failed, not why."""
+    found = symptoms.match(message, "", "events")
+    assert found is not None and found.confidence == "unsure", found
+    assert "does not say" in found.cause
 
 
 # --- the cluster's evidence decides ------------------------------------------------------------------------
