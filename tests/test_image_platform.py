@@ -3,6 +3,8 @@ the node) and its support status, which way round a build mismatch goes, and a W
 
 from __future__ import annotations
 
+import pytest
+
 from kubectl_win.doctor.checks import image_platform
 from kubectl_win.doctor.checks.plan import run_checks
 from tests.support.kube_objects import event, node, pod, snapshot_of, windows_spec
@@ -71,3 +73,27 @@ def test_the_build_the_message_names_gives_one_answer_on_every_path() -> None:
     assert [(f.id, f.confidence) for f in answers] == [("symptom-no-matching-platform", "unsure")] * 3
     fixes = [f.fix.note for f in answers]
     assert all("out of support since 2019-11-12" in note for note in fixes), fixes
+
+
+@pytest.mark.parametrize(("platforms", "decided", "said"), [
+    ([{"os": "linux", "architecture": "amd64"}, {"os": "linux", "architecture": "arm64"}], True,
+     "not a Windows image (only linux/amd64, linux/arm64)"),
+    ([{"os": "windows", "architecture": "amd64", "osVersion": "10.0.20348.2227"}], True,
+     "only newer Windows builds"),
+    ([{"os": "windows", "architecture": "amd64", "osVersion": "10.0.17763.5329"}], False, None),
+], ids=["linux-only-tag", "other-build", "a-variant-runs"])
+def test_the_registry_s_answer_decides_a_pull_the_message_leaves_open(platforms: list[dict[str, str]],
+                                                                     decided: bool, said: str | None) -> None:
+    """Docker's "no matching manifest for windows/amd64 10.0.17763" does not say whether the tag has any Windows
+    entry: what the registry listed (doctor --check-images) does, and the finding says it; without it, or when a
+    variant runs on the node's build, the answer stays unsure."""
+    image = "mcr.microsoft.com/dotnet/aspnet:8.0"
+    text = "no matching manifest for windows/amd64 10.0.17763 in the manifest list entries"
+    objs = [node("win-0", build=17763), pod("web", windows_spec(image), node="win-0"),
+            event(("Pod", "shop", "web"), "Failed", text, host="win-0")]
+    records = {image: {"digest": "sha256:" + "1" * 64, "platforms": platforms}}
+    [offline] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-no-matching-platform"]
+    [read] = [f for f in run_checks(snapshot_of(*objs, images=records)) if f.id == "symptom-no-matching-platform"]
+    assert offline.confidence == "unsure" and "--check-images" in offline.fix.note
+    assert read.confidence == ("cause" if decided else "unsure")
+    assert (said in read.fix.note) if said else "registry says" not in read.fix.note

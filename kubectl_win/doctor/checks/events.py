@@ -91,6 +91,16 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     confidence, route = decided.confidence, decided.route
     if decided.cause and "cause" in values:
         values["cause"] = decided.cause
+    said = image_platform.registry_says(
+        event.message, tuple(c.image for c in pod.containers if c.image) if pod else (),
+        node.windows_build if node is not None and node.windows else None,
+        snapshot.images) if event.check in image_platform.PULL_CHECKS and route is None else None
+    if said is not None:
+        # The registry's answer decides between the message's candidates (doctor --check-images read it).
+        fix = values["fix"]
+        values["fix"] = Fix(commands=fix.commands, note=" ".join(p for p in (said, fix.note) if p),
+                            judgement=fix.judgement)
+        confidence = CONFIDENCE_CAUSE
     found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
                     confidence=confidence, route=route, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.
@@ -172,8 +182,9 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
                                             "Windows node.")
         return image_platform.with_evidence(
             event.check, event.message, None,
-            Fix(note="Use an image with a windows/amd64 variant for the node's build (kubectl win images IMAGE "
-                     "--build BUILD reads its platforms from the registry)."))
+            Fix(note="Use an image with a windows/amd64 variant for the node's build: kubectl win doctor "
+                     "--check-images (or kubectl win images IMAGE --build BUILD) reads the tag's platforms from the "
+                     "registry and says which it is."))
     if event.check == "symptom-container-administrator-nonroot":
         return fixes.merge_patch(owner, spec_path,
                                  {"securityContext": {"windowsOptions": {"runAsUserName": "ContainerUser"}}})

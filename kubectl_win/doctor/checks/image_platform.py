@@ -4,6 +4,7 @@ build's support status, and which way round a Linux/Windows mix-up went."""
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from kubectl_win import builds, lifecycle, updates
 from kubectl_win.findings import Fix
@@ -77,6 +78,46 @@ def mismatch_note(message: str) -> str:
     return (f"The image is built for {_name(image)}, older than the host's {_name(host)}: process isolation needs "
             f"the host's own build (Hyper-V isolation runs older images); use an image built for build {host}."
             f"{_out_of_support(host)}")
+
+
+# The pull failures whose candidates the registry's answer tells apart.
+PULL_CHECKS = frozenset({"symptom-no-matching-platform", "symptom-windows-image-no-variant"})
+_PULLED = re.compile(r'image "([^"\s]+)"')
+
+
+def registry_says(message: str, pod_images: tuple[str, ...], node_build: str | None,
+                  records: dict[str, Any]) -> str | None:
+    """What the registry said of the image a pull failure names (doctor --check-images, or a dump that recorded
+    it), when that decides the cause: the tag lists no Windows variant at all (a tag published for Linux only) or
+    none that runs on the node's build. None when it was not read, could not be read, or lists a variant that
+    runs there (then the message's other candidates stay)."""
+    if not node_build or not records:
+        return None
+    image = _image_pulled(message, pod_images, records)
+    record = records.get(image) if image else None
+    if image is None or not isinstance(record, dict) or record.get("error"):
+        return None
+    from kubectl_win.images.compat import NO_VARIANT, parse_host_version
+    from kubectl_win.images.service import Resolved
+
+    try:
+        host = parse_host_version(node_build)
+    except ValueError:
+        return None
+    verdict = Resolved.from_record(image, record).verdict(host)
+    if verdict.verdict != NO_VARIANT:
+        return None
+    return f"The registry says of {image}: {verdict.reason}."
+
+
+def _image_pulled(message: str, pod_images: tuple[str, ...], records: dict[str, Any]) -> str | None:
+    """The recorded image the message pulled: one it names, else the pod's only image the registry answered for."""
+    named = [m.group(1) for m in _PULLED.finditer(message)]
+    for image in pod_images:
+        if image in records and any(n == image or n.endswith("/" + image) for n in named):
+            return image
+    answered = [image for image in dict.fromkeys(pod_images) if image in records]
+    return answered[0] if len(answered) == 1 and not named else None
 
 
 def with_evidence(check: str, message: str, node_build: int | None, fix: Fix) -> Fix:
