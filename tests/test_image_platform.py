@@ -97,3 +97,11 @@ def test_the_registry_s_answer_decides_a_pull_the_message_leaves_open(platforms:
     assert offline.confidence == "unsure" and "--check-images" in offline.fix.note
     assert read.confidence == ("cause" if decided else "unsure")
     assert (said in read.fix.note) if said else "registry says" not in read.fix.note
+    # doctor --deep reads the kubelet's line of the same pull with the same answer.
+    from kubectl_win.doctor.deep import scan_lines
+
+    line = ('E0203 21:24:07.319737 3768 remote_image.go:238] "PullImage from image service failed" err="rpc error: '
+            f'code = Unknown desc = {text}" image="{image}"')
+    [logged] = scan_lines("win-0", "kubelet", [line], snapshot=snapshot_of(*objs, images=records))
+    assert (logged.id, logged.confidence) == (read.id, read.confidence)
+    assert (said in logged.fix.note) if said else "registry says" not in logged.fix.note

@@ -82,7 +82,7 @@ def mismatch_note(message: str) -> str:
 
 # The pull failures whose candidates the registry's answer tells apart.
 PULL_CHECKS = frozenset({"symptom-no-matching-platform", "symptom-windows-image-no-variant"})
-_PULLED = re.compile(r'image "([^"\s]+)"')
+_PULLED = re.compile(r'image[ =]\\?"([^"\s\\]+)\\?"')  # image "X" (an event), image="X" or image=\"X\" (a log)
 
 
 def registry_says(message: str, pod_images: tuple[str, ...], node_build: str | None,
@@ -111,9 +111,10 @@ def registry_says(message: str, pod_images: tuple[str, ...], node_build: str | N
 
 
 def _image_pulled(message: str, pod_images: tuple[str, ...], records: dict[str, Any]) -> str | None:
-    """The recorded image the message pulled: one it names, else the pod's only image the registry answered for."""
+    """The recorded image the message pulled: one it names (a pod's, or any the registry answered for: a node log
+    line names no pod), else the pod's only image the registry answered for."""
     named = [m.group(1) for m in _PULLED.finditer(message)]
-    for image in pod_images:
+    for image in (*pod_images, *records):
         if image in records and any(n == image or n.endswith("/" + image) for n in named):
             return image
     answered = [image for image in dict.fromkeys(pod_images) if image in records]
