@@ -310,6 +310,29 @@ def test_doctor_check_images_and_a_saved_dump_reproduce_offline(plain_registry, 
     assert plan.exit_code == 0 and plan.json["summary"]["namespaces"]["shop"]["unknown"] == 0
 
 
+def test_doctor_check_images_decides_a_pull_failure_the_message_leaves_open(plain_registry, clean_env) -> None:
+    """Docker's "no matching manifest for windows/amd64 10.0.17763" does not say whether the tag has any Windows
+    entry; the registry does: offline the answer is unsure and names --check-images, with it the cause."""
+    from tests.support.kube_objects import event, node, pod, windows_spec
+
+    image = f"{plain_registry.host}/lib/linux:latest"
+    text = "no matching manifest for windows/amd64 10.0.17763 in the manifest list entries"
+    items = [node("win-0", build=17763), pod("web", windows_spec(image), node="win-0"),
+             event(("Pod", "shop", "web"), "Failed", text, host="win-0")]
+    dump = clean_env / "cluster.json"
+    dump.write_text(json.dumps({"apiVersion": "v1", "kind": "List", "items": items}))
+
+    def answer(*flags: str) -> dict:
+        result = run_cli("doctor", "--from-dump", str(dump), *flags, "-o", "json")
+        return next(f for f in result.json["findings"] if f["id"] == "symptom-no-matching-platform")
+
+    offline = answer()
+    assert offline["confidence"] == "unsure" and "--check-images" in offline["fix"]["note"]
+    read = answer("--check-images", "--insecure-registry", plain_registry.host)
+    assert read["confidence"] == "cause", read
+    assert f"The registry says of {image}: not a Windows image (only linux/amd64" in read["fix"]["note"]
+
+
 def test_explain_check_images_reports_with_file_and_line_in_sarif(plain_registry, clean_env) -> None:
     manifests = clean_env / "deploy"
     manifests.mkdir()
