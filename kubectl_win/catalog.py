@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kubectl_win.findings import Finding, Fix, ObjectRef, Severity, fix_from_template
+from kubectl_win.findings import CONFIDENCE_CAUSE, Finding, Fix, ObjectRef, Severity, fix_from_template
 from kubectl_win.knowledge import load
 
 SYMPTOM_MESSAGE = "{object}: {reason}: {excerpt}{where}"
@@ -87,6 +87,18 @@ def doctor_checks() -> dict[str, CheckInfo]:
     return family("doctor", "symptom", "model")
 
 
+@cache
+def _readings() -> dict[tuple[str, str], str]:
+    """What symptoms.yaml says a text means, by (check, confidence): the cause, or the unsure sentence with its
+    candidates (a check whose entries differ in confidence has one reading per confidence)."""
+    out: dict[tuple[str, str], str] = {}
+    for e in load("symptoms")["symptoms"]:
+        cause = " ".join(str(e.get("cause") or "").split()).rstrip(".")
+        if cause:
+            out.setdefault((e["check"], str(e.get("confidence") or CONFIDENCE_CAUSE)), cause + ".")
+    return out
+
+
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,
             ignores: frozenset[str] = frozenset(), fix: Fix | None = None, route: Fix | None = None,
             at: tuple[str, int | None] | None = None, confidence: str | None = None, **values: Any) -> Finding:
@@ -107,19 +119,27 @@ def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | No
             raise KeyError(f"{check_id}: the check must pass its fix")
     else:
         fix = fix_from_template(info.fix, values)
+    chosen = confidence if confidence is not None else info.confidence
+    message = info.message.format_map(values)
+    reading = _readings().get((check_id, chosen or "")) if info.message == SYMPTOM_MESSAGE else None
+    if reading:
+        # The catalogue's reading of the text, said where the user reads the finding (the table, JSON, SARIF's
+        # message): its cause, or that the text does not say why and the candidates. Where the cluster's evidence
+        # decided otherwise (no entry of that confidence), the fix carries what it decided instead.
+        message += f" {'Cause' if chosen == CONFIDENCE_CAUSE else 'Unsure'}: {reading}"
     return Finding(
         id=check_id,
         severity=Severity(severity) if severity else info.severity,
         object=obj,
         path=path,
-        message=info.message.format_map(values),
+        message=message,
         fix=fix,
         file=at[0] if at else None,
         line=at[1] if at else None,
         source=info.source,
         enforced_by=info.enforced_by,
         object_ignores=ignores,
-        confidence=confidence if confidence is not None else info.confidence,
+        confidence=chosen,
     )
 
 
