@@ -309,6 +309,21 @@ def test_a_symptom_that_several_causes_print_is_unsure(message: str) -> None:
     assert "does not say" in found.cause
 
 
+def test_a_catalogue_finding_says_its_reading_where_the_user_reads_it() -> None:
+    """The table, JSON and SARIF show the finding's message: it ends with the catalogue's cause, or with the
+    unsure sentence and its candidates, not only with how sure doctor is."""
+    sure = "invalid mount config for type \"bind\": source path must be a directory"
+    open_ = "network: unexpected end of JSON input"
+    objs = [node("win-0"), pod("a", windows_spec(), node="win-0"), pod("b", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "a"), "Failed", sure, host="win-0"),
+            event(("Pod", "shop", "b"), "FailedCreatePodSandBox", open_, host="win-0")]
+    found = {f.object.name: f for f in _model_findings(run_checks(snapshot_of(*objs)))}
+    assert found["a"].confidence == "cause" and " Cause: Docker on Windows bind-mounts directories only" in \
+        found["a"].message
+    assert found["b"].confidence == "unsure" and " Unsure: the message does not say why; the CNI plugin exited" in \
+        found["b"].message
+
+
 # --- the cluster's evidence decides ------------------------------------------------------------------------
 
 CHOWN = ('MountVolume.SetUp failed for volume "kube-api-access-x" : chown c:\\var\\lib\\kubelet\\pods\\1\\volumes\\'
