@@ -134,19 +134,6 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
     return findings
 
 
-def _registry_says(check: str, line: str, node: str, snapshot: Snapshot | None) -> str | None:
-    """What the registry said (doctor --check-images) of the image a pull failure in the line names, when it
-    decides the cause; the same reading events and container states get (doctor/checks/image_platform.py)."""
-    from kubectl_win.doctor.checks import image_platform, misplaced
-
-    record = snapshot.node(node) if snapshot is not None else None
-    if snapshot is None or check not in image_platform.PULL_CHECKS or record is None or not record.windows:
-        return None
-    pod = misplaced.pod_in_line(line, snapshot)
-    images = tuple(c.image for c in pod.containers if c.image) if pod is not None else ()
-    return image_platform.registry_says(line, images, record.windows_build, snapshot.images)
-
-
 def scan_lines(node: str, component: str, lines: list[str], window: str = "in the last hour",
                snapshot: Snapshot | None = None) -> list[Finding]:
     """One finding per symptom per component (per place in the model for the failures it places): the
@@ -189,18 +176,15 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
             fix = model.next_steps(reading, node)
             where = f" ({count}x {window})" if count > 1 else f" ({window})"
         decided = evidence.decide(found.confidence, misplaced.pod_in_line(line, snapshot),
-                                  snapshot.node(node) if snapshot else None, check, line, "", "node", component)
+                                  snapshot.node(node) if snapshot else None, check, line, "", "node", component,
+                                  images=snapshot.images if snapshot else None)
         if decided.cause and "cause" in labels:
             labels["cause"] = decided.cause
-        confidence = decided.confidence
-        said = _registry_says(check, line, node, snapshot) if decided.route is None else None
-        if said is not None:  # the registry's answer decides between the message's candidates
-            fix, confidence = Fix(commands=fix.commands, note=f"{said} {fix.note}".strip(),
-                                  judgement=fix.judgement), "cause"
+        fix = decided.fix_of(fix)
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, fix=fix, route=decided.route, confidence=confidence, **labels), line,
+                where=where, node=node, fix=fix, route=decided.route, confidence=decided.confidence, **labels), line,
                 node,
                 cause=labels.get("cause", "")))
         except KeyError:

@@ -87,20 +87,11 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     # The cluster decides: a Linux workload on a Windows node fails for its placement (one answer with
     # linux-workload-can-land-on-windows on its controller); a cause presuming a context the pod lacks is unsure.
     decided = evidence.decide(event.confidence, pod, node, event.check, event.message, event.reason,
-                              "node" if event.ref.kind == "Node" else "pod")
+                              "node" if event.ref.kind == "Node" else "pod", images=snapshot.images)
     confidence, route = decided.confidence, decided.route
     if decided.cause and "cause" in values:
         values["cause"] = decided.cause
-    said = image_platform.registry_says(
-        event.message, tuple(c.image for c in pod.containers if c.image) if pod else (),
-        node.windows_build if node is not None and node.windows else None,
-        snapshot.images) if event.check in image_platform.PULL_CHECKS and route is None else None
-    if said is not None:
-        # The registry's answer decides between the message's candidates (doctor --check-images read it).
-        fix = values["fix"]
-        values["fix"] = Fix(commands=fix.commands, note=" ".join(p for p in (said, fix.note) if p),
-                            judgement=fix.judgement)
-        confidence = CONFIDENCE_CAUSE
+    values["fix"] = decided.fix_of(values["fix"])
     found = finding(event.check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
                     confidence=confidence, route=route, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.

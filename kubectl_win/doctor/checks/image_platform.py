@@ -27,11 +27,9 @@ def variant_note(message: str, node_build: int | None) -> str:
     number = build_asked(message, node_build)
     if number is None:
         return ""
-    ended = _support_ended(number)
-    if ended:
-        return (f"The pull asked for {_name(number)}, which has been out of support since {ended}: images are no "
-                f"longer published for it, so move the node to a supported Windows Server build and use that "
-                f"build's tag.")
+    unsupported = _unsupported(number)
+    if unsupported:
+        return f"{unsupported} and use that build's tag."
     tags = builds.tags_for(number) if builds.build_of(number) is not None else str(number)
     image = _IMAGE.search(message)
     built = builds.image_build(image.group(1)) if image else None
@@ -57,6 +55,13 @@ def _support_ended(number: int) -> str:
     """The day support for the build ended (ISO), or "" while it lasts or when the data does not date it."""
     ended = lifecycle.support_end(number)
     return ended.isoformat() if ended is not None and ended < updates.today() else ""
+
+
+def _unsupported(number: int) -> str:
+    """The sentence (without its end) for a pull that asked for a build out of support; "" while it lasts."""
+    ended = _support_ended(number)
+    return (f"The pull asked for {_name(number)}, which has been out of support since {ended}: images are no longer "
+            f"published for it, so move the node to a supported Windows Server build") if ended else ""
 
 
 def _out_of_support(number: int) -> str:
@@ -85,13 +90,13 @@ PULL_CHECKS = frozenset({"symptom-no-matching-platform", "symptom-windows-image-
 _PULLED = re.compile(r'image[ =]\\?"([^"\s\\]+)\\?"')  # image "X" (an event), image="X" or image=\"X\" (a log)
 
 
-def registry_says(message: str, pod_images: tuple[str, ...], node_build: str | None,
+def registry_says(check: str, message: str, pod_images: tuple[str, ...], node_build: str | None,
                   records: dict[str, Any]) -> str | None:
     """What the registry said of the image a pull failure names (doctor --check-images, or a dump that recorded
     it), when that decides the cause: the tag lists no Windows variant at all (a tag published for Linux only) or
     none that runs on the node's build. None when it was not read, could not be read, or lists a variant that
     runs there (then the message's other candidates stay)."""
-    if not node_build or not records:
+    if check not in PULL_CHECKS or not node_build or not records:
         return None
     image = _image_pulled(message, pod_images, records)
     record = records.get(image) if image else None
@@ -130,9 +135,8 @@ def with_evidence(check: str, message: str, node_build: int | None, fix: Fix) ->
         # Whether the tag has any Windows entry the message does not say; a build it names that is out of support
         # has none published any more, whatever the tag.
         number = build_asked(message, None)
-        ended = _support_ended(number) if number is not None else ""
-        said = (f"The pull asked for {_name(number)}, which has been out of support since {ended}: images are no "
-                f"longer published for it, so move the node to a supported Windows Server build.") if ended else ""
+        unsupported = _unsupported(number) if number is not None else ""
+        said = f"{unsupported}." if unsupported else ""
     elif check == "symptom-os-build-mismatch":
         said = mismatch_note(message)
     else:
