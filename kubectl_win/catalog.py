@@ -60,7 +60,7 @@ def catalog() -> dict[str, CheckInfo]:
     for e in load("symptoms")["symptoms"]:
         if e["check"] in out:
             continue
-        cause = " ".join(str(e.get("cause") or "").split()).rstrip(".") + "."
+        cause = _cause_of(e) or "."
         out[e["check"]] = _entry("symptom", e, id=e["check"], severity=e.get("severity") or "warning",
                                  title=e.get("title") or e["check"], message=SYMPTOM_MESSAGE, fix="check",
                                  remediation=cause, source="; ".join(e.get("sources") or ()), area="events")
@@ -93,10 +93,16 @@ def _readings() -> dict[tuple[str, str], str]:
     candidates (a check whose entries differ in confidence has one reading per confidence)."""
     out: dict[tuple[str, str], str] = {}
     for e in load("symptoms")["symptoms"]:
-        cause = " ".join(str(e.get("cause") or "").split()).rstrip(".")
+        cause = _cause_of(e)
         if cause:
-            out.setdefault((e["check"], str(e.get("confidence") or CONFIDENCE_CAUSE)), cause + ".")
+            out.setdefault((e["check"], str(e.get("confidence") or CONFIDENCE_CAUSE)), cause)
     return out
+
+
+def _cause_of(entry: dict[str, Any]) -> str:
+    """A symptoms.yaml entry's cause as one sentence ending in a period; "" when it has none."""
+    cause = " ".join(str(entry.get("cause") or "").split()).rstrip(".")
+    return cause + "." if cause else ""
 
 
 def finding(check_id: str, obj: ObjectRef, path: str = "", *, severity: str | None = None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
-from kubectl_win.clock import TODAY_ENV, today  # noqa: F401 - the day "behind" is counted to, for callers here
+from kubectl_win.clock import today
 from kubectl_win.knowledge import load
 
 # More monthly updates behind the newest than this is flagged: doctor's --max-updates-behind default

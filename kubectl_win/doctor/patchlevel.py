@@ -17,7 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from kubectl_win import updates
+from kubectl_win import clock, updates
 from kubectl_win.doctor.records import NodeRecord, Snapshot
 from kubectl_win.updates import Update
 
@@ -180,7 +180,7 @@ def assess(snapshot: Snapshot) -> dict[str, NodePatch]:
     tags_from = " or ".join(updates.tag_lists()) + " tags"
     newest = newest_known(snapshot.windows_nodes, {**snapshot.images, **snapshot.base_images},
                           snapshot.release_tags, tags_from)
-    day = updates.today()
+    day = clock.today()
     out = {}
     for node in snapshot.windows_nodes:
         patch = assess_node(node, newest, snapshot.release_tags, day)
@@ -196,7 +196,7 @@ def update_data(snapshot: Snapshot) -> dict[str, Any]:
     tags counted them, when read)."""
     if not snapshot.windows_nodes:
         return {}
-    day = updates.today()
+    day = clock.today()
     builds = {parsed[0] for node in snapshot.windows_nodes if (parsed := node_revision(node))}
     since = sorted({d.isoformat() for b in builds if updates.history(b) and b not in snapshot.release_tags
                     for d in updates.unlisted_since_data(b, day)})

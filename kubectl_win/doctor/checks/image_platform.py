@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from kubectl_win import builds, lifecycle, updates
+from kubectl_win import builds, clock, lifecycle
 from kubectl_win.findings import Fix
 
 # Docker and containerd name the build they looked for: "no matching manifest for windows/amd64 10.0.17134".
@@ -54,7 +54,7 @@ def _name(number: int) -> str:
 def _support_ended(number: int) -> str:
     """The day support for the build ended (ISO), or "" while it lasts or when the data does not date it."""
     ended = lifecycle.support_end(number)
-    return ended.isoformat() if ended is not None and ended < updates.today() else ""
+    return ended.isoformat() if ended is not None and ended < clock.today() else ""
 
 
 def _unsupported(number: int) -> str:
