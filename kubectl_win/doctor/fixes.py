@@ -95,3 +95,13 @@ def node_route(snapshot: Snapshot, node: NodeRecord, kind: str, **values: str) -
 
     where = snapshot.platform_of(node)
     return platforms.fix(where, kind, platforms.fix_values(where, node.name, node.labels, **values))
+
+
+def cluster_route(snapshot: Snapshot, kind: str) -> Fix | None:
+    """The cluster's platform's own fix of `kind` (a first Windows pool: 'add_windows_pool'), its cluster name
+    read from any node that names it; None where the platform has none (kubeadm, unknown)."""
+    from kubectl_win import platforms
+
+    entry = platforms.platform(snapshot.platform)
+    labels = next((n.labels for n in snapshot.nodes if entry.cluster_of(n.labels)), {})
+    return platforms.fix(entry, kind, platforms.fix_values(entry, "", labels))

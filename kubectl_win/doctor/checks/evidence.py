@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubectl_win.doctor.checks import image_platform, misplaced, presumed
+from kubectl_win.doctor.checks import image_platform, misplaced, no_windows_node, presumed
 from kubectl_win.doctor.records import NodeRecord, PodRecord
 from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Fix
 
@@ -23,6 +23,7 @@ class Decided:
     route: Fix | None = None  # the fix that replaces the entry's, where the cluster decides
     cause: str | None = None  # the cause sentence that replaces the model's, where the cluster decides
     said: str | None = None  # what the registry said, put before the finding's own fix
+    settles: str | None = None  # the subsystem the cluster's evidence places the failure in
 
     def fix_of(self, fix: Fix) -> Fix:
         """The finding's fix with what the registry said before its note."""
@@ -34,9 +35,15 @@ class Decided:
 
 def decide(confidence: str | None, pod: PodRecord | None, node: NodeRecord | None, check: str, text: str,
            reason: str = "", context: str = "pod", writer: str = "",
-           images: dict[str, Any] | None = None) -> Decided:
+           images: dict[str, Any] | None = None, windows_nodes: tuple[NodeRecord, ...] | None = None,
+           route: Fix | None = None) -> Decided:
     """The confidence (and, where the cluster decides, the fix and cause) of a finding read from `text` on the
-    pod (or node), whatever path the text came by. `images`: what registries said (doctor --check-images)."""
+    pod (or node), whatever path the text came by. `images`: what registries said (doctor --check-images);
+    `windows_nodes`: the cluster's Windows nodes, where doctor read the nodes, and `route` the platform's way to
+    add one."""
+    absent = no_windows_node.sentence(pod, reason, text, windows_nodes)
+    if absent is not None:
+        return Decided(CONFIDENCE_CAUSE, no_windows_node.fix(windows_nodes or (), route), absent, settles="node")
     decided = _decided(confidence, pod, node, check, text, reason, context, writer)
     if decided.route is not None or not images or node is None or not node.windows:
         return decided

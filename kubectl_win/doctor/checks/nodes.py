@@ -19,6 +19,7 @@ def run(snapshot: Snapshot) -> list[Finding]:
     if not windows:
         oses = sorted({n.os or "unknown" for n in snapshot.nodes}) or ["none"]
         findings.append(finding("windows-nodes-missing", ObjectRef("", "Cluster", None, "cluster"), "",
+                                route=fixes.cluster_route(snapshot, "add_windows_pool"),
                                 nodes=len(snapshot.nodes), oses="/".join(oses)))
     for node in windows:
         ref, ignores = node.ref, node.ignores
