@@ -6,10 +6,11 @@ failures.yaml. Linux controls (entries with os: linux) go to linux_controls.yaml
 
 (the knowledge-citation rule reads the knowledge of the commit KNOWLEDGE_AT names for the round).
 
-An entry whose thread an earlier corpus already holds (with any message), or whose thread an earlier entry of
-this round already gave (one entry per thread per round: two messages of one thread share their cause), or whose
-thread a knowledge file already cites (knowledge built from it: neither new nor clean), is dropped. Only counts
-are printed: nobody building doctor's knowledge reads the held-out part.
+An entry a key reviewer marked `drop` (it breaks the collection rules), an entry whose thread an earlier corpus
+already holds (with any message), or whose thread an earlier entry of this round already gave (one entry per
+thread per round: two messages of one thread share their cause), or whose thread a knowledge file already cites
+(knowledge built from it: neither new nor clean), is dropped. Only counts are printed: nobody building doctor's
+knowledge reads the held-out part.
 """
 
 from __future__ import annotations
@@ -26,7 +27,8 @@ from tests.support.paths import PACKAGE, TESTS
 
 CORPUS = TESTS / "corpus"
 FIELDS = ("url", "cluster", "where", "reason", "exit_code", "context", "os", "log", "message", "expect")
-KEY_FIELDS = ("subsystem", "component", "operation", "condition", "cause", "right", "wrong_if", "source", "review")
+KEY_FIELDS = ("subsystem", "component", "operation", "condition", "cause", "right", "wrong_if", "source", "review",
+              "known_bug")
 
 HEAD = """\
 # {part} of the round-{n} Windows failure corpus (issue 41: a second collection round, so that a held-out part
@@ -97,7 +99,8 @@ def split(n: int, files: list[Path], knowledge_at: str | None = None) -> dict[st
         for entry in yaml.safe_load(path.read_text(encoding="utf-8")) or []:
             entry["message"] = str(entry["message"]).strip()
             key = (entry["url"], entry["message"])
-            if key in seen or entry["url"] in threads or cited_by_knowledge(entry["url"], knowledge):
+            if entry.get("drop") or key in seen or entry["url"] in threads or \
+                    cited_by_knowledge(entry["url"], knowledge):
                 dropped += 1
                 continue
             seen.add(key)
