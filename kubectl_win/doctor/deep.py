@@ -184,7 +184,8 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, fix=fix, route=decided.route, confidence=decided.confidence, **labels), line,
+                where=where, node=node, on_node=f" on {node}", fix=fix, route=decided.route,
+                confidence=decided.confidence, **labels), line,
                 node,
                 cause=labels.get("cause", "")))
         except KeyError:

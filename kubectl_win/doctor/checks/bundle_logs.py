@@ -84,7 +84,7 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
         try:
             out.append(model.with_known_bug(finding(
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, fix=fix, route=decided.route, at=(member, number),
+                where=where, node=node, on_node=f" on {node}", fix=fix, route=decided.route, at=(member, number),
                 confidence=decided.confidence, **labels),
                 text_line, node, cause=labels.get("cause", "")))
         except KeyError:

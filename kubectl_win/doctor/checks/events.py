@@ -77,7 +77,7 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
         place.append(f"{event.count}x")
     where = f" ({', '.join(place)})" if place else ""
     values = {"object": event.ref.display(), "reason": event.reason or "status", "excerpt": excerpt,
-              "where": where, "node": node_name}
+              "where": where, "node": node_name, "on_node": f" on {node_name}" if node_name != "the node" else ""}
     if model.is_model_check(event.check):
         subsystem = model.subsystem_of_check(event.check)
         reading = model.read(event.message, event.reason, "node" if event.ref.kind == "Node" else "pod")
@@ -282,6 +282,7 @@ def _exit_placed(pod: PodRecord, state: ContainerState, snapshot: Snapshot) -> F
     restarts = f"restarted {state.restarts} times" if state.restarts > 1 else ""
     return finding(reading.check, pod.ref, f"status.containerStatuses[{state.name}].lastState.terminated.exitCode",
                    ignores=pod.ignores, object=pod.ref.display(), reason=state.terminated_reason or "Terminated",
-                   node=node_name, where=f" ({restarts})" if restarts else "",
+                   node=node_name, on_node=f" on {node_name}" if pod.node else "",
+                   where=f" ({restarts})" if restarts else "",
                    excerpt=f"container {state.name} exited with code {state.last_exit_code}", fix=fix,
                    confidence=CONFIDENCE_CAUSE if reading.established else CONFIDENCE_UNSURE, **reading.labels())

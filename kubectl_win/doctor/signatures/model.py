@@ -23,7 +23,8 @@ from kubectl_win.wincodes import Decoded, codes_in_text, find_codes
 SUBSYSTEMS = ("network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity", "api")
 CHECK_PREFIX = "windows-"
 CHECK_SUFFIX = "-failure"
-MESSAGE = ("{object}: {reason}: {subsystem}: {component} could not {operation} on {node}{where}: {cause}. "
+# {on_node}: " on <node>", or nothing where no node is involved yet (a pod the scheduler could not place).
+MESSAGE = ("{object}: {reason}: {subsystem}: {component} could not {operation}{on_node}{where}: {cause}. "
            "Message: {excerpt}")
 # A node log line is read only when it reports a failure (klog E/W lines, logrus/zap error and warning levels,
 # or failure words): component logs are mostly progress.
