@@ -164,11 +164,15 @@ def test_figures_on_the_earlier_corpus() -> None:
 
 
 # Parts measured above the bar, said here until they are not (strict: a part that meets it fails the marker).
-# The held-out parts of rounds 3, 4 and 5 were split off before anything was built from their rounds and are only
+# The held-out parts of rounds 3 to 7 were split off before anything was built from their rounds and are only
 # measured, never read (their keys were checked by hand by a reviewer who does not work on doctor).
 ABOVE_THE_BAR = {"round3/held_out": "2 of 19 answers state a wrong cause or subsystem (11%)",
                  "round4/held_out": "6 of 38 answers state a wrong cause or subsystem (16%)",
-                 "round5/held_out": "3 of 16 answers state a wrong cause (19%)"}
+                 "round5/held_out": "3 of 16 answers state a wrong cause (19%)",
+                 "round6/held_out": "2 of 27 answers state a wrong cause (7%): one more than before round 7's "
+                                    "session added causes built from the training parts",
+                 "round7/held_out": "5 of 29 answers state a wrong cause or subsystem (17%), first measured "
+                                    "at the split"}
 
 
 @pytest.mark.parametrize("name", [
