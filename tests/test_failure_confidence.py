@@ -233,6 +233,32 @@ def test_where_the_version_is_not_known_the_known_bug_is_a_step_to_check() -> No
         found.fix.note
 
 
+def test_a_deep_log_line_reads_the_nodes_versions_as_its_events_do() -> None:
+    """One reading: the same containerd text on the same node is the known bug from an event and from --deep."""
+    win = node("win-0", runtime="containerd://2.0.0-rc.0")
+    [line] = _model_findings(scan_lines("win-0", "containerd", [LAYER_BUG], snapshot=snapshot_of(win)))
+    assert line.confidence == "cause" == _on(win, "Failed", LAYER_BUG).confidence
+    assert "known bug (win-0 runs containerd 2.0.0-rc.0)" in line.fix.note
+
+
+CALICO = ("2025-06-25 08:59:13.306 [ERROR][3008] confd/status_file_watcher.go 222: Error reading directory "
+          "error=open \\var\\run\\calico\\endpoint-status: The system cannot find the path specified.")
+
+
+@pytest.mark.parametrize(("tag", "known"), [("v3.30.1", True), ("v3.30.3", False), (None, False)])
+def test_an_agents_version_comes_from_its_pods_image_on_the_node(tag: str | None, known: bool) -> None:
+    objs = [node("win-0")]
+    if tag:
+        objs.append(pod("calico-node-windows-x1", {"containers": [
+            {"name": "calico-node", "image": f"docker.io/calico/node-windows:{tag}"}]}, node="win-0",
+            namespace="calico-system"))
+    [found] = _model_findings(scan_lines("win-0", "calico-node", [CALICO], snapshot=snapshot_of(*objs)))
+    assert (found.confidence == "cause") is known
+    assert ("known bug (win-0 runs calico v3.30.1)" in found.message) is known
+    if tag is None:  # no version to check: the bug is a step
+        assert "If the node runs an affected calico version" in found.fix.note
+
+
 def test_an_unknown_flag_the_nodes_version_removed_is_that_removal() -> None:
     def on(kubelet: str) -> Finding:
         win = node("win-0", ready=False, kubelet=kubelet)

@@ -141,7 +141,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
     the catalogue does not claim. With the cluster's `snapshot` (doctor --deep), a line that names a pod the
     snapshot holds is read with that pod's evidence too (a Linux workload that landed on this node)."""
     from kubectl_win.catalog import finding
-    from kubectl_win.doctor.checks import evidence, image_platform, misplaced
+    from kubectl_win.doctor.checks import evidence, image_platform, misplaced, versions
     from kubectl_win.findings import Fix, fix_from_template
     from kubectl_win.hns.analyze import kube_proxy_matches
     from kubectl_win.wincodes import describe
@@ -159,6 +159,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
         count = seen[key][0] + 1 if key in seen else 1
         seen[key] = (count, line, found)
     out = []
+    running, build = versions.of_node(snapshot, node)  # the known bugs' versions, as for the node's events
     for _key, (count, line, found) in sorted(seen.items()):
         check = found.check
         text = " ".join(line.split())
@@ -186,7 +187,7 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
                 where=where, node=node, on_node=f" on {node}", fix=fix, route=decided.route,
                 confidence=decided.confidence, **labels), line,
-                node,
+                node, running, build,
                 cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give

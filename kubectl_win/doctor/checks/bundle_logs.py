@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.catalog import finding
-from kubectl_win.doctor.checks import evidence, image_platform, misplaced
+from kubectl_win.doctor.checks import evidence, image_platform, misplaced, versions
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
@@ -56,6 +56,7 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
         else:
             seen[key] = [1, number, line.text, found]
     out = []
+    running, build = versions.of_node(snapshot, node)  # the known bugs' versions, as for the node's events
     for (_key, pod), (count, number, text_line, found) in sorted(seen.items(), key=lambda kv: kv[1][1]):
         check = found.check
         ref = ObjectRef("v1", "Pod", pod[0], pod[1]) if pod else node_ref(node)
@@ -86,7 +87,7 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
                 check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
                 where=where, node=node, on_node=f" on {node}", fix=fix, route=decided.route, at=(member, number),
                 confidence=decided.confidence, **labels),
-                text_line, node, cause=labels.get("cause", "")))
+                text_line, node, running, build, cause=labels.get("cause", "")))
         except KeyError:
             continue  # a catalogue entry whose texts need values a log line cannot give
     if component == "kube-proxy":

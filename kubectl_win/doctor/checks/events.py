@@ -9,7 +9,7 @@ from collections.abc import Iterator
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.checks import evidence, image_platform
+from kubectl_win.doctor.checks import evidence, image_platform, versions
 from kubectl_win.doctor.records import ContainerState, EventRecord, NodeRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
@@ -105,11 +105,8 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     found = finding(check, event.ref, "", ignores=pod.ignores if pod else frozenset(),
                     confidence=confidence, route=route, **values)
     # A known bug of a component version: the cause only where the node runs an affected version.
-    versions = {"kubernetes": node.kubelet_version} if node is not None else {}
-    if node is not None and node.runtime == "containerd":
-        versions["containerd"] = node.runtime_release
-    return model.with_known_bug(found, event.message, node_name, versions,
-                                node.build_number if node is not None else None, str(values.get("cause") or ""))
+    running, build = versions.of_node(snapshot, node.name if node is not None else None)
+    return model.with_known_bug(found, event.message, node_name, running, build, str(values.get("cause") or ""))
 
 
 def _agents_on(snapshot: Snapshot, node_name: str) -> model.AgentPods:
