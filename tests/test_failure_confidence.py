@@ -259,6 +259,15 @@ def test_an_agents_version_comes_from_its_pods_image_on_the_node(tag: str | None
         assert "If the node runs an affected calico version" in found.fix.note
 
 
+def test_a_removed_built_in_api_says_when_it_went_and_what_replaces_it() -> None:
+    found = symptoms.match('error: resource mapping not found for name: "win" namespace: "" from "rc.yaml": no '
+                           'matches for kind "RuntimeClass" in version "node.k8s.io/v1beta1"', "", "events")
+    assert found is not None and found.confidence == "cause"
+    assert "RuntimeClass in node.k8s.io/v1beta1 was removed in Kubernetes 1.25: use node.k8s.io/v1" in found.cause
+    other = symptoms.match('no matches for kind "Widget" in version "v1"', "", "events")
+    assert other is not None and "was removed in Kubernetes" not in other.cause
+
+
 def test_an_unknown_flag_the_nodes_version_removed_is_that_removal() -> None:
     def on(kubelet: str) -> Finding:
         win = node("win-0", ready=False, kubelet=kubelet)

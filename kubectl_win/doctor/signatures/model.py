@@ -252,6 +252,7 @@ class Reading:
         if condition is not None:
             why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(_Quoted(self.named))
             why += _field_rule(dict(self.named).get("field"), dict(self.named).get("value", ""))
+            why += _removed_api(dict(self.named).get("kind"), dict(self.named).get("apiversion"))
         elif self.code is not None:
             why = self.code.hint or self.code.meaning.rstrip(".")
         else:
@@ -270,6 +271,18 @@ class Reading:
         # (with_known_bug reads this phrase back when a known bug settles the place)
         return {"subsystem": subsystem, "component": self.component_title(),
                 "operation": self.operation_phrase(), "cause": self.cause()}
+
+
+def _removed_api(kind: str | None, version: str | None) -> str:
+    """When and by what a built-in API the message names was removed (knowledge/failure_model.yaml
+    removed_apis); empty for any other."""
+    if not kind or not version:
+        return ""
+    entry = next((e for e in load("failure_model").get("removed_apis") or ()
+                  if e["version"] == version and kind in e["kinds"]), None)
+    if entry is None:
+        return ""
+    return f"; {kind} in {version} was removed in Kubernetes {entry['removed_in']}: use {entry['use']}"
 
 
 def _field_rule(field: str | None, value: str = "") -> str:
