@@ -276,15 +276,16 @@ def test_port_forward_reports_an_oversized_frame_in_one_line(apiserver, exec_set
 
 # --- pongs and pings under back-pressure -----------------------------------------------------------
 def test_a_pong_is_not_held_up_by_a_blocked_writer():
-    go_on = threading.Event()
+    # Two events, not one cleared in between: on a busy machine the test could set it again before the server
+    # thread got to clearing it, and the server would then wait out its timeout instead of draining.
+    go_on, drain = threading.Event(), threading.Event()
     frames: list[tuple[bool, int, bytes]] = []
 
     def script(conn: socket.socket) -> None:
         # Read nothing until told: the client's stdin writer fills the socket buffers and blocks.
-        go_on.wait(30)
+        go_on.wait(HANG_GUARD)
         conn.sendall(server_frame(OP_PING, b"are you there") + server_frame(OP_BINARY, b"\x01after the ping"))
-        go_on.clear()
-        go_on.wait(30)
+        drain.wait(HANG_GUARD)
         while True:  # now drain stdin until the pong shows up
             frame = read_client_frame(conn)
             if frame[1] == OP_PONG:
@@ -318,8 +319,8 @@ def test_a_pong_is_not_held_up_by_a_blocked_writer():
         pinger.join(60)
         assert not pinger.is_alive(), "ping() blocked behind the blocked writer"
         assert writer.is_alive()  # the writer was still stuck the whole time
-        go_on.set()  # the server reads again: the queued pong follows the bulk data
-        server.thread.join(30)
+        drain.set()  # the server reads again: the queued pong follows the bulk data
+        server.thread.join(HANG_GUARD)
         assert server.error is None and frames == [(True, OP_PONG, b"are you there")]
     finally:
         stream.abort()
