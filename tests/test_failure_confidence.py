@@ -513,3 +513,38 @@ def test_a_windows_code_with_several_causes_names_one_only_as_a_candidate(text: 
     found = symptoms.match(text, "Failed", "events")
     assert found is not None and found.confidence == "unsure"
     assert found.cause.startswith("the message does not say why") and "; one candidate: " in found.cause
+
+
+# Texts whose own structure states the cause, and look-alikes that do not (the reading a user gets either way).
+STATED = [
+    ("Format-Volume : Cannot validate argument on parameter 'FileSystem'. The argument \"ext4\" does not belong "
+     "to the set", "cause", "ext4, a Linux file system"),
+    ("failed to run Kubelet: bad socketPath, must be an absolute path: /var/lib/kubelet/device-plugins/kubelet.sock",
+     "cause", "a Linux-style path"),
+    ("error: one of src or dest must be a local file specification", "cause", "drive letter"),
+    ("Error: expected ami_type to be one of [AL2_x86_64 CUSTOM], got WINDOWS_CORE_2022_x86_64", "cause",
+     "predates WINDOWS_CORE_2022_x86_64"),
+    # The list names Windows values: the client knows Windows, so the value given is a typo or an unknown variant.
+    ("Error: expected ami_type to be one of [AL2_x86_64 WINDOWS_CORE_2019_x86_64], got WINDOWS_CORE_2019", "unsure",
+     ""),
+    ("docker: Error response from daemon: invalid volume specification: 'C:\\agent:C:\\\\agent'.", "cause",
+     "doubled backslash"),
+    # A log line that escapes every backslash: the doubling is the log's, not the path's.
+    ('level=error msg="x" error="invalid volume specification: \'c:\\\\host\\\\opt\\\\/opt:c:/host/opt\'"', "unsure",
+     ""),
+    ("panic: Failed to load netapi32.dll: The specified module could not be found.", "cause", "Nano Server"),
+    ('Error: failed to start container "jnlp": Error response from daemon: container jnlp encountered an error '
+     'during CreateProcess: failure in a Windows system call: The password for this account has expired. (0x532)',
+     "cause", "PasswordNeverExpires"),
+    # Several causes print it (not installed, not on the service's PATH, arguments written into the name).
+    ("crictl is required by the container runtime: executable file not found in %PATH%", "unsure", ""),
+    ('Error encountered: HcnCreateNetwork -- HRESULT: 2151350288. Result: {"Success":false,"Error":"A network '
+     'with this name already exists. ","ErrorCode":2151350288}', "cause", "already exists on the node"),
+]
+
+
+@pytest.mark.parametrize(("text", "confidence", "says"), STATED, ids=[s[0][:40] for s in STATED])
+def test_a_text_states_its_cause_only_where_its_own_structure_does(text: str, confidence: str, says: str) -> None:
+    found = symptoms.match(text, "", "log", "kubelet")
+    assert found is not None and found.confidence == confidence, (found.check if found else None, text)
+    assert says in (found.cause + " " + found.fix)
