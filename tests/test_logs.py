@@ -88,6 +88,29 @@ def test_analyse_reads_the_failures_as_doctor_does(server) -> None:  # noqa: ANN
     assert (quiet.exit_code, quiet.stdout) == (0, "win-a: no failures in the kubelet log lines read\n")
 
 
+def test_analyse_reads_a_line_with_the_nodes_versions_as_doctor_does(apiserver) -> None:  # noqa: ANN001
+    """A known bug of the kubelet version the node runs: the cause from logs --analyse, as from doctor."""
+    bind = ('server.go:42] "Failed to listen" err="listen unix C:\\var\\lib\\kubelet\\device-plugins\\'
+            'kubelet.sock: bind: Only one usage of each socket address (protocol/network address/port) is normally '
+            'permitted."')
+    items = node_items()
+    for item in items:
+        if item["kind"] == "Node" and item["metadata"]["name"] == "win-a":
+            item["status"].setdefault("nodeInfo", {})["kubeletVersion"] = "v1.31.0"
+    apiserver.put(*items)
+    apiserver.server.node_logs["win-a"] = NodeLogs(
+        files={"kubelet/kubelet.err.log": klog("E", timedelta(minutes=5), bind) + "\n"})
+    result = logs(apiserver, "win-a", "kubelet", "--since", "1h", "--analyse")
+    assert "a known bug (win-a runs kubernetes v1.31.0)" in result.stdout, result.stdout + result.stderr
+    assert " cause " in result.stdout
+    # Allowed to read logs but not to list pods: the text's own reading, with the version to look for.
+    apiserver.auth.deny("list", "pods")
+    limited = logs(apiserver, "win-a", "kubelet", "--since", "1h", "--analyse")
+    assert limited.exit_code == 1 and "Traceback" not in limited.stderr, limited.stderr
+    assert "a known bug (win-a runs" not in limited.stdout and "If the node runs an affected kubernetes" in \
+        limited.stdout.replace("\n      ", " ")
+
+
 def test_multi_line_entries_follow_their_timestamp(server) -> None:  # noqa: ANN001
     log = kubelet_log()
     server.server.node_logs["win-a"] = NodeLogs(files={"kubelet/kubelet.err.log": log})

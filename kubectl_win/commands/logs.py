@@ -181,6 +181,11 @@ def run(options: LogsRun, env: Env) -> int:
                                  pattern=options.pattern, distribution=options.distribution, until=until)
         _, results = read_logs(cluster, log_options)
         findings: list[Any] = []
+        scope = None
+        if options.analyse:  # the node's own evidence, as doctor --deep reads its lines with
+            from kubectl_win.doctor.deep import node_scope
+
+            scope = node_scope(cluster, options.node)
         for result in results:  # one at a time: each log is streamed to stdout as it is read
             if result.lines is None:
                 notes.append(result.note)
@@ -189,7 +194,8 @@ def run(options: LogsRun, env: Env) -> int:
             if options.analyse:
                 from kubectl_win.doctor.deep import scan_lines
 
-                findings.extend(scan_lines(options.node, result.service, list(result.lines), "in the lines read"))
+                findings.extend(scan_lines(options.node, result.service, list(result.lines), "in the lines read",
+                                           snapshot=scope))
                 continue
             if options.verbose and result.filtered_here:
                 _say_once(env, said, f"note: {result.service}: {flags} applied here: {result.filtered_here}")

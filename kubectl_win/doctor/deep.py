@@ -134,6 +134,24 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
     return findings
 
 
+def node_scope(cluster: Any, node: str) -> Snapshot | None:
+    """The node and the pods it runs, read as doctor reads them, so that `kubectl win logs --analyse` reads a
+    node's lines with the evidence `doctor --deep` has (the versions it runs, the pod a line names); None where
+    the API refuses either (a user allowed to read logs but not to list pods gets the text's own reading)."""
+    from kubectl_win.doctor.build import SnapshotBuilder
+
+    builder = SnapshotBuilder()
+    try:
+        builder.add(cluster.get_object("nodes", node), "Node")
+        builder.mark_read("nodes")
+        for pod in cluster.list("pods", None, field_selector=f"spec.nodeName={node}"):
+            builder.add(pod, "Pod")
+        builder.mark_read("pods")
+    except KubectlWinError:
+        return None
+    return builder.build()
+
+
 def scan_lines(node: str, component: str, lines: list[str], window: str = "in the last hour",
                snapshot: Snapshot | None = None) -> list[Finding]:
     """One finding per symptom per component (per place in the model for the failures it places): the
