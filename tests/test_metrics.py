@@ -239,3 +239,24 @@ def test_doctor_openmetrics_names_the_cluster_label_asked_for() -> None:
     found = samples(result.stdout)
     assert by_labels(found["kubectl_win_scan_success"], "k8s_cluster") == {("cluster-dump.json",): 1}
     assert all("cluster" not in s.labels for s in found["kubectl_win_findings"])
+
+
+def test_the_findings_whose_message_shows_their_cause_have_their_own_series(tmp_path) -> None:
+    """A script or an alert that keeps only the causes doctor is sure of reads kubectl_win_findings_cause."""
+    def sure_event(data: dict) -> None:
+        windows = {i["metadata"]["name"] for i in data["items"]
+                   if i["kind"] == "Node" and i["metadata"]["labels"].get("kubernetes.io/os") == "windows"}
+        pod = next(i for i in data["items"] if i["kind"] == "Pod" and i["spec"].get("nodeName") in windows)
+        data["items"].append({"apiVersion": "v1", "kind": "Event", "metadata": {"name": "uid.1", "namespace":
+                              pod["metadata"]["namespace"]}, "involvedObject": {"apiVersion": "v1", "kind": "Pod",
+                              "namespace": pod["metadata"]["namespace"], "name": pod["metadata"]["name"]},
+                              "reason": "Failed", "type": "Warning", "count": 1,
+                              "message": "Error: run as uid (1000) is not supported on Windows"})
+
+    out = io.StringIO()
+    render_openmetrics([ClusterScan("lab", None, sample_report(tmp_path, sure_event), seconds=1.5)], out)
+    found = samples(out.getvalue())
+    causes = by_labels(found["kubectl_win_findings_cause"], "check", "severity")
+    assert causes[("windows-identity-failure", "warning")] == 1
+    assert causes[("symptom-hcn-network-create", "error")] == 0  # a reading check that found nothing: 0
+    assert ("windows-node-untainted", "warning") not in causes  # a configuration check has no confidence

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from functools import cache
 from typing import TYPE_CHECKING
 
+from kubectl_win.findings import CONFIDENCE_CAUSE
+
 if TYPE_CHECKING:
     from kubectl_win.doctor.render.report import DoctorReport
     from kubectl_win.fleet.scan import ClusterScan
@@ -33,6 +35,9 @@ class ClusterFigures:
     # (node, build, release time of its update in Unix seconds or None, monthly updates behind or None, how many
     # of those are estimated from the release cadence)
     patches: tuple[tuple[str, str, float | None, int | None, int], ...] = ()
+    # (check id, severity, count) of the findings read from a failure message whose words show their cause
+    # (confidence cause), for every check that reads failure messages (0 where none does)
+    causes: tuple[tuple[str, str, int], ...] = ()
 
     def failed(self, seconds: float) -> ClusterFigures:
         """These figures after a scan that could not read the cluster: the last good ones, marked failed."""
@@ -70,9 +75,13 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
             end = lifecycle.support_end(node.build_number, where[0] if where else None)
             if end is not None and (build not in ends or end < ends[build]):
                 ends[build] = end
+    sure = Counter((f.id, f.severity) for f in report.findings if f.confidence == CONFIDENCE_CAUSE)
+    readers = reading_checks()
+    causes = tuple((check, severity, sure[(check, severity)]) for check, severity, _ in _with_zeros(found)
+                   if check in readers)
     return ClusterFigures(cluster, True, seconds, finished, _with_zeros(found),
                           tuple(sorted((*key, count) for key, count in nodes.items())),
-                          tuple(sorted(ends.items())), patches=_patches(report))
+                          tuple(sorted(ends.items())), patches=_patches(report), causes=causes)
 
 
 def _patches(report: DoctorReport) -> tuple[tuple[str, str, float | None, int | None, int], ...]:
@@ -92,6 +101,15 @@ def _with_zeros(found: Counter[tuple[str, str]]) -> tuple[tuple[str, str, int], 
     counts = {(check, severity): 0 for check, severity in known_checks()}
     counts.update(found)
     return tuple(sorted((check, severity, count) for (check, severity), count in counts.items()))
+
+
+@cache
+def reading_checks() -> frozenset[str]:
+    """The checks that read a failure message (the catalogue's symptom and model families): their findings carry
+    a confidence, cause or unsure."""
+    from kubectl_win.catalog import family
+
+    return frozenset(family("symptom", "model"))
 
 
 @cache

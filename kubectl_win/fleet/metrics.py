@@ -78,6 +78,9 @@ class FiguresCollector:
 
         findings = family("findings", "Findings of doctor's last scan, by check id and severity.",
                           ("check", "severity"))
+        causes = family("findings_cause", "Of kubectl_win_findings of the checks that read failure messages, the "
+                        "findings whose message shows their cause (confidence cause; the others are unsure).",
+                        ("check", "severity"))
         nodes = family("windows_nodes", "Windows nodes by build, Windows Server release, readiness and the platform "
                        "that runs them (aks, eks, gke, openshift, rke2, capi, aks-engine, kubeadm, unknown).",
                        ("build", "version", "ready", "platform"))
@@ -121,11 +124,14 @@ class FiguresCollector:
                 last.add_metric(key(f.cluster), round(f.last_success, 3))
             for check, severity, count in f.findings:
                 findings.add_metric(key(f.cluster, check, severity), count)
+            for check, severity, count in f.causes:
+                causes.add_metric(key(f.cluster, check, severity), count)
             for build, version, ready, platform, count in f.nodes:
                 nodes.add_metric(key(f.cluster, build, version, ready, platform), count)
             for build, end in f.support_ends:
                 support.add_metric(key(f.cluster, build), _midnight_utc(end))
-        yield from (findings, nodes, support, released, behind, estimated, data, success, duration, last, scans)
+        yield from (findings, causes, nodes, support, released, behind, estimated, data, success, duration, last,
+                    scans)
 
 
 def _midnight_utc(day: dt.date) -> float:
