@@ -233,12 +233,14 @@ def test_where_the_version_is_not_known_the_known_bug_is_a_step_to_check() -> No
         found.fix.note
 
 
-def test_a_deep_log_line_reads_the_nodes_versions_as_its_events_do() -> None:
-    """One reading: the same containerd text on the same node is the known bug from an event and from --deep."""
+def test_a_deep_log_line_and_a_bundle_read_the_nodes_versions_as_its_events_do() -> None:
+    """One reading: the same containerd text on the same node is the known bug from an event, --deep and a bundle."""
     win = node("win-0", runtime="containerd://2.0.0-rc.0")
     [line] = _model_findings(scan_lines("win-0", "containerd", [LAYER_BUG], snapshot=snapshot_of(win)))
     assert line.confidence == "cause" == _on(win, "Failed", LAYER_BUG).confidence
     assert "known bug (win-0 runs containerd 2.0.0-rc.0)" in line.fix.note
+    [bundled] = _model_findings(scan_file("win-0", "nodes/win-0/logs/containerd.log", LAYER_BUG, snapshot_of(win)))
+    assert bundled.confidence == "cause" and "known bug (win-0 runs containerd 2.0.0-rc.0)" in bundled.fix.note
 
 
 CALICO = ("2025-06-25 08:59:13.306 [ERROR][3008] confd/status_file_watcher.go 222: Error reading directory "
