@@ -8,7 +8,7 @@ from typing import Any
 
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.findings import CONFIDENCE_CAUSE, Finding
-from tests.support.kube_objects import event, node, pod, snapshot_of, windows_spec
+from tests.support.kube_objects import deployment_pod, event, node, pod, snapshot_of, windows_spec, workload
 
 MISS = "0/3 nodes are available: 3 node(s) didn't match node selector."
 AKS = {"kubernetes.azure.com/agentpool": "sys", "kubernetes.azure.com/mode": "system"}
@@ -69,3 +69,21 @@ def test_other_scheduling_failures_keep_their_own_reading() -> None:
     taint = "0/2 nodes are available: 2 node(s) had untolerated taint {os: windows}."
     answer = _on_pod(_findings(node("lin-1", os="linux"), message=taint))
     assert "no Windows node" not in answer.message
+
+
+def test_a_selector_no_windows_node_matches_is_the_cause_and_both_findings_give_one_fix() -> None:
+    """A Deployment still pinned to Windows Server 2019 after its nodes moved to 2022: its pending pod's
+    FailedScheduling event and the workload's placement finding say the same thing."""
+    spec = windows_spec("mcr.microsoft.com/windows/servercore/iis:windowsservercore-ltsc2019")
+    spec["nodeSelector"]["node.kubernetes.io/windows-build"] = "10.0.17763"
+    pending = deployment_pod("web", "x1", spec)
+    objs = [node("lin-1", os="linux"), node("win-1", build=20348), workload("Deployment", "web", spec), pending,
+            event(("Pod", "shop", pending["metadata"]["name"]), "FailedScheduling",
+                  "0/2 nodes are available: 2 node(s) didn't match Pod's node affinity/selector.")]
+    found = run_checks(snapshot_of(*objs))
+    [answer] = [f for f in found if f.object.name == pending["metadata"]["name"]]
+    assert answer.confidence == CONFIDENCE_CAUSE and answer.id == "windows-node-failure"
+    assert "node.kubernetes.io/windows-build=10.0.17763" in answer.message
+    assert "matches none of the cluster's 1 Windows nodes" in answer.message
+    [placement] = [f for f in found if f.id == "windows-workload-no-matching-node"]
+    assert answer.fix == placement.fix and "builds present: 10.0.20348" in answer.fix.note

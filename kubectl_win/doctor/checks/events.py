@@ -9,8 +9,8 @@ from collections.abc import Iterator
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
-from kubectl_win.doctor.checks import evidence, image_platform, versions
-from kubectl_win.doctor.records import ContainerState, EventRecord, NodeRecord, PodRecord, Snapshot
+from kubectl_win.doctor.checks import evidence, image_platform, no_windows_node, versions
+from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
 from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, NO_FIX, Finding, Fix, ObjectRef, fix_from_template
@@ -27,11 +27,11 @@ _BUILT_FIXES = frozenset({"symptom-os-build-mismatch", "symptom-no-matching-plat
 
 def run(snapshot: Snapshot) -> list[Finding]:
     pods = {(p.namespace, p.name): p for p in snapshot.pods}
-    # Read once: what the scheduler's misses are measured against (where doctor read the nodes), and the
+    # Read once: what the scheduler's misses are measured against (where doctor read the nodes), with the
     # platform's way to add a Windows pool.
-    windows_nodes = snapshot.windows_nodes if "nodes" in snapshot.read else None
-    route = fixes.cluster_route(snapshot, "add_windows_pool") if windows_nodes is not None else None
-    out = [_event_finding(event, snapshot, pods, windows_nodes, route) for event in snapshot.events
+    windows = no_windows_node.WindowsNodes(snapshot.windows_nodes, fixes.cluster_route(snapshot, "add_windows_pool"),
+                                           snapshot) if "nodes" in snapshot.read else None
+    out = [_event_finding(event, snapshot, pods, windows) for event in snapshot.events
            if not _image_newer(event, snapshot)]
     out.extend(_node_conditions(snapshot))
     out.extend(_exit_codes(snapshot))
@@ -65,7 +65,7 @@ def _node_conditions(snapshot: Snapshot) -> list[Finding]:
 
 
 def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str, str], PodRecord],
-                   windows_nodes: tuple[NodeRecord, ...] | None = None, route: Fix | None = None) -> Finding:
+                   windows: no_windows_node.WindowsNodes | None = None) -> Finding:
     pod_name = event.pod or (event.ref.name if event.ref.kind == "Pod" else None)
     pod = pods.get((event.ref.namespace or "", pod_name)) if pod_name else None
     node_name = event.node or (pod.node if pod else None) or "the node"
@@ -94,7 +94,7 @@ def _event_finding(event: EventRecord, snapshot: Snapshot, pods: dict[tuple[str,
     # linux-workload-can-land-on-windows on its controller); a cause presuming a context the pod lacks is unsure.
     decided = evidence.decide(event.confidence, pod, node, event.check, event.message, event.reason,
                               "node" if event.ref.kind == "Node" else "pod", images=snapshot.images,
-                              windows_nodes=windows_nodes, route=route)
+                              windows=windows)
     confidence, route = decided.confidence, decided.route
     if decided.cause and "cause" in values:
         values["cause"] = decided.cause

@@ -35,15 +35,14 @@ class Decided:
 
 def decide(confidence: str | None, pod: PodRecord | None, node: NodeRecord | None, check: str, text: str,
            reason: str = "", context: str = "pod", writer: str = "",
-           images: dict[str, Any] | None = None, windows_nodes: tuple[NodeRecord, ...] | None = None,
-           route: Fix | None = None) -> Decided:
+           images: dict[str, Any] | None = None, windows: no_windows_node.WindowsNodes | None = None) -> Decided:
     """The confidence (and, where the cluster decides, the fix and cause) of a finding read from `text` on the
     pod (or node), whatever path the text came by. `images`: what registries said (doctor --check-images);
-    `windows_nodes`: the cluster's Windows nodes, where doctor read the nodes, and `route` the platform's way to
-    add one."""
-    absent = no_windows_node.sentence(pod, reason, text, windows_nodes)
-    if absent is not None:
-        return Decided(CONFIDENCE_CAUSE, no_windows_node.fix(windows_nodes or (), route), absent, settles="node")
+    `windows`: the cluster's Windows nodes and what decides whether one can take a pod (where doctor read them)."""
+    unplaceable = no_windows_node.decide(pod, reason, text, windows)
+    if unplaceable is not None:
+        cause, fix = unplaceable
+        return Decided(CONFIDENCE_CAUSE, fix, cause, settles="node")
     decided = _decided(confidence, pod, node, check, text, reason, context, writer)
     if decided.route is not None or not images or node is None or not node.windows:
         return decided

@@ -7,7 +7,7 @@ from collections import Counter
 from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes, scheduling
-from kubectl_win.doctor.checks import name_list
+from kubectl_win.doctor.checks import name_list, no_windows_node
 from kubectl_win.doctor.records import NodeRecord, Snapshot, Taint, WorkloadRecord
 from kubectl_win.explain.placement import os_selector_gap
 from kubectl_win.findings import Finding, Fix
@@ -123,16 +123,9 @@ def _windows_workload(workload: WorkloadRecord, placement, windows, index,  # ty
         if placement.node_name:
             return out
         selector = ", ".join(f"{k}={v}" for k, v in placement.node_selector.items()) or "node affinity"
-        labels = sorted({n.build_label or n.windows_build or "" for n in windows} - {""})
-        if labels:
-            fix = Fix(note=f"Select labels a Windows node has, for example nodeSelector {{kubernetes.io/os: windows, "
-                           f"node.kubernetes.io/windows-build: '{labels[0]}'}} (builds present: {', '.join(labels)}).")
-        else:
-            fix = Fix(commands=(("kubectl", "get", "nodes", "-l", "kubernetes.io/os=windows", "--show-labels"),),
-                      note="Select labels a Windows node has; the command lists them.")
         out.append(finding("windows-workload-no-matching-node", ref, workload.spec_path + ".nodeSelector",
                            ignores=workload.ignores, object=ref.display(), selector=selector, count=len(windows),
-                           fix=fix))
+                           fix=no_windows_node.no_matching_node_fix(tuple(windows))))
         return out
     blocking_by_group = [scheduling.blocking_taints(placement, group[0]) for group in groups]
     if not all(blocking_by_group):
