@@ -261,6 +261,18 @@ def test_an_agents_version_comes_from_its_pods_image_on_the_node(tag: str | None
         assert "If the node runs an affected calico version" in found.fix.note
 
 
+def test_a_releases_change_of_behaviour_is_the_cause_from_that_release_on() -> None:
+    text = ('Error: failed to create containerd task: failed to create shim task: failed to bind target '
+            '"\\\\?\\Volume{473e}\\" to root "C:\\data" for job object: Do not attach the filter to the volume at '
+            'this time.: unknown')
+    changed = _on(node("win-0", runtime="containerd://1.7.0"), "Failed", text)
+    assert changed.confidence == "cause"
+    assert "a change of behaviour (win-0 runs containerd 1.7.0): from containerd 1.7 a HostProcess container" in \
+        changed.message
+    before = _on(node("win-0", runtime="containerd://1.6.20"), "Failed", text)
+    assert "change of behaviour" not in before.message + before.fix.note
+
+
 def test_a_removed_built_in_api_says_when_it_went_and_what_replaces_it() -> None:
     found = symptoms.match('error: resource mapping not found for name: "win" namespace: "" from "rc.yaml": no '
                            'matches for kind "RuntimeClass" in version "node.k8s.io/v1beta1"', "", "events")

@@ -645,7 +645,7 @@ class KnownBug:
     does: str
     fixed_in: str
     sources: tuple[str, ...]
-    kind: str = "bug"  # or "removed": a flag or API the version no longer has
+    kind: str = "bug"  # or "removed": a flag or API the version no longer has; "change": a release's new behaviour
 
     def affects(self, versions: dict[str, str], build: int | None) -> bool | None:
         """Whether a node running these versions (component -> version text) and build has the bug; None when
@@ -662,6 +662,8 @@ class KnownBug:
         on = f" ({running})" if running else ""
         if self.kind == "removed":
             return f"a removal{on}: {self.does}; {self.fixed_in} [{self.sources[0]}]"
+        if self.kind == "change":
+            return f"a change of behaviour{on}: {self.does}; {self.fixed_in} [{self.sources[0]}]"
         return f"a known bug{on}: {self.does}; fixed in {self.fixed_in} [{self.sources[0]}]"
 
 
