@@ -179,13 +179,14 @@ def run(options: LogsRun, env: Env) -> int:
             return 0
         log_options = LogOptions(options.node, list(options.services), since=since, tail=options.tail,
                                  pattern=options.pattern, distribution=options.distribution, until=until)
-        _, results = read_logs(cluster, log_options)
+        node = windows_node(cluster, options.node)
+        _, results = read_logs(cluster, log_options, node)
         findings: list[Any] = []
         scope = None
         if options.analyse:  # the node's own evidence, as doctor --deep reads its lines with
             from kubectl_win.doctor.deep import node_scope
 
-            scope = node_scope(cluster, options.node)
+            scope = node_scope(cluster, node)
         for result in results:  # one at a time: each log is streamed to stdout as it is read
             if result.lines is None:
                 notes.append(result.note)

@@ -134,17 +134,19 @@ def scan_node_logs(cluster: Any, node: dict[str, Any], skipped: list[Skipped],
     return findings
 
 
-def node_scope(cluster: Any, node: str) -> Snapshot | None:
-    """The node and the pods it runs, read as doctor reads them, so that `kubectl win logs --analyse` reads a
-    node's lines with the evidence `doctor --deep` has (the versions it runs, the pod a line names); None where
-    the API refuses either (a user allowed to read logs but not to list pods gets the text's own reading)."""
+def node_scope(cluster: Any, node: dict[str, Any]) -> Snapshot | None:
+    """The node (its object, already read) and the pods it runs, read as doctor reads them, so that `kubectl win
+    logs --analyse` reads a node's lines with the evidence `doctor --deep` has (the versions it runs, the pod a
+    line names); None where the API refuses the pods (a user allowed to read logs but not to list pods gets the
+    text's own reading)."""
     from kubectl_win.doctor.build import SnapshotBuilder
 
     builder = SnapshotBuilder()
+    builder.add(node, "Node")
+    builder.mark_read("nodes")
+    name = str((node.get("metadata") or {}).get("name") or "")
     try:
-        builder.add(cluster.get_object("nodes", node), "Node")
-        builder.mark_read("nodes")
-        for pod in cluster.list("pods", None, field_selector=f"spec.nodeName={node}"):
+        for pod in cluster.list("pods", None, field_selector=f"spec.nodeName={name}"):
             builder.add(pod, "Pod")
         builder.mark_read("pods")
     except KubectlWinError:

@@ -75,11 +75,11 @@ def report_figures(cluster: str, report: DoctorReport, seconds: float, finished:
             end = lifecycle.support_end(node.build_number, where[0] if where else None)
             if end is not None and (build not in ends or end < ends[build]):
                 ends[build] = end
+    counted = _with_zeros(found)
     sure = Counter((f.id, f.severity) for f in report.findings if f.confidence == CONFIDENCE_CAUSE)
     readers = reading_checks()
-    causes = tuple((check, severity, sure[(check, severity)]) for check, severity, _ in _with_zeros(found)
-                   if check in readers)
-    return ClusterFigures(cluster, True, seconds, finished, _with_zeros(found),
+    causes = tuple((check, severity, sure[(check, severity)]) for check, severity, _ in counted if check in readers)
+    return ClusterFigures(cluster, True, seconds, finished, counted,
                           tuple(sorted((*key, count) for key, count in nodes.items())),
                           tuple(sorted(ends.items())), patches=_patches(report), causes=causes)
 

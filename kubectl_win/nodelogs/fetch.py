@@ -135,10 +135,12 @@ def pick_distribution(node: dict[str, Any], chosen: str | None) -> Distribution:
     return locations.detect(node)
 
 
-def read_logs(cluster: Any, options: LogOptions) -> tuple[Distribution, Iterator[LogResult]]:
-    """The node's distribution, then one result per service, each opened when the one before is read."""
+def read_logs(cluster: Any, options: LogOptions, node: dict[str, Any] | None = None
+              ) -> tuple[Distribution, Iterator[LogResult]]:
+    """The node's distribution, then one result per service, each opened when the one before is read. `node`:
+    the node object where the caller has read it already."""
     check_services(options.services)
-    node = windows_node(cluster, options.node)
+    node = node if node is not None else windows_node(cluster, options.node)
     dist = pick_distribution(node, options.distribution)
     filters = Filters(options.since, options.until, options.pattern, options.tail)
     return dist, (open_component(cluster, options.node, dist, service, filters) for service in options.services)

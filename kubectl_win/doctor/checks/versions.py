@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
+from kubectl_win import builds
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.knowledge import load
 
@@ -23,9 +24,9 @@ def _agent_images() -> dict[str, tuple[str, ...]]:
 def agent_of(image: str) -> tuple[str, str] | None:
     """(component, version) an agent image names ('calico/node-windows:v3.30.1' -> ('calico', 'v3.30.1')); None
     for another image, or a tag that is no version (latest, a digest)."""
-    name, _, tag = image.rpartition(":") if ":" in image.rsplit("/", 1)[-1] else (image, "", "")
-    lowered = name.lower()
-    component = next((c for c, patterns in _agent_images().items() if any(p in lowered for p in patterns)), None)
+    tag = builds.tag_of(image)
+    name = image.split("@", 1)[0].removesuffix(f":{tag}").lower()
+    component = next((c for c, patterns in _agent_images().items() if any(p in name for p in patterns)), None)
     if component is None or not _TAG_VERSION.match(tag):
         return None
     return component, tag
