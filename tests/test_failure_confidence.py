@@ -557,6 +557,15 @@ STATED = [
 ]
 
 
+def test_a_named_pipe_or_share_begins_with_two_backslashes_by_right() -> None:
+    """\\\\.\\pipe\\ and \\\\server\\share are written with two backslashes: a volume spec of them is not doubled."""
+    for spec in ("\\\\.\\pipe\\docker_engine:\\\\.\\pipe\\docker_engine",
+                 "\\\\files\\share:C:\\data"):
+        found = symptoms.match(f"Error response from daemon: invalid volume specification: '{spec}'", "", "log",
+                               "kubelet")
+        assert found is None or "doubled backslash" not in found.cause, spec
+
+
 @pytest.mark.parametrize(("text", "confidence", "says"), STATED, ids=[s[0][:40] for s in STATED])
 def test_a_text_states_its_cause_only_where_its_own_structure_does(text: str, confidence: str, says: str) -> None:
     found = symptoms.match(text, "", "log", "kubelet")
