@@ -19,7 +19,7 @@ import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from functools import cache
 from typing import Any
 
@@ -104,15 +104,36 @@ def without(excluded: frozenset[str]) -> Iterator[None]:
         _clear_caches()
 
 
+def taught_by(excluded: frozenset[str]) -> frozenset[str]:
+    """The threads of `excluded` some knowledge entry cites (the others change nothing)."""
+    from kubectl_win.knowledge import load
+
+    cited: set[str] = set()
+
+    def walk(data: Any) -> None:
+        if isinstance(data, dict):
+            cited.update(_cited(data) & excluded)
+            for value in data.values():
+                walk(value)
+        elif isinstance(data, list):
+            for item in data:
+                walk(item)
+
+    for name in sorted(READING):
+        walk(load(name))
+    return frozenset(cited)
+
+
 def measure(name: str, entries: list[dict[str, Any]]) -> corpus_figures.Figures:
-    """The corpus graded entry by entry without its own threads' knowledge (entries sharing threads together)."""
+    """The corpus graded entry by entry without its own threads' knowledge. Entries whose threads taught the same
+    knowledge are read together, and those whose threads taught nothing in one plain pass."""
     corpus_figures.answer_findings([])  # imports every module that reads the knowledge, so `without` reaches it
     figures = corpus_figures.Figures(name, total=len(entries))
     groups: dict[frozenset[str], list[dict[str, Any]]] = defaultdict(list)
     for entry in entries:
-        groups[own_threads(entry)].append(entry)
+        groups[taught_by(own_threads(entry))].append(entry)
     for excluded, group in groups.items():
-        with without(excluded):
+        with without(excluded) if excluded else nullcontext():
             wanted = corpus_figures.expected_subsystems(group)
             corpus_figures.tally(figures, group, wanted, corpus_figures.answer_findings(group))
     return corpus_figures.keep(figures)
