@@ -571,3 +571,30 @@ def test_a_text_states_its_cause_only_where_its_own_structure_does(text: str, co
     found = symptoms.match(text, "", "log", "kubelet")
     assert found is not None and found.confidence == confidence, (found.check if found else None, text)
     assert says in (found.cause + " " + found.fix)
+
+
+# --- an agent the platform runs with the node's identity --------------------------------------------------------
+
+REFUSED_AS_NODE = ('E0711 09:12:44.000000    4411 reflector.go:138] failed to list *v1.Endpoints: endpoints is '
+                   'forbidden: User "system:node:ip-10-0-3-7.ec2.internal" cannot list resource "endpoints" in API '
+                   'group "" at the cluster scope')
+
+
+@pytest.mark.parametrize(("labels", "says", "fix_says"), [
+    ({"eks.amazonaws.com/nodegroup": "win", "alpha.eksctl.io/cluster-name": "prod"}, "eks:kube-proxy-windows",
+     "EC2_WINDOWS"),
+    ({}, "given the node's kubeconfig", "kubectl win logs win-0 kube-proxy"),
+], ids=["eks", "kubeadm"])
+def test_kube_proxy_refused_as_the_node_is_read_in_the_platform_s_terms(labels: dict[str, str], says: str,
+                                                                       fix_says: str) -> None:
+    """EKS runs kube-proxy as a Windows service with the node's identity and grants it kube-proxy's rights through
+    the node role's mapping: refused there, the mapping is the cause; elsewhere kube-proxy was given the kubelet's
+    kubeconfig. `doctor --deep`, `logs --analyse` and a bundle's log give the same answer."""
+    snapshot = snapshot_of(node("win-0", labels=labels))
+    [from_log] = _model_findings(scan_lines("win-0", "kube-proxy", [REFUSED_AS_NODE], snapshot=snapshot))
+    [from_bundle] = _model_findings(scan_file("win-0", "nodes/win-0/logs/kube-proxy.log", REFUSED_AS_NODE, snapshot))
+    for found in (from_log, from_bundle):
+        assert found.confidence == "cause" and says in found.message, found.message
+        assert fix_says in found.fix.text()
+    if labels:
+        assert any(argv[:3] == ("kubectl", "get", "configmap") for argv in from_log.fix.commands)

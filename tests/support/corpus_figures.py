@@ -146,9 +146,10 @@ def _node_facts(entry: dict[str, Any]) -> dict[str, Any]:
 
 
 def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[list[dict[str, Any]], dict[int, str]]:
-    """The objects of a cluster showing every (non-log) entry, and per entry index the object it is on. An entry
-    whose thread says what its cluster was (entry.cluster) gets a node of its own showing it, and a pod that the
-    thread says is a Linux workload gets no Windows selector."""
+    """The objects of a cluster showing every entry, and per entry index the object it is on (a log line: the node
+    whose log it is). An entry whose thread says what its cluster was (entry.cluster) gets a node of its own
+    showing it (a node log's too: doctor --deep and logs --analyse read a line with its node's evidence), and a
+    pod that the thread says is a Linux workload gets no Windows selector."""
     from tests.support.kube_objects import event, node, pod, windows_spec
 
     # The pod's image says nothing of its Windows build (no ltsc tag): an entry's thread rarely names the image, and
@@ -162,7 +163,7 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
     for index, entry in enumerate(entries):
         facts = _node_facts(entry) if os_name == "windows" else {}
         host = "host-0"
-        if facts and entry["where"] != "log" and entry.get("context") != "node" and entry["where"] != "condition":
+        if facts and (entry["where"] == "log" or (entry.get("context") != "node" and entry["where"] != "condition")):
             host = f"host-{index + 1:03d}"
             objs.append(node(host, **facts))
         # A client's output (kubectl exec, cp, logs) and an API server's rejection reach doctor as the Warning
@@ -171,6 +172,7 @@ def dump_of(entries: list[dict[str, Any]], os_name: str = "windows") -> tuple[li
         reason = entry.get("reason") or ("FailedCreate" if entry["where"] == "apiserver" else "")
         message = str(entry.get("message") or "")
         if kind == "log":
+            where[index] = host  # the node whose log it is (doctor --deep and logs --analyse read it there)
             continue
         if kind == "condition" or (entry.get("context") == "node" and kind == "event"):
             name = f"node-{index:03d}"
@@ -238,13 +240,15 @@ def answer_findings(entries: list[dict[str, Any]], os_name: str = "windows") -> 
     from tests.support.kube_objects import snapshot_of
 
     objs, where = dump_of(entries, os_name)
+    snapshot = snapshot_of(*objs)
     by_object: dict[str, list[Finding]] = {}
-    for finding in run_checks(snapshot_of(*objs)):
+    for finding in run_checks(snapshot):
         by_object.setdefault(finding.object.display(), []).append(finding)
     out: list[tuple[str, Finding | None]] = []
     for index, entry in enumerate(entries):
         if entry["where"] == "log":
-            found = scan_lines("host-0", str(entry.get("log") or "kubelet"), [str(entry["message"])])
+            found = scan_lines(where[index], str(entry.get("log") or "kubelet"), [str(entry["message"])],
+                               snapshot=snapshot)
         else:
             found = by_object.get(where[index], [])
         out.append(_answer(found))

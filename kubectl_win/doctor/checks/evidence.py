@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Any
 
-from kubectl_win.doctor.checks import image_platform, misplaced, no_windows_node, presumed
+from kubectl_win.doctor.checks import image_platform, misplaced, no_windows_node, node_identity, presumed
 from kubectl_win.doctor.records import NodeRecord, PodRecord
 from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Fix
 
@@ -43,6 +43,10 @@ def decide(confidence: str | None, pod: PodRecord | None, node: NodeRecord | Non
     if unplaceable is not None:
         cause, fix = unplaceable
         return Decided(CONFIDENCE_CAUSE, fix, cause, settles="node")
+    granted = node_identity.decide(node, text, reason, context, writer)
+    if granted is not None:
+        cause, fix = granted
+        return Decided(CONFIDENCE_CAUSE, fix, cause, settles="proxy")
     decided = _decided(confidence, pod, node, check, text, reason, context, writer)
     if decided.route is not None or not images or node is None or not node.windows:
         return decided
