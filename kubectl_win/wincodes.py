@@ -26,6 +26,7 @@ class Decoded:
     name: str
     meaning: str
     hint: str = ""
+    names_cause: bool = False  # as an exit code: the meaning is why the process ended (knowledge: names_cause)
 
     @property
     def hex(self) -> str:
@@ -48,7 +49,8 @@ def _tables() -> dict[int, tuple[str, dict]]:
 
 def _entry(family: str, entry: dict, code: int, wrapper: str = "") -> Decoded:
     name = f"{wrapper}({entry['name']})" if wrapper else str(entry["name"])
-    return Decoded(code, "HRESULT" if wrapper else family, name, str(entry["meaning"]), str(entry.get("hint") or ""))
+    return Decoded(code, "HRESULT" if wrapper else family, name, str(entry["meaning"]), str(entry.get("hint") or ""),
+                   bool(entry.get("names_cause")))
 
 
 def decode(value: int) -> Decoded | None:

@@ -598,3 +598,17 @@ def test_kube_proxy_refused_as_the_node_is_read_in_the_platform_s_terms(labels: 
         assert fix_says in found.fix.text()
     if labels:
         assert any(argv[:3] == ("kubectl", "get", "configmap") for argv in from_log.fix.commands)
+
+
+@pytest.mark.parametrize(("code", "confidence", "says"), [
+    (-1073741515, "cause", "STATUS_DLL_NOT_FOUND"),  # the image lacks the DLL: why the process ended
+    (-1073741502, "unsure", "not why"),  # a DLL failed to initialise: what ended it, for one of several reasons
+    (-1073741819, "unsure", "not why"),  # a crash
+])
+def test_an_exit_code_is_a_cause_only_where_its_meaning_is_why_the_process_ended(code: int, confidence: str,
+                                                                                  says: str) -> None:
+    status = {"name": "app", "image": "img", "ready": False, "restartCount": 4, "state": {},
+              "lastState": {"terminated": {"exitCode": code, "reason": "Error"}}}
+    objs = [node("win-0"), pod("app", windows_spec(), node="win-0", statuses=[status])]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-ntstatus-exit"]
+    assert found.confidence == confidence and says in found.message + found.fix.text()

@@ -16,7 +16,7 @@ from kubectl_win.doctor.signatures.agents import agent_kinds
 from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, NO_FIX, Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
-from kubectl_win.wincodes import decode_exit, describe
+from kubectl_win.wincodes import Decoded, decode_exit, describe
 
 EXCERPT = 240
 # Checks whose fix is built here from the cluster (the others fill the catalogue's fix template).
@@ -263,9 +263,18 @@ def _exit_codes(snapshot: Snapshot) -> list[Finding]:
                 "symptom-ntstatus-exit", pod.ref, path,
                 ignores=pod.ignores, container=state.name, pod=f"{pod.namespace}/{pod.name}",
                 code=state.last_exit_code, hex=decoded.hex, name=decoded.name, meaning=decoded.meaning,
-                restarts=state.restarts, confidence=CONFIDENCE_CAUSE,
-                fix=Fix(note=decoded.hint or f"Look up {decoded.hex} in Microsoft's [MS-ERREF] reference.")))
+                restarts=state.restarts, confidence=CONFIDENCE_CAUSE if decoded.names_cause else CONFIDENCE_UNSURE,
+                fix=Fix(note=_exit_note(decoded))))
     return out
+
+
+def _exit_note(decoded: Decoded) -> str:
+    """What to do about a Windows status exit code; for one that names what ended the process but not why, said
+    first (doctor is then unsure of the cause)."""
+    hint = decoded.hint or f"Look up {decoded.hex} in Microsoft's [MS-ERREF] reference."
+    if decoded.names_cause:
+        return hint
+    return f"The code says what ended the process, not why; {hint[0].lower()}{hint[1:]}"
 
 
 def _exit_placed(pod: PodRecord, state: ContainerState, snapshot: Snapshot) -> Finding:
