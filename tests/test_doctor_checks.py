@@ -316,6 +316,9 @@ CASES = [
                        "\\pods\\1\\volumes\\kubernetes.io~configmap\\cfg\\app.yaml:C:/app/app.yaml:ro': invalid "
                        'mount config for type "bind": source path must be a directory',
                        ("drop the file subPath", "containerd")),
+    _failed_event_case("symptom-kube-proxy-network-not-found",
+                       "E0310 08:01:02.000000    2212 proxier.go:646] Network cbr0 not found",
+                       ("KUBE_NETWORK", "kubectl win hns win-0")),
     _failed_event_case("symptom-docker-npipe-readonly",
                        "Error: Error response from daemon: invalid volume specification: '\\\\.\\pipe\\"
                        "docker_engine:\\\\.\\pipe\\docker_engine:ro': invalid mount config for type \"npipe\": "
