@@ -552,6 +552,18 @@ STATED = [
      "cause", "PasswordNeverExpires"),
     # Several causes print it (not installed, not on the service's PATH, arguments written into the name).
     ("crictl is required by the container runtime: executable file not found in %PATH%", "unsure", ""),
+    ('parse "unix://C:\\csi\\csi.sock": invalid port ":\\csi\\csi.sock" after host', "cause", "drive letter"),
+    ('transport: Error while dialing dial tcp: address unix://C:\\k\\providers/azure.sock: too many colons in '
+     'address', "cause", "drive letter"),
+    # A real port, an IPv6 address: no drive letter in them.
+    ('parse "tcp://10.0.0.1:99999": invalid port ":99999" after host', "unsure", ""),
+    ("An error occurred: PowerShell is not installed. Minimum required version: 3.0", "cause", "Server Core"),
+    ("Error response from daemon: manifest for mcr.microsoft.com/windows/servercore:latest not found: manifest "
+     "unknown: manifest unknown", "cause", "no latest tag"),
+    ("UnsupportedOperation: Microsoft Windows is not supported for the instance type 'p4d.24xlarge'", "cause",
+     "instance type p4d.24xlarge"),
+    ("(InvalidOSSKU) OSSKU='Windows2022' is invalid, details: Unrecognized OSSKU", "cause", "--os-type Windows"),
+    ("Windows agent pool name can not be longer than 6 characters.", "cause", "6 for a Windows pool"),
     ('Error encountered: HcnCreateNetwork -- HRESULT: 2151350288. Result: {"Success":false,"Error":"A network '
      'with this name already exists. ","ErrorCode":2151350288}', "cause", "already exists on the node"),
 ]
