@@ -624,3 +624,18 @@ def test_an_exit_code_is_a_cause_only_where_its_meaning_is_why_the_process_ended
     objs = [node("win-0"), pod("app", windows_spec(), node="win-0", statuses=[status])]
     [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-ntstatus-exit"]
     assert found.confidence == confidence and says in found.message + found.fix.text()
+
+
+@pytest.mark.parametrize(("text", "runtime"), [
+    ("hcs::CreateComputeSystem 4f1: This operation returned because the timeout period expired.", True),
+    ("Stop-Service : Service 'W3SVC' cannot be stopped: This operation returned because the timeout period "
+     "expired. (0x800705B4)", False),
+    ("Access is denied. (Exception from HRESULT: 0x80070005 (E_ACCESSDENIED))", False),
+    ("hcs::CreateComputeSystem 4f1: Access is denied.", True),
+], ids=["hcs-timeout", "program-timeout", "program-denied", "hcs-denied"])
+def test_a_win32_code_alone_is_no_container_runtime_failure(text: str, runtime: bool) -> None:
+    """A Win32 code any program prints (a timeout, access denied) is the container runtime's only with the
+    runtime's words: the runtime's candidates would send a user to the wrong place."""
+    found = symptoms.match(text, "", "log", "application")
+    claimed = found is not None and found.check in ("symptom-compute-system-timeout", "symptom-access-denied")
+    assert claimed == runtime, (found.check if found else None)
