@@ -261,6 +261,23 @@ def test_an_agents_version_comes_from_its_pods_image_on_the_node(tag: str | None
         assert "If the node runs an affected calico version" in found.fix.note
 
 
+EBS_EXPAND = ('MountVolume.MountDevice failed while expanding volume for volume "pvc-1" : Expander.NodeExpand failed '
+              'to expand the volume : rpc error: code = Internal desc = Could not determine device path: executable '
+              'file not found in %PATH%')
+
+
+@pytest.mark.parametrize(("tag", "known"), [("v1.5.3", True), ("v1.6.0", False)])
+def test_a_csi_node_plugins_version_comes_from_its_image_too(tag: str, known: bool) -> None:
+    objs = [node("win-0"), pod("ebs-csi-node-windows-x1", {"containers": [
+        {"name": "ebs-plugin", "image": f"public.ecr.aws/ebs-csi-driver/aws-ebs-csi-driver:{tag}"}]}, node="win-0",
+        namespace="kube-system"), pod("app", windows_spec(), node="win-0"),
+        event(("Pod", "shop", "app"), "FailedMount", EBS_EXPAND, host="win-0")]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.object.name == "app"]
+    assert (f"known bug (win-0 runs aws-ebs-csi-driver {tag})" in found.message + found.fix.note) is known
+    if known:
+        assert found.confidence == "cause" and "findmnt" in found.message + found.fix.note
+
+
 def test_a_releases_change_of_behaviour_is_the_cause_from_that_release_on() -> None:
     text = ('Error: failed to create containerd task: failed to create shim task: failed to bind target '
             '"\\\\?\\Volume{473e}\\" to root "C:\\data" for job object: Do not attach the filter to the volume at '

@@ -1,7 +1,7 @@
 """What runs on a node, by version, for the known bugs (knowledge/failure_model.yaml known_bugs): the kubelet
 (Kubernetes), containerd (the node's runtime), and the node agents whose pods run there (Calico, Antrea,
-flannel, csi-proxy: the version their image's tag names, knowledge/failure_model.yaml agent_images). One
-reading for an event, a `doctor --deep` log line and a bundle's log on the same node."""
+flannel, csi-proxy, the EBS CSI node plugin: the version their image's tag names, knowledge/failure_model.yaml
+agent_images). One reading for an event, a `doctor --deep` log line and a bundle's log on the same node."""
 
 from __future__ import annotations
 
