@@ -656,3 +656,15 @@ def test_a_win32_code_alone_is_no_container_runtime_failure(text: str, runtime: 
     found = symptoms.match(text, "", "log", "application")
     claimed = found is not None and found.check in ("symptom-compute-system-timeout", "symptom-access-denied")
     assert claimed == runtime, (found.check if found else None)
+
+
+def test_a_build_mismatch_whose_image_names_no_build_says_how_to_read_the_tags_builds() -> None:
+    """The image's build is not in its tag: doctor names the likely case (a tag published for another Windows
+    Server release only) and the command that reads the tag's builds from the registry."""
+    objs = [node("win-0", build=20348), pod("app", windows_spec("registry.example.com/shop/app:2.20"), node="win-0"),
+            event(("Pod", "shop", "app"), "Failed", "hcs::CreateComputeSystem 9f: The container operating system does "
+                  "not match the host operating system.", host="win-0")]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-os-build-mismatch"]
+    assert ("kubectl", "win", "images", "registry.example.com/shop/app:2.20", "--build", "10.0.20348") in \
+        found.fix.commands
+    assert "no 20348 variant in its manifest list" in found.fix.note
