@@ -316,6 +316,11 @@ CASES = [
                        "\\pods\\1\\volumes\\kubernetes.io~configmap\\cfg\\app.yaml:C:/app/app.yaml:ro': invalid "
                        'mount config for type "bind": source path must be a directory',
                        ("drop the file subPath", "containerd")),
+    _failed_event_case("symptom-servicemonitor-appcmd-slow", "APPCMD failed with error code 259",
+                       ("enableServiceLinks: false",)),
+    _failed_event_case("symptom-layer-unrecognized-format",
+                       "Error response from daemon: hcs::CreateComputeSystem 1f: The container image contains a layer "
+                       "with an unrecognized format.", ("crictl rmi",)),
     _failed_event_case("symptom-kube-proxy-network-not-found",
                        "E0310 08:01:02.000000    2212 proxier.go:646] Network cbr0 not found",
                        ("KUBE_NETWORK", "kubectl win hns win-0")),
