@@ -668,3 +668,13 @@ def test_a_build_mismatch_whose_image_names_no_build_says_how_to_read_the_tags_b
     assert ("kubectl", "win", "images", "registry.example.com/shop/app:2.20", "--build", "10.0.20348") in \
         found.fix.commands
     assert "no 20348 variant in its manifest list" in found.fix.note
+
+
+@pytest.mark.parametrize(("writer", "subsystems"), [("kube-proxy", {"proxy", None}), ("flanneld", {"network"})])
+def test_an_unsure_reading_stays_in_the_subsystem_its_writer_settles(writer: str, subsystems: set[str | None]) -> None:
+    """The same words in kube-proxy's own log are not the CNI's failure (kube-proxy's, or unplaced where the
+    words do not settle it); in the CNI agent's they are."""
+    line = 'E0310 08:01:02.000000    2212 server.go:88] "Network cbr0 not found"'
+    found = symptoms.match(line, "", "log", writer)
+    assert found is not None and found.confidence == "unsure"
+    assert symptoms.subsystem(found.check) in subsystems, found.check

@@ -413,6 +413,13 @@ def _settled(subsystem: str, message: str, operation: _Operation | None, found: 
     return len(votes) >= 2 and all(v == subsystem for v in votes)
 
 
+def writer_decides(writer: str) -> str | None:
+    """The subsystem a log's writer settles by itself (a `decides` component: kube-proxy's own log is about
+    Services), or None."""
+    component = _writer_component(writer)
+    return component.subsystem if component is not None and component.decides else None
+
+
 def _writer_component(writer: str) -> _Component | None:
     """The component whose log a line came from: by the names its log goes by, else by its name's patterns."""
     if not writer:

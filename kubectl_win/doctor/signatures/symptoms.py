@@ -190,6 +190,11 @@ def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
         # (the model states a cause only where a condition's own words are it: doctor/signatures/model.py)
         if found.confidence == CONFIDENCE_UNSURE and placed is not None and placed.confidence == CONFIDENCE_CAUSE:
             return placed
+        # An unsure entry whose candidates lie elsewhere than the subsystem the line's own writer settles (a
+        # "network not found" in kube-proxy's log is about Services): the model's placement, which reads the writer.
+        decided = model.writer_decides(writer) if found.confidence == CONFIDENCE_UNSURE else None
+        if decided and placed is not None and decided not in subsystems(found.check):
+            return placed
         return found
     if placed is not None:
         return placed
