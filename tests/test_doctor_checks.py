@@ -321,9 +321,6 @@ CASES = [
     _failed_event_case("symptom-layer-unrecognized-format",
                        "Error response from daemon: hcs::CreateComputeSystem 1f: The container image contains a layer "
                        "with an unrecognized format.", ("crictl rmi",)),
-    _failed_event_case("symptom-kube-proxy-network-not-found",
-                       "E0310 08:01:02.000000    2212 proxier.go:646] Network cbr0 not found",
-                       ("KUBE_NETWORK", "kubectl win hns win-0")),
     _failed_event_case("symptom-docker-npipe-readonly",
                        "Error: Error response from daemon: invalid volume specification: '\\\\.\\pipe\\"
                        "docker_engine:\\\\.\\pipe\\docker_engine:ro': invalid mount config for type \"npipe\": "
