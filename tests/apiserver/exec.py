@@ -290,11 +290,15 @@ async def _pump_output(ws: web.WebSocketResponse, session: ExecSession, stream: 
             return
         await session.frozen.wait()
         if ws.closed:
-            return
+            break
         try:
             await ws.send_bytes(prefix + data)
         except (ConnectionError, RuntimeError):
-            return
+            break
+    # The client is gone: read the rest and drop it. A pipe left unread stays paused (asyncio's flow control), so
+    # it never sees the process's end and Process.wait() never returns, even for a killed process.
+    while await stream.read(CHUNK):
+        pass
 
 
 async def _pump_client(ws: web.WebSocketResponse, session: ExecSession, settings: ExecSettings) -> None:
