@@ -48,14 +48,24 @@ CONTROLS_HEAD = """\
 """
 
 
+_THREAD = re.compile(r"([\w.-]+/[\w.-]+)\s*(?:PR\s*|issue\s*|pull\s*)?#(\d+)\b|"
+                     r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.IGNORECASE)
+
+
+def threads(text: str) -> frozenset[str]:
+    """The GitHub threads a text cites, by URL or as "owner/repo #N" (or "owner/repo PR #N"), as owner/repo#N
+    (an issue and a PR of one repository share their numbers)."""
+    out = set()
+    for found in _THREAD.finditer(text or ""):
+        repo, number = (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
+        out.add(f"{repo.lower()}#{number}")
+    return frozenset(out)
+
+
 def cited_by_knowledge(url: str, knowledge: str) -> bool:
     """Whether a knowledge file cites the thread, by its URL or as "owner/repo #N" (or "owner/repo PR #N")."""
-    found = re.match(r"https://github\.com/([^/]+)/([^/]+)/(?:issues|pull)/(\d+)$", url)
-    if found is None:
-        return url in knowledge
-    owner, repo, number = found.groups()
-    short = rf"{re.escape(owner)}/{re.escape(repo)}\s*(PR\s*)?#{number}\b"
-    return url in knowledge or re.search(short, knowledge, re.IGNORECASE) is not None
+    own = threads(url)
+    return url in knowledge or bool(own and own <= threads(knowledge))
 
 
 def knowledge_text(at: str | None = None) -> str:

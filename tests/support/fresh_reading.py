@@ -17,7 +17,6 @@ every cache built from the knowledge is cleared before and after; nothing of the
 
 from __future__ import annotations
 
-import re
 import sys
 from collections import defaultdict
 from collections.abc import Iterator
@@ -26,22 +25,12 @@ from functools import cache
 from typing import Any
 
 from tests.support import corpus_figures
+from tests.support.corpus_split import threads
 
 # The knowledge files doctor reads a failure message with; the others (builds, platforms, HNS) are not fitted
 # to a thread's message.
 READING = frozenset({"failure_model", "symptoms", "error_chains"})
 NEVER = "(?!x)x"  # a pattern that matches nothing
-_THREAD = re.compile(r"([\w.-]+/[\w.-]+) (?:PR |issue |pull )?#(\d+)|"
-                     r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)")
-
-
-def threads(text: str) -> frozenset[str]:
-    """The GitHub threads a text cites, as owner/repo#N (an issue and a PR of one repository share numbers)."""
-    out = set()
-    for found in _THREAD.finditer(text or ""):
-        repo, number = (found.group(1), found.group(2)) if found.group(1) else (found.group(3), found.group(4))
-        out.add(f"{repo.lower()}#{number}")
-    return frozenset(out)
 
 
 def own_threads(entry: dict[str, Any]) -> frozenset[str]:
@@ -49,7 +38,7 @@ def own_threads(entry: dict[str, Any]) -> frozenset[str]:
     return threads(str(entry.get("url") or "")) | threads(str((entry.get("expect") or {}).get("source") or ""))
 
 
-def _cited(item: dict[str, Any]) -> frozenset[str]:
+def _cited_by(item: dict[str, Any]) -> frozenset[str]:
     sources = item.get("sources", item.get("source"))
     return threads(" ".join(map(str, sources)) if isinstance(sources, list) else str(sources or ""))
 
@@ -62,7 +51,7 @@ def disarm(data: Any, excluded: frozenset[str]) -> Any:
         return data
     out = []
     for item in data:
-        if isinstance(item, dict) and _cited(item) & excluded:
+        if isinstance(item, dict) and _cited_by(item) & excluded:
             if not any(key in item for key in ("patterns", "pattern", "codes")) and "check" not in item:
                 continue  # nothing to match with (a known bug without a pattern): leave it out
             item = dict(item)
@@ -106,15 +95,16 @@ def without(excluded: frozenset[str]) -> Iterator[None]:
         _clear_caches()
 
 
-def taught_by(excluded: frozenset[str]) -> frozenset[str]:
-    """The threads of `excluded` some knowledge entry cites (the others change nothing)."""
+@cache
+def _cited() -> frozenset[str]:
+    """Every thread a knowledge entry doctor reads messages with cites."""
     from kubectl_win.knowledge import load
 
-    cited: set[str] = set()
+    found: set[str] = set()
 
     def walk(data: Any) -> None:
         if isinstance(data, dict):
-            cited.update(_cited(data) & excluded)
+            found.update(_cited_by(data))
             for value in data.values():
                 walk(value)
         elif isinstance(data, list):
@@ -123,7 +113,7 @@ def taught_by(excluded: frozenset[str]) -> frozenset[str]:
 
     for name in sorted(READING):
         walk(load(name))
-    return frozenset(cited)
+    return frozenset(found)
 
 
 def measure(name: str, entries: list[dict[str, Any]]) -> corpus_figures.Figures:
@@ -133,7 +123,7 @@ def measure(name: str, entries: list[dict[str, Any]]) -> corpus_figures.Figures:
     figures = corpus_figures.Figures(name, total=len(entries))
     groups: dict[frozenset[str], list[dict[str, Any]]] = defaultdict(list)
     for entry in entries:
-        groups[taught_by(own_threads(entry))].append(entry)
+        groups[own_threads(entry) & _cited()].append(entry)  # the threads that taught it something
     for excluded, group in groups.items():
         with without(excluded) if excluded else nullcontext():
             wanted = corpus_figures.expected_subsystems(group)

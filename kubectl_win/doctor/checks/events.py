@@ -161,8 +161,9 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
                 return fixes.node_selector(owner, spec_path, {BUILD_LABEL: info.version},
                                            note=text + ", or pin the workload to the image's build with the command.")
             # The image's build is not in its tag: the usual case is a publisher that ships no variant for this build.
-            return Fix(commands=tuple(("kubectl", "win", "images", c.image, "--build", f"10.0.{node.build_number}")
-                                      for c in (pod.containers if pod else ()) if c.image)[:1],
+            image = next((c.image for c in (pod.containers if pod else ()) if c.image), None)
+            return Fix(commands=(("kubectl", "win", "images", image, "--build", f"10.0.{node.build_number}"),)
+                       if image else (),
                        note=text + f": a tag with no {node.build_number} variant in its manifest list (an image "
                                    "published only for another Windows Server release) cannot run here "
                                    "process-isolated; the command reads which builds the tag has.")

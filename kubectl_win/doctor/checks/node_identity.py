@@ -14,8 +14,6 @@ from kubectl_win.findings import Fix
 
 RIGHTS = "node_identity_rights"
 _AS_THE_NODE = re.compile(r'User "(system:node:[^"]+)" cannot \w+ resource')
-# The model's component id of each platform agent (knowledge/failure_model.yaml: components' `agent`).
-_COMPONENT = {"kube_proxy": "kube-proxy"}
 
 
 def decide(node: NodeRecord | None, text: str, reason: str, context: str, writer: str) -> tuple[str, Fix] | None:
@@ -29,7 +27,7 @@ def decide(node: NodeRecord | None, text: str, reason: str, context: str, writer
     agent = str(spec.get("agent") or "")
     if not agent or where.runs_as_pod(agent):
         return None
-    if _COMPONENT.get(agent, agent) not in model.read(text, reason, context, writer).components:
+    if agent not in model.agents_in(model.read(text, reason, context, writer)):
         return None
     fix = platforms.fix(where, RIGHTS, platforms.fix_values(where, node.name, node.labels))
     if fix is None:

@@ -340,6 +340,11 @@ def _condition_by_id(cid: str | None) -> _Condition | None:
     return next((c for c in _model().conditions if c.id == cid), None) if cid else None
 
 
+def agents_in(reading: Reading) -> frozenset[str]:
+    """The node agents (components' `agent`: kube_proxy, cni, ...) among the components a reading found."""
+    return frozenset(c.agent for c in map(_component, reading.components) if c is not None and c.agent)
+
+
 def _component(cid: str) -> _Component | None:
     return next((c for c in _model().components if c.id == cid), None)
 
