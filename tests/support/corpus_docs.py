@@ -17,7 +17,7 @@ def documented() -> list[tuple[str, Figures]]:
     """The corpora docs/doctor.md gives figures for, measured now: (its name there, its figures), held-out parts
     first (the newest round's first), then the training parts and the earlier corpus."""
     parts = corpora()
-    rounds = sorted((name for name in parts if "/" in name), reverse=True)
+    rounds = sorted((name for name in parts if "/" in name), key=_number, reverse=True)
     order = [n for n in rounds if "held" in n] + ["held_out"] + [n for n in rounds if "held" not in n] + ["failures"]
     shown = {"held_out": "`tests/corpus/held_out/` (held out)", "failures": "`tests/corpus/failures/` (training)"}
     out = [(shown.get(name, f"`tests/corpus/{name}.yaml`" + (" (held out)" if "held" in name else " (training)")),
@@ -52,6 +52,12 @@ def readme_claim() -> str:
             f"public issue trackers: {f.grades['wrong']} wrong ({f.rate('wrong'):.1f}%), {f.grades['right']} right, "
             f"{f.grades['honest']} honestly unsure, {f.grades['silent']} silent" for name, f in held]
     return "; ".join(said) + f"; on the {total} training failures {training} wrong, {right} right"
+
+
+def _number(name: str) -> int:
+    """A round's number (round10 after round9, not between round1 and round3)."""
+    found = re.search(r"round(\d+)", name)
+    return int(found.group(1)) if found else 0
 
 
 def _round_of(name: str) -> str:
