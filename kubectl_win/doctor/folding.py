@@ -35,15 +35,17 @@ class SymptomFolder:
         `windows_related(object, node)`: whether the object the event is about runs on or targets Windows."""
         reason = as_text(obj.get("reason"))
         message = as_text(obj.get("message")) or as_text(obj.get("note"))
-        found = symptoms.match(message, reason, "events")
-        if found is None and as_text(obj.get("type")) != "Warning":
-            return False
         involved = obj.get("involvedObject") if isinstance(obj.get("involvedObject"), dict) else \
             obj.get("regarding") if isinstance(obj.get("regarding"), dict) else None
         if involved is None:
             return False
         ref = ObjectRef(as_text(involved.get("apiVersion")), as_text(involved.get("kind")),
                         as_text(involved.get("namespace")) or None, as_text(involved.get("name")))
+        context = "node" if ref.kind == "Node" else "pod"
+        # Read as the finding's words will be: a Node's event about the node, any other about its pod.
+        found = symptoms.match(message, reason, "events", context=context)
+        if found is None and as_text(obj.get("type")) != "Warning":
+            return False
         source = as_dict(obj.get("source"))
         host = as_text(source.get("host")) or as_text(obj.get("reportingInstance")) or None
         if found is not None and found.windows_only and not windows_related(ref, host):
@@ -60,7 +62,6 @@ class SymptomFolder:
         count = as_count(obj.get("count")) or as_count(series.get("count")) or 1
         key = (_fold_key(found.check, reason), ref)
         previous = self._records.get(key)
-        context = "node" if ref.kind == "Node" else "pod"
         self._records[key] = EventRecord(found.check, ref, reason, redact(" ".join(message.split())), host,
                                          count + (previous.count if previous else 0), codes=found.codes,
                                          confidence=found.confidence, labels=_labels(found, message, reason, context))

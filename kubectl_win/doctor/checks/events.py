@@ -166,7 +166,8 @@ def _fix(event: EventRecord, snapshot: Snapshot, pod: PodRecord | None, node) ->
                        if image else (),
                        note=text + f": a tag with no {node.build_number} variant in its manifest list (an image "
                                    "published only for another Windows Server release) cannot run here "
-                                   "process-isolated; the command reads which builds the tag has.")
+                                   "process-isolated; the command reads which builds the tag has ("
+                                   f"{image_platform.chose_another_child()}).")
         return Fix(commands=(("kubectl", "get", "nodes", "-L", BUILD_LABEL),),
                    note="Compare the image tag with the nodes' node.kubernetes.io/windows-build label and use the "
                         "matching tag.")

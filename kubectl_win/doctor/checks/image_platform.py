@@ -69,6 +69,13 @@ def _out_of_support(number: int) -> str:
     return f" {_name(number)} has been out of support since {ended}." if ended else ""
 
 
+def chose_another_child() -> str:
+    """What a mismatch means where the tag does list the node's build (knowledge/image_compat.yaml)."""
+    from kubectl_win.knowledge import load
+
+    return " ".join(str(load("image_compat").get("chose_another_child") or "").split())
+
+
 def mismatch_note(message: str) -> str:
     """Which way round a build mismatch the message names both builds of goes, and what follows; empty when the
     message does not name them."""

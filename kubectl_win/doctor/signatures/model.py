@@ -250,7 +250,9 @@ class Reading:
         condition = _condition_by_id(self.condition)
         code = f" ({self.code.hex} {self.code.name})" if self.code else ""
         if condition is not None:
-            why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(_Quoted(self.named))
+            # {component}: who reported it (a cause about the program itself names it)
+            quoted = _Quoted(self.named, component=self.component_title())
+            why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(quoted)
             why += _field_rule(dict(self.named).get("field"), dict(self.named).get("value", ""))
             why += _removed_api(dict(self.named).get("kind"), dict(self.named).get("apiversion"))
         elif self.code is not None:

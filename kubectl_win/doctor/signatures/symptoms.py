@@ -140,13 +140,14 @@ def match_structure(message: str, reason: str = "", where: str = "events") -> Ma
                  structural=True, confidence=CONFIDENCE_CAUSE if sure else CONFIDENCE_UNSURE)
 
 
-def match_model(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
+def match_model(message: str, reason: str = "", where: str = "events", writer: str = "",
+                context: str = "") -> Match | None:
     """The subsystem check the model places the message in (doctor/signatures/model.py), or None when it finds
     neither an operation, a component nor a Windows condition. A node log line counts only when it reports a
-    failure."""
+    failure. `context` ("node" or "pod"): what the message is about, where its place says (a node's event)."""
     if model.restates(message):
         return None
-    reading = model.read(message, reason, "node" if where in ("condition", "log") else "pod", writer)
+    reading = model.read(message, reason, context or ("node" if where in ("condition", "log") else "pod"), writer)
     if not reading.identified:
         return None
     if where == "log" and not model.is_error_level(message) and not model.says_it_failed(message) and not (
@@ -158,12 +159,13 @@ def match_model(message: str, reason: str = "", where: str = "events", writer: s
                  placed=True, confidence=CONFIDENCE_CAUSE if reading.established else CONFIDENCE_UNSURE)
 
 
-def match(message: str, reason: str = "", where: str = "events", writer: str = "") -> Match | None:
+def match(message: str, reason: str = "", where: str = "events", writer: str = "", context: str = "") -> Match | None:
     """The catalogue entry claiming the text, else the model's subsystem check, else a generic Windows result,
-    else None. `writer` names the log a line came from (where="log")."""
+    else None. `writer` names the log a line came from (where="log"); `context` what an event is about ("node"
+    for a Node's event: the same reading its finding's words come from)."""
     if not message:
         return None
-    return _match(message, reason, where, writer)
+    return _match(message, reason, where, writer, context)
 
 
 def match_anywhere(message: str, reason: str = "", where: str = "events") -> Match | None:
@@ -177,13 +179,13 @@ def match_anywhere(message: str, reason: str = "", where: str = "events") -> Mat
 
 
 @lru_cache(maxsize=4096)
-def _match(message: str, reason: str, where: str, writer: str) -> Match | None:
+def _match(message: str, reason: str, where: str, writer: str, context: str = "") -> Match | None:
     # A cluster repeats its messages (every pod of a crashing Deployment, every event of a failing sandbox):
     # each distinct text is matched once. Matches are frozen, so sharing them is safe.
     codes = find_codes(message)
     found = (_text_match(message, reason, where, codes, False) or match_structure(message, reason, where)
              or _text_match(message, reason, where, codes, True))
-    placed = match_model(message, reason, where, writer)
+    placed = match_model(message, reason, where, writer, context)
     if found is not None:
         # An entry that recognises the failure but not its cause yields where the message's own words are the
         # cause (an ext4 fsType in a CSI mount failure is a Linux-only setting, not a driver to upgrade).
