@@ -235,7 +235,8 @@ class Reading:
         # Only a condition the message names (its code or its words) and ties to the object offers one.
         usual = condition.causes.get(self.subsystem) if condition is not None and self.tied and \
             self.evidence in ("code", "text") else None
-        candidate = f"; one candidate: {usual.format_map(_Quoted(self.named)).rstrip('.')}" if usual else ""
+        quoted = _Quoted(self.named, component=self.component_title())
+        candidate = f"; one candidate: {usual.format_map(quoted).rstrip('.')}" if usual else ""
         return f"the message does not say why{reports}{what}{candidate}; the next steps tell the causes apart"
 
     def object_phrase(self) -> str:

@@ -1,0 +1,106 @@
+"""Readings a message's own structure settles, and those it does not (issue 41): what doctor says of a feature
+gate its version refuses, a port already taken, a DLL the machine lacks, a Go run-time panic, a container HCS no
+longer has, and who wrote a line that starts with "Error: "."""
+
+from __future__ import annotations
+
+from kubectl_win.doctor.checks.plan import run_checks
+from kubectl_win.doctor.deep import scan_lines
+from kubectl_win.doctor.signatures import model, symptoms
+from kubectl_win.findings import CONFIDENCE_CAUSE, CONFIDENCE_UNSURE, Finding
+from tests.support.kube_objects import event, node, pod, snapshot_of, windows_spec
+
+
+def _log(writer: str, line: str) -> Finding:
+    [found] = [f for f in scan_lines("win-0", writer, [line], snapshot=snapshot_of(node("win-0")))
+               if model.is_model_check(f.id) or f.id.startswith("symptom-")]
+    return found
+
+
+def test_a_feature_gate_the_version_locked_is_the_cause_and_the_fix_names_the_gate() -> None:
+    found = _log("kube-proxy", 'E0525 7944 run.go:120] "command failed" err="failed complete: cannot set feature '
+                               'gate IPv6DualStack to false, feature is locked to true"')
+    assert found.confidence == CONFIDENCE_CAUSE
+    assert "remove IPv6DualStack from its --feature-gates" in found.message
+
+
+def test_a_feature_gate_the_version_does_not_know_is_the_cause() -> None:
+    found = _log("kubelet", "E0101 1 server.go:302] unrecognized feature gate: CSIMigrationAzureFile")
+    assert found.confidence == CONFIDENCE_CAUSE
+    assert "remove CSIMigrationAzureFile from --feature-gates" in found.message
+
+
+def test_a_taken_port_does_not_say_whose_it_is() -> None:
+    found = _log("windows_exporter", "cannot start windows_exporter: listen tcp :9182: bind: Only one usage of each "
+                                     "socket address (protocol/network address/port) is normally permitted.")
+    assert found.confidence == CONFIDENCE_UNSURE
+    assert "the message does not say why" in found.message
+    assert "binds it twice" in found.message and "netstat -ano" in found.message
+
+
+def test_a_stale_unix_socket_stays_a_cause() -> None:
+    found = _log("kubelet", r"listen unix C:\var\lib\kubelet\plugins_registry\x.sock: bind: Only one usage of each "
+                            "socket address (protocol/network address/port) is normally permitted.")
+    assert found.confidence == CONFIDENCE_CAUSE
+    assert "stale socket file" in found.message
+
+
+def test_a_dll_the_image_lacks_is_named() -> None:
+    found = _log("eventlog", 'Windows cannot load the extensible counter DLL "C:\\Windows\\System32\\perfts.dll" '
+                             "(Win32 error code 126).")
+    assert found.confidence == CONFIDENCE_CAUSE
+    assert "perfts.dll (or a DLL it depends on)" in found.message and "base image does not ship it" in found.message
+
+
+def test_nano_server_s_missing_dlls_keep_their_own_reading() -> None:
+    found = _log("kube-sonobuoy", "panic: Failed to load netapi32.dll: The specified module could not be found.")
+    assert "Nano Server" in found.message and "Server Core" in found.message
+
+
+def test_a_go_run_time_panic_names_its_component_as_a_candidate_only() -> None:
+    found = _log("kubelet", 'Error: recovered from panic "runtime error: invalid memory address or nil pointer '
+                            'dereference". (err=<nil>) Call stack:')
+    assert found.confidence == CONFIDENCE_UNSURE
+    assert "one candidate: the kubelet crashed on a bug of its own" in found.message
+    assert "kubectl" not in found.message  # a kubelet line that starts with "Error: " is not kubectl's output
+
+
+def test_kubectl_is_the_writer_of_its_own_lower_case_errors_only() -> None:
+    said = model.read("error: unable to upgrade connection: container not found", "", "pod")
+    assert said.component == "kubectl-client"
+    assert model.read("Error: failed to solve: failed to read dockerfile", "", "pod").component != "kubectl-client"
+
+
+def test_hcs_element_not_found_about_a_container_is_not_an_hns_failure() -> None:
+    line = ('msg="err in fetching container Statistics" containerId=80dd err="container 80dd encountered an error '
+            'during hcs::System::Properties: failure in a Windows system call: Element not found. (0x490)"')
+    found = symptoms.match(line, "", "log", "windows_exporter")
+    assert found is not None and found.check != "symptom-hns-failure"
+    said = _log("windows_exporter", line)
+    assert (said.id, said.confidence) == ("windows-failure", CONFIDENCE_UNSURE)
+    assert "subsystem not settled (perhaps runtime)" in said.message and "HNS" not in said.message.split("Message:")[0]
+    hns = symptoms.match("hnsCall failed in Win32: Element not found. (0x490)", "FailedCreatePodSandBox")
+    assert hns is not None and hns.check == "symptom-hns-failure"
+
+
+def test_a_node_s_event_is_placed_as_the_node_s_wherever_its_words_come_from() -> None:
+    text = ("Error: expected ami_type to be one of [AL2_x86_64 CUSTOM BOTTLEROCKET_x86_64], got "
+            "WINDOWS_CORE_2022_x86_64")
+    [found] = [f for f in run_checks(snapshot_of(node("win-0"), event(("Node", "", "win-0"), "Warning", text,
+                                                                     host="win-0")))
+               if f.object.display() == "Node/win-0" and model.is_model_check(f.id)]
+    reading = model.read(text, "Warning", "node")
+    assert (found.id, found.confidence) == (reading.check, CONFIDENCE_CAUSE if reading.established else
+                                            CONFIDENCE_UNSURE)
+    assert found.confidence == CONFIDENCE_CAUSE and "upgrade the provider" in found.message
+
+
+def test_a_build_mismatch_whose_tag_lists_the_build_points_at_the_tool_that_chose() -> None:
+    text = ("failed to create shim: hcs::CreateComputeSystem 29e9: The container operating system does not match "
+            "the host operating system.: unknown")
+    objs = [node("win-0", build=20348), pod("web", windows_spec("registry.example.com/web:1.0"), node="win-0"),
+            event(("Pod", "shop", "web"), "Failed", text, host="win-0")]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-os-build-mismatch"]
+    assert found.confidence == CONFIDENCE_CAUSE
+    assert ("kubectl", "win", "images", "registry.example.com/web:1.0", "--build", "10.0.20348") in found.fix.commands
+    assert "containerd PR #6491" in found.fix.note
