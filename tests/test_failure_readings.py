@@ -4,6 +4,8 @@ longer has, and who wrote a line that starts with "Error: "."""
 
 from __future__ import annotations
 
+import pytest
+
 from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.deep import scan_lines
 from kubectl_win.doctor.signatures import model, symptoms
@@ -104,3 +106,22 @@ def test_a_build_mismatch_whose_tag_lists_the_build_points_at_the_tool_that_chos
     assert found.confidence == CONFIDENCE_CAUSE
     assert ("kubectl", "win", "images", "registry.example.com/web:1.0", "--build", "10.0.20348") in found.fix.commands
     assert "containerd PR #6491" in found.fix.note
+
+
+EXPORTER_BIND = ("cannot start windows_exporter: listen tcp :9182: bind: Only one usage of each socket address "
+                 "(protocol/network address/port) is normally permitted.")
+
+
+@pytest.mark.parametrize(("tag", "known"), [("0.20.1", True), ("0.21.0", False), (None, False)])
+def test_windows_exporter_s_version_comes_from_its_image_for_its_known_bugs(tag: str | None, known: bool) -> None:
+    objs = [node("win-0")]
+    if tag:
+        objs.append(pod("windows-exporter-x1", {"containers": [
+            {"name": "exporter", "image": f"ghcr.io/prometheus-community/windows-exporter:{tag}"}]}, node="win-0",
+            namespace="monitoring"))
+    [found] = [f for f in scan_lines("win-0", "windows_exporter", [EXPORTER_BIND], snapshot=snapshot_of(*objs))
+               if model.is_model_check(f.id)]
+    assert (found.confidence == CONFIDENCE_CAUSE) is known
+    assert ("known bug (win-0 runs windows-exporter 0.20.1)" in found.fix.note) is known
+    if tag is None:  # the version is not known: the bug is a step to check, the reading stays unsure
+        assert "If the node runs an affected windows-exporter version" in found.fix.note
