@@ -17,6 +17,7 @@ from kubectl_win.doctor.checks.plan import run_checks
 from kubectl_win.doctor.deep import scan_lines
 from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.findings import Finding
+from kubectl_win.knowledge import load
 from tests.support.kube_objects import event, node, pod, snapshot_of, windows_spec
 
 MKLINK = ('MountVolume.SetUp failed for volume "logs" : mklink C:\\var\\lib\\kubelet\\pods\\1\\volumes\\x: The '
@@ -247,18 +248,31 @@ CALICO = ("2025-06-25 08:59:13.306 [ERROR][3008] confd/status_file_watcher.go 22
           "error=open \\var\\run\\calico\\endpoint-status: The system cannot find the path specified.")
 
 
-@pytest.mark.parametrize(("tag", "known"), [("v3.30.1", True), ("v3.30.3", False), (None, False)])
-def test_an_agents_version_comes_from_its_pods_image_on_the_node(tag: str | None, known: bool) -> None:
+EXPORTER_BIND = ("cannot start windows_exporter: listen tcp :9182: bind: Only one usage of each socket address "
+                 "(protocol/network address/port) is normally permitted.")
+
+
+@pytest.mark.parametrize(("image", "writer", "line", "tag", "known"), [
+    ("docker.io/calico/node-windows", "calico-node", CALICO, "v3.30.1", True),
+    ("docker.io/calico/node-windows", "calico-node", CALICO, "v3.30.3", False),
+    ("docker.io/calico/node-windows", "calico-node", CALICO, None, False),
+    ("ghcr.io/prometheus-community/windows-exporter", "windows_exporter", EXPORTER_BIND, "0.20.1", True),
+    ("ghcr.io/prometheus-community/windows-exporter", "windows_exporter", EXPORTER_BIND, "0.21.0", False),
+    ("ghcr.io/prometheus-community/windows-exporter", "windows_exporter", EXPORTER_BIND, None, False),
+])
+def test_an_agents_version_comes_from_its_pods_image_on_the_node(image: str, writer: str, line: str,
+                                                                  tag: str | None, known: bool) -> None:
+    component = next(name for name, names in load("failure_model")["agent_images"].items()
+                     if any(n in image for n in names))
     objs = [node("win-0")]
     if tag:
-        objs.append(pod("calico-node-windows-x1", {"containers": [
-            {"name": "calico-node", "image": f"docker.io/calico/node-windows:{tag}"}]}, node="win-0",
-            namespace="calico-system"))
-    [found] = _model_findings(scan_lines("win-0", "calico-node", [CALICO], snapshot=snapshot_of(*objs)))
+        objs.append(pod("agent-x1", {"containers": [{"name": "agent", "image": f"{image}:{tag}"}]}, node="win-0",
+                        namespace="kube-system"))
+    [found] = _model_findings(scan_lines("win-0", writer, [line], snapshot=snapshot_of(*objs)))
     assert (found.confidence == "cause") is known
-    assert ("known bug (win-0 runs calico v3.30.1)" in found.message) is known
+    assert (f"known bug (win-0 runs {component} {tag})" in found.message + found.fix.note) is known
     if tag is None:  # no version to check: the bug is a step
-        assert "If the node runs an affected calico version" in found.fix.note
+        assert f"If the node runs an affected {component} version" in found.fix.note
 
 
 EBS_EXPAND = ('MountVolume.MountDevice failed while expanding volume for volume "pvc-1" : Expander.NodeExpand failed '
