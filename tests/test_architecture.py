@@ -30,7 +30,7 @@ FLOORS: dict[str, int] = {
     "checks.runtime": 4, "checks.skew": 4, "checks.storage": 4, "checks.bundle": 4, "checks.bundle_hns": 4,
     "checks.bundle_logs": 4, "checks.patches": 4, "checks.image_platform": 4, "checks.misplaced": 4,
     "checks.presumed": 4, "checks.no_windows_node": 4, "checks.versions": 4, "checks.evidence": 4,
-    "checks.node_identity": 4, "deep": 4,
+    "checks.node_identity": 4, "checks.log_line": 4, "deep": 4,
     "fixes": 5,
     "render": 6, "render.report": 6, "render.html": 6, "render.progress": 6,
     "render.formats": 6,

@@ -21,7 +21,6 @@ from kubectl_win.findings import Finding, ObjectRef
 DEEP_CONCURRENCY = 4
 LOG_COMPONENTS = ("kubelet", "containerd", "kube-proxy")
 LOG_WINDOW = timedelta(hours=1)
-EXCERPT = 240
 
 
 @dataclass
@@ -161,10 +160,10 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
     the catalogue does not claim. With the cluster's `snapshot` (doctor --deep), a line that names a pod the
     snapshot holds is read with that pod's evidence too (a Linux workload that landed on this node)."""
     from kubectl_win.catalog import finding
-    from kubectl_win.doctor.checks import evidence, image_platform, misplaced, versions
-    from kubectl_win.findings import Fix, fix_from_template
+    from kubectl_win.doctor.checks import misplaced, versions
+    from kubectl_win.doctor.checks.log_line import Place, line_finding
+    from kubectl_win.findings import Fix
     from kubectl_win.hns.analyze import kube_proxy_matches
-    from kubectl_win.wincodes import describe
 
     ref = ObjectRef("v1", "Node", None, node)
     seen: dict[str, tuple[int, str, symptoms.Match]] = {}
@@ -179,38 +178,17 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
         count = seen[key][0] + 1 if key in seen else 1
         seen[key] = (count, line, found)
     out = []
-    running, build = versions.of_node(snapshot, node)  # the known bugs' versions, as for the node's events
+    running = versions.of_node(snapshot, node)  # the known bugs' versions, as for the node's events
     for _key, (count, line, found) in sorted(seen.items()):
-        check = found.check
-        text = " ".join(line.split())
-        excerpt = (text if len(text) <= EXCERPT else text[:EXCERPT - 1] + "…") + describe(found.codes)
-        values = {"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()}
-        fix = fix_from_template(found.fix, values) if found.fix else Fix(commands=(
-            ("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
-             found.check.removeprefix("symptom-")),))
-        fix = image_platform.with_evidence(found.check, line, None, fix)
-        where = f" (on {node}, {count}x {window})" if count > 1 else f" (on {node}, {window})"
-        labels: dict[str, str] = {}
-        if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
-            reading = model.read(line, "", "node", component)
-            labels = reading.labels()
-            fix = model.next_steps(reading, node)
-            where = f" ({count}x {window})" if count > 1 else f" ({window})"
-        decided = evidence.decide(found.confidence, misplaced.pod_in_line(line, snapshot),
-                                  snapshot.node(node) if snapshot else None, check, line, "", "node", component,
-                                  images=snapshot.images if snapshot else None)
-        if decided.cause and "cause" in labels:
-            labels["cause"] = decided.cause
-        fix = decided.fix_of(fix)
-        try:
-            out.append(model.with_known_bug(finding(
-                check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, on_node=f" on {node}", fix=fix, route=decided.route,
-                confidence=decided.confidence, **labels), line,
-                node, running, build,
-                cause=labels.get("cause", "")))
-        except KeyError:
-            continue  # a catalogue entry whose texts need values a log line cannot give
+        place = Place(node, component, component, ref,
+                      {"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()},
+                      Fix(commands=(("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
+                                     found.check.removeprefix("symptom-")),)),
+                      f" (on {node}, {count}x {window})" if count > 1 else f" (on {node}, {window})",
+                      f" ({count}x {window})" if count > 1 else f" ({window})")
+        made = line_finding(found, line, place, misplaced.pod_in_line(line, snapshot), snapshot, running)
+        if made is not None:
+            out.append(made)
     if component == "kube-proxy":
         for what, line in kube_proxy_matches(unclaimed):
             # It names the sync step that failed, not why: the log around it says.

@@ -8,13 +8,12 @@ from __future__ import annotations
 from typing import Any
 
 from kubectl_win.catalog import finding
-from kubectl_win.doctor.checks import evidence, image_platform, misplaced, versions
+from kubectl_win.doctor.checks import misplaced, versions
 from kubectl_win.doctor.checks.bundle import collected_nodes, located, node_ref
+from kubectl_win.doctor.checks.log_line import Place, line_finding
 from kubectl_win.doctor.records import Snapshot
 from kubectl_win.doctor.signatures import model, symptoms
-from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
-
-EXCERPT = 240
+from kubectl_win.findings import Finding, Fix, ObjectRef
 
 
 def run(snapshot: Snapshot) -> list[Finding]:
@@ -36,7 +35,6 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
     the bundle's cluster (`snapshot`), a line about a pod is read with that pod's evidence too."""
     from kubectl_win.collect.loglines import parse
     from kubectl_win.hns.analyze import kube_proxy_matches
-    from kubectl_win.wincodes import describe
 
     component = component_of(member)
     seen: dict[tuple[str, tuple[str, str] | None], list[Any]] = {}
@@ -56,40 +54,22 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
         else:
             seen[key] = [1, number, line.text, found]
     out = []
-    running, build = versions.of_node(snapshot, node)  # the known bugs' versions, as for the node's events
+    running = versions.of_node(snapshot, node)  # the known bugs' versions, as for the node's events
     for (_key, pod), (count, number, text_line, found) in sorted(seen.items(), key=lambda kv: kv[1][1]):
-        check = found.check
         ref = ObjectRef("v1", "Pod", pod[0], pod[1]) if pod else node_ref(node)
-        flat = " ".join(text_line.split())
-        excerpt = (flat if len(flat) <= EXCERPT else flat[:EXCERPT - 1] + "…") + describe(found.codes)
-        values = {"node": node, "namespace": pod[0] if pod else "kube-system", "object": ref.display(),
-                  "pod": pod[1] if pod else node}
-        fix = fix_from_template(found.fix, values) if found.fix else Fix(
-            commands=(("kubectl", "win", "logs", node, component.split()[0]),),
-            note=f"See {member} line {number} in the bundle, and the node's current log.")
-        fix = image_platform.with_evidence(found.check, text_line, None, fix)
         times = f", {count}x" if count > 1 else ""
-        where = f" (on {node}, bundle: {member}:{number}{times})"
-        labels: dict[str, str] = {}
-        if found.placed:  # placed by the model: its labels, and the next steps for its subsystem on this node
-            reading = model.read(text_line, "", "node", component.split()[0])
-            labels = reading.labels()
-            fix = model.next_steps(reading, node)
-            where = f" (bundle: {member}:{number}{times})"
-        decided = evidence.decide(
-            found.confidence,
-            misplaced.pod_named(pod[0], pod[1], snapshot) if pod else misplaced.pod_in_line(text_line, snapshot),
-            snapshot.node(node) if snapshot else None, check, text_line, "", "node", component.split()[0])
-        if decided.cause and "cause" in labels:
-            labels["cause"] = decided.cause
-        try:
-            out.append(model.with_known_bug(finding(
-                check, ref, f"logs/{component}", object=ref.display(), reason=f"{component} log", excerpt=excerpt,
-                where=where, node=node, on_node=f" on {node}", fix=fix, route=decided.route, at=(member, number),
-                confidence=decided.confidence, **labels),
-                text_line, node, running, build, cause=labels.get("cause", "")))
-        except KeyError:
-            continue  # a catalogue entry whose texts need values a log line cannot give
+        place = Place(node, component, component.split()[0], ref,
+                      {"node": node, "namespace": pod[0] if pod else "kube-system", "object": ref.display(),
+                       "pod": pod[1] if pod else node},
+                      Fix(commands=(("kubectl", "win", "logs", node, component.split()[0]),),
+                          note=f"See {member} line {number} in the bundle, and the node's current log."),
+                      f" (on {node}, bundle: {member}:{number}{times})", f" (bundle: {member}:{number}{times})",
+                      at=(member, number))
+        evidence_pod = misplaced.pod_named(pod[0], pod[1], snapshot) if pod else \
+            misplaced.pod_in_line(text_line, snapshot)
+        made = line_finding(found, text_line, place, evidence_pod, snapshot, running)
+        if made is not None:
+            out.append(made)
     if component == "kube-proxy":
         lines = {text_line: number for number, text_line in unclaimed}
         for what, text_line in kube_proxy_matches([t for _, t in unclaimed]):
