@@ -91,3 +91,13 @@ def test_a_build_mismatch_whose_tag_lists_the_build_points_at_the_tool_that_chos
     assert ("kubectl", "win", "images", "registry.example.com/web:1.0", "--build", "10.0.20348") in found.fix.commands
     assert "containerd PR #6491" in found.fix.note
 
+
+
+def test_a_candidate_needs_something_the_message_names_not_only_a_default_place() -> None:
+    """A timeout with nothing around it (a client's port scan) is not offered HCS's usual cause because a pod's
+    message defaults to the runtime; one that names HCS is."""
+    bare = model.read("capz-conf-phg2v.internal.cloudapp.net [10.1.0.5] 30165 (?): TIMEDOUT", "", "pod").labels()
+    assert bare["subsystem"] == "subsystem not settled" and "one candidate" not in bare["cause"]
+    named = model.read("hcs::CreateComputeSystem 4f1: This operation returned because the timeout period expired.",
+                       "", "pod").labels()
+    assert "one candidate: HCS (vmcompute) did not create or start the container in time" in named["cause"]

@@ -185,6 +185,13 @@ class Reading:
         return bool(self.operation or self.components or self.condition)
 
     @property
+    def grounded(self) -> bool:
+        """Whether anything the message names points to its subsystem (an operation, a component, the object, a
+        condition that has one), not only the default for a pod's or a node's message."""
+        condition = _condition_by_id(self.condition)
+        return bool(self.operation or self.components or self.object or (condition is not None and condition.subsystem))
+
+    @property
     def check(self) -> str:
         """The subsystem's check; the unplaced one when neither the cause nor the subsystem is settled."""
         return check_id(self.subsystem) if self.settled or self.established else UNPLACED
@@ -234,7 +241,7 @@ class Reading:
         # The condition's usual cause here stays a candidate: the message does not tie it to this failure.
         # Only a condition the message names (its code or its words) and ties to the object offers one.
         usual = condition.causes.get(self.subsystem) if condition is not None and self.tied and \
-            self.evidence in ("code", "text") else None
+            self.evidence in ("code", "text") and self.grounded else None
         quoted = _Quoted(self.named, component=self.component_title())
         candidate = f"; one candidate: {usual.format_map(quoted).rstrip('.')}" if usual else ""
         return f"the message does not say why{reports}{what}{candidate}; the next steps tell the causes apart"
@@ -270,7 +277,8 @@ class Reading:
 
     def labels(self) -> dict[str, str]:
         """The finding's values: subsystem, component, operation, cause."""
-        subsystem = self.subsystem if self.check != UNPLACED else f"subsystem not settled (perhaps {self.subsystem})"
+        subsystem = self.subsystem if self.check != UNPLACED else \
+            f"subsystem not settled (perhaps {self.subsystem})" if self.grounded else "subsystem not settled"
         # (with_known_bug reads this phrase back when a known bug settles the place)
         return {"subsystem": subsystem, "component": self.component_title(),
                 "operation": self.operation_phrase(), "cause": self.cause()}
