@@ -62,7 +62,10 @@ SMALLER = {"round5": (30, 9, "public threads with a verbatim Windows message and
            "round10": (25, 8, "eight collectors with a budget each, by area (CI runners and images, observability "
                               "agents, volumes, 2019-2021 threads, the runtime, networking, platforms, clients and "
                               "identity), and two following up their unread leads, found 32: the public threads "
-                              "with a verbatim message and an established cause are nearly all held already")}
+                              "with a verbatim message and an established cause are nearly all held already"),
+           "round11": (4, 2, "two collectors over the last areas no round had read (on-premises and edge "
+                             "distributions, operators) with what was left of the search budget found 4: a measure of "
+                             "the calibration after round 10, too small to say more than that it drew no wrong answer")}
 
 
 @pytest.mark.parametrize("round_dir", ROUNDS, ids=lambda r: r.name)
@@ -130,7 +133,7 @@ def test_no_thread_and_message_pair_is_in_two_places() -> None:
 @pytest.mark.parametrize("round_dir", ROUNDS, ids=lambda r: r.name)
 def test_the_linux_controls_are_real_failures_of_linux_nodes(round_dir: Path) -> None:
     controls = _part(round_dir, "linux_controls")
-    assert len(controls) >= 8
+    assert len(controls) >= min(8, SMALLER.get(round_dir.name, (60, 9, ""))[0])  # a smaller round, fewer controls
     for entry in controls:
         assert URL.fullmatch(entry["url"]) and entry["os"] == "linux"
         assert entry["where"] in WHERE and entry["message"].strip()
