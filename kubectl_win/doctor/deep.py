@@ -180,12 +180,12 @@ def scan_lines(node: str, component: str, lines: list[str], window: str = "in th
     out = []
     running = versions.of_node(snapshot, node)  # the known bugs' versions, as for the node's events
     for _key, (count, line, found) in sorted(seen.items()):
-        place = Place(node, component, component, ref,
-                      {"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()},
-                      Fix(commands=(("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
-                                     found.check.removeprefix("symptom-")),)),
-                      f" (on {node}, {count}x {window})" if count > 1 else f" (on {node}, {window})",
-                      f" ({count}x {window})" if count > 1 else f" ({window})")
+        times = f"{count}x {window}" if count > 1 else window
+        place = Place(node=node, label=component, writer=component, ref=ref,
+                      values={"node": node, "namespace": "kube-system", "object": ref.display(), "pod": ref.display()},
+                      fallback=Fix(commands=(("kubectl", "win", "logs", node, component, "--since", "1h", "--pattern",
+                                              found.check.removeprefix("symptom-")),)),
+                      where=f" (on {node}, {times})", placed_where=f" ({times})")
         made = line_finding(found, line, place, misplaced.pod_in_line(line, snapshot), snapshot, running)
         if made is not None:
             out.append(made)

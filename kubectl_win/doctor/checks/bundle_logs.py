@@ -58,13 +58,13 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
     for (_key, pod), (count, number, text_line, found) in sorted(seen.items(), key=lambda kv: kv[1][1]):
         ref = ObjectRef("v1", "Pod", pod[0], pod[1]) if pod else node_ref(node)
         times = f", {count}x" if count > 1 else ""
-        place = Place(node, component, component.split()[0], ref,
-                      {"node": node, "namespace": pod[0] if pod else "kube-system", "object": ref.display(),
-                       "pod": pod[1] if pod else node},
-                      Fix(commands=(("kubectl", "win", "logs", node, component.split()[0]),),
-                          note=f"See {member} line {number} in the bundle, and the node's current log."),
-                      f" (on {node}, bundle: {member}:{number}{times})", f" (bundle: {member}:{number}{times})",
-                      at=(member, number))
+        place = Place(node=node, label=component, writer=component.split()[0], ref=ref,
+                      values={"node": node, "namespace": pod[0] if pod else "kube-system", "object": ref.display(),
+                              "pod": pod[1] if pod else node},
+                      fallback=Fix(commands=(("kubectl", "win", "logs", node, component.split()[0]),),
+                                   note=f"See {member} line {number} in the bundle, and the node's current log."),
+                      where=f" (on {node}, bundle: {member}:{number}{times})",
+                      placed_where=f" (bundle: {member}:{number}{times})", at=(member, number))
         evidence_pod = misplaced.pod_named(pod[0], pod[1], snapshot) if pod else \
             misplaced.pod_in_line(text_line, snapshot)
         made = line_finding(found, text_line, place, evidence_pod, snapshot, running)
