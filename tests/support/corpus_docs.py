@@ -7,15 +7,18 @@ when either differs from what the corpora measure.
 from __future__ import annotations
 
 import re
+from functools import cache
 from pathlib import Path
 
 from tests.support import fresh_reading
 from tests.support.corpus_figures import CORPUS_DIR, HEADERS, Figures, corpora, expected_subsystems, load, measure
 
 
-def documented() -> list[tuple[str, Figures]]:
-    """The corpora docs/doctor.md gives figures for, measured now: (its name there, its figures), held-out parts
-    first (the newest round's first), then the training parts and the earlier corpus."""
+@cache
+def documented() -> tuple[tuple[str, Figures], ...]:
+    """The corpora docs/doctor.md gives figures for, measured once a process (the docs' table and the README's
+    sentence read the same measurement): (its name there, its figures), held-out parts first (the newest round's
+    first), then the training parts and the earlier corpus."""
     parts = corpora()
     rounds = sorted((name for name in parts if "/" in name), key=_number, reverse=True)
     order = [n for n in rounds if "held" in n] + ["held_out"] + [n for n in rounds if "held" not in n] + ["failures"]
@@ -27,7 +30,7 @@ def documented() -> list[tuple[str, Figures]]:
                 measure("windows_messages (earlier)", earlier, expected_subsystems(earlier))))
     out.append(("the training parts, each entry without the knowledge built from its own thread (read fresh)",
                 fresh_reading.figures()))
-    return out
+    return tuple(out)
 
 
 def update_docs(path: str) -> None:
