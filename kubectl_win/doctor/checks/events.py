@@ -10,6 +10,7 @@ from kubectl_win import builds
 from kubectl_win.catalog import finding
 from kubectl_win.doctor import fixes
 from kubectl_win.doctor.checks import evidence, image_platform, no_windows_node, versions
+from kubectl_win.doctor.checks.log_line import EXCERPT
 from kubectl_win.doctor.records import ContainerState, EventRecord, PodRecord, Snapshot
 from kubectl_win.doctor.signatures import model, structure, symptoms
 from kubectl_win.doctor.signatures.agents import agent_kinds
@@ -18,7 +19,6 @@ from kubectl_win.manifests.objects import spec_path_of
 from kubectl_win.wellknown import BUILD_LABEL, OS_LABEL
 from kubectl_win.wincodes import Decoded, decode_exit, describe
 
-EXCERPT = 240
 # Checks whose fix is built here from the cluster (the others fill the catalogue's fix template).
 _BUILT_FIXES = frozenset({"symptom-os-build-mismatch", "symptom-no-matching-platform",
                           "symptom-windows-image-no-variant", "symptom-container-administrator-nonroot",

@@ -14,7 +14,7 @@ from kubectl_win.doctor.signatures import model, symptoms
 from kubectl_win.findings import Finding, Fix, ObjectRef, fix_from_template
 from kubectl_win.wincodes import describe
 
-EXCERPT = 240
+EXCERPT = 240  # the characters of a message a finding quotes (events' findings quote as many)
 
 
 @dataclass(frozen=True)

@@ -179,17 +179,13 @@ class Reading:
     # condition's subsystem or a component below the kubelet it names), not only from whose log it is or a default.
     settled: bool = True
     named: tuple[tuple[str, str], ...] = ()  # what the condition's `names` found in the message, for its cause
+    # Whether anything the message names points to its subsystem (an operation, a component, the object, a
+    # condition that has one), not only the default place of a pod's or a node's message.
+    grounded: bool = True
 
     @property
     def identified(self) -> bool:
         return bool(self.operation or self.components or self.condition)
-
-    @property
-    def grounded(self) -> bool:
-        """Whether anything the message names points to its subsystem (an operation, a component, the object, a
-        condition that has one), not only the default for a pod's or a node's message."""
-        condition = _condition_by_id(self.condition)
-        return bool(self.operation or self.components or self.object or (condition is not None and condition.subsystem))
 
     @property
     def check(self) -> str:
@@ -242,9 +238,13 @@ class Reading:
         # Only a condition the message names (its code or its words) and ties to the object offers one.
         usual = condition.causes.get(self.subsystem) if condition is not None and self.tied and \
             self.evidence in ("code", "text") and self.grounded else None
-        quoted = _Quoted(self.named, component=self.component_title())
-        candidate = f"; one candidate: {usual.format_map(quoted).rstrip('.')}" if usual else ""
+        candidate = f"; one candidate: {usual.format_map(self._quoted()).rstrip('.')}" if usual else ""
         return f"the message does not say why{reports}{what}{candidate}; the next steps tell the causes apart"
+
+    def _quoted(self) -> _Quoted:
+        """What a cause's text is filled with: what the condition's `names` found, and {component}, who reported it
+        (a cause about the program itself names it)."""
+        return _Quoted(self.named, component=self.component_title())
 
     def object_phrase(self) -> str:
         info = next((o for o in _model().objects if o[0] == self.object), None)
@@ -258,9 +258,7 @@ class Reading:
         condition = _condition_by_id(self.condition)
         code = f" ({self.code.hex} {self.code.name})" if self.code else ""
         if condition is not None:
-            # {component}: who reported it (a cause about the program itself names it)
-            quoted = _Quoted(self.named, component=self.component_title())
-            why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(quoted)
+            why = (condition.causes.get(self.subsystem) or condition.meaning).format_map(self._quoted())
             why += _field_rule(dict(self.named).get("field"), dict(self.named).get("value", ""))
             why += _removed_api(dict(self.named).get("kind"), dict(self.named).get("apiversion"))
         elif self.code is not None:
@@ -399,7 +397,8 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     seen = {c.code for c in numeric}
     codes = numeric + tuple(c for c in codes_in_text(message) if c.code not in seen)
     condition, code, evidence = _condition(message, codes)
-    subsystem = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
+    subsystem, named_place = _subsystem(operation, found, condition, found_object[3] if found_object else None, context)
+    grounded = named_place or obj is not None  # an object the message names (an address, a path) is its own ground
     # A log whose writer belongs to another subsystem than the line's words settles neither place.
     settled = _settled(subsystem, message, operation, found, condition) and not (
         writer_component is not None and not writer_component.weak and writer_component.subsystem != subsystem)
@@ -412,7 +411,7 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     named = tuple((k, " ".join(v.split())) for k, v in quoted.groupdict().items() if v) if quoted else ()
     return Reading(subsystem, names[0] if names else None, tuple(dict.fromkeys(names)),
                    operation.id if operation else None, obj, condition.id if condition else None, code, codes,
-                   evidence, tie is None or bool(tie.search(message)), settled, named)
+                   evidence, tie is None or bool(tie.search(message)), settled, named, grounded)
 
 
 def _settled(subsystem: str, message: str, operation: _Operation | None, found: list[_Component],
@@ -468,24 +467,25 @@ def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | N
 
 
 def _subsystem(operation: _Operation | None, components: list[_Component], condition: _Condition | None,
-               object_subsystem: str | None, context: str) -> str:
+               object_subsystem: str | None, context: str) -> tuple[str, bool]:
+    """The subsystem, and whether anything the message names points there (False: the default place)."""
     if operation is not None and not operation.weak:
-        return operation.subsystem
+        return operation.subsystem, True
     decider = next((c for c in components if c.decides), None)
     if decider is not None:
-        return decider.subsystem
+        return decider.subsystem, True
     if condition is not None and condition.subsystem:
-        return condition.subsystem
+        return condition.subsystem, True
     strong = next((c for c in components if not c.weak), None)
     if strong is not None:
-        return strong.subsystem
+        return strong.subsystem, True
     if object_subsystem:
-        return object_subsystem
+        return object_subsystem, True
     if operation is not None:
-        return operation.subsystem
+        return operation.subsystem, True
     if components:
-        return components[0].subsystem
-    return "node" if context == "node" else "runtime"
+        return components[0].subsystem, True
+    return ("node" if context == "node" else "runtime"), False
 
 
 @cache
