@@ -20,7 +20,7 @@ from tests.support import corpus_split
 from tests.support.paths import TESTS
 
 CORPUS = TESTS / "corpus"
-ROUNDS = sorted((p for p in CORPUS.glob("round*") if p.is_dir()), key=lambda p: int(p.name.removeprefix("round")))
+ROUNDS = sorted((p for p in CORPUS.glob("round*") if p.is_dir()), key=lambda p: corpus_split.in_round_order(p.name))
 
 WHERE = {"event", "waiting", "terminated", "condition", "log", "client", "apiserver"}
 SUBSYSTEMS = {"network", "dns", "proxy", "volume", "image", "runtime", "node", "resources", "identity",

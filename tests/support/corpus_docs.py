@@ -12,6 +12,7 @@ from pathlib import Path
 
 from tests.support import fresh_reading
 from tests.support.corpus_figures import CORPUS_DIR, HEADERS, Figures, corpora, expected_subsystems, load, measure
+from tests.support.corpus_split import in_round_order
 
 
 @cache
@@ -20,7 +21,7 @@ def documented() -> tuple[tuple[str, Figures], ...]:
     sentence read the same measurement): (its name there, its figures), held-out parts first (the newest round's
     first), then the training parts and the earlier corpus."""
     parts = corpora()
-    rounds = sorted((name for name in parts if "/" in name), key=_number, reverse=True)
+    rounds = sorted((name for name in parts if "/" in name), key=in_round_order, reverse=True)
     order = [n for n in rounds if "held" in n] + ["held_out"] + [n for n in rounds if "held" not in n] + ["failures"]
     shown = {"held_out": "`tests/corpus/held_out/` (held out)", "failures": "`tests/corpus/failures/` (training)"}
     out = [(shown.get(name, f"`tests/corpus/{name}.yaml`" + (" (held out)" if "held" in name else " (training)")),
@@ -55,12 +56,6 @@ def readme_claim() -> str:
             f"public issue trackers: {f.grades['wrong']} wrong ({f.rate('wrong'):.1f}%), {f.grades['right']} right, "
             f"{f.grades['honest']} honestly unsure, {f.grades['silent']} silent" for name, f in held]
     return "; ".join(said) + f"; on the {total} training failures {training} wrong, {right} right"
-
-
-def _number(name: str) -> int:
-    """A round's number (round10 after round9, not between round1 and round3)."""
-    found = re.search(r"round(\d+)", name)
-    return int(found.group(1)) if found else 0
 
 
 def _round_of(name: str) -> str:

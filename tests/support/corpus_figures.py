@@ -34,6 +34,7 @@ import yaml
 from kubectl_win.catalog import SYMPTOM_MESSAGE
 from kubectl_win.doctor.signatures import symptoms
 from kubectl_win.findings import CONFIDENCE_UNSURE, Finding
+from tests.support.corpus_split import in_round_order
 from tests.support.paths import TESTS
 
 CORPUS_DIR = TESTS / "corpus"
@@ -358,18 +359,12 @@ def keep(figures: Figures) -> Figures:
     return figures
 
 
-def _in_round_order(path: Path) -> tuple[str, int, str]:
-    """round3 ... round9, round10, round11 (not round10 before round3); the other corpora by name."""
-    found = re.match(r"round(\d+)$", path.parent.name)
-    return ("round", int(found.group(1)), path.name) if found else (path.parent.name, 0, path.name)
-
-
 def corpora() -> dict[str, list[Path]]:
     """Every graded corpus under tests/corpus by name: a directory of parts (failures/, held_out/) is one corpus,
     a file of a round (round3/held_out.yaml) is one; the earlier windows_messages.yaml and the Linux controls
     are measured by their own tests. A corpus counts when any entry carries an answer key (expect.right)."""
     out: dict[str, list[Path]] = {}
-    for path in sorted(CORPUS_DIR.rglob("*.yaml"), key=_in_round_order):
+    for path in sorted(CORPUS_DIR.rglob("*.yaml"), key=lambda path: in_round_order(path.as_posix())):
         relative = path.relative_to(CORPUS_DIR)
         if relative.name in ("windows_messages.yaml", "linux_controls.yaml"):
             continue
@@ -424,7 +419,7 @@ def summary_lines() -> list[str]:
 
     if not FIGURES and not CONTROLS:
         return []
-    ordered = sorted(FIGURES, key=lambda f: (not f.held_out, re.sub(r"\d+", lambda n: n.group().zfill(4), f.corpus)))
+    ordered = sorted(FIGURES, key=lambda f: (not f.held_out, in_round_order(f.corpus)))
     heads = [f"{f.corpus}: wrong {f.rate('wrong'):.1f}% ({f.grades['wrong']} of {f.graded}: "
              f"{f.grades['wrong'] - f.wrong_place} a wrong cause, {f.wrong_place} an unsure answer's subsystem), "
              f"right {f.rate('right'):.1f}%" for f in ordered if f.held_out]

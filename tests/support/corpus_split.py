@@ -52,6 +52,11 @@ _THREAD = re.compile(r"([\w.-]+/[\w.-]+)\s*(?:PR\s*|issue\s*|pull\s*)?#(\d+)\b|"
                      r"github\.com/([\w.-]+/[\w.-]+)/(?:issues|pull|discussions)/(\d+)", re.IGNORECASE)
 
 
+def in_round_order(name: str) -> str:
+    """A sort key that puts rounds in their numbers' order (round9, round10, round11; not round10 before round3)."""
+    return re.sub(r"\d+", lambda number: number.group().zfill(4), name)
+
+
 def threads(text: str) -> frozenset[str]:
     """The GitHub threads a text cites, by URL or as "owner/repo #N" (or "owner/repo PR #N"), as owner/repo#N
     (an issue and a PR of one repository share their numbers)."""
