@@ -309,6 +309,21 @@ CASES = [
                        'networkPlugin cni failed to set up pod "web-1_shop" network: cni-net: failed to load network '
                        "manager state: invalid character '\\x00' looking for beginning of value",
                        ("azure-vnet.json",), reason="FailedCreatePodSandBox"),
+    _failed_event_case("symptom-args-run-as-command",
+                       "'--collectors.enabled' is not recognized as an internal or external command,",
+                       ("ENTRYPOINT", "args without a command")),
+    _failed_event_case("symptom-sandbox-platform-unset",
+                       'failed to create shim task: invalid runtime sandbox platform: "" is an invalid OS component '
+                       'of "": OSAndVersion specifier component must match',
+                       ("SandboxPlatform", "config.toml on win-0"), reason="FailedCreatePodSandBox"),
+    _failed_event_case("symptom-hcs-unavailable",
+                       "hcsshim::GetComputeSystems: The specified module could not be found.",
+                       ("HostProcess container", "Containers feature")),
+    _failed_event_case("symptom-cni-lock-file-empty", "[4844] Num bytes read from lock file is 0",
+                       ("azure-vnet.json.lock", "on win-0")),
+    _failed_event_case("symptom-mcr-image-from-docker-hub",
+                       'Failed to pull image "docker.io/windows/nanoserver:ltsc2022": pull access denied, repository '
+                       "does not exist or may require authorization", ("mcr.microsoft.com/<its path>",)),
     _failed_event_case("symptom-rancher-docker-ee-only", "FATA: Only support with Docker EE",
                        ("docker version", "Mirantis Container Runtime")),
     _failed_event_case("symptom-docker-file-bind-mount",
