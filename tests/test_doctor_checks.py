@@ -324,6 +324,13 @@ CASES = [
     _failed_event_case("symptom-mcr-image-from-docker-hub",
                        'Failed to pull image "docker.io/windows/nanoserver:ltsc2022": pull access denied, repository '
                        "does not exist or may require authorization", ("mcr.microsoft.com/<its path>",)),
+    _failed_event_case("symptom-registry-unreachable",
+                       'Failed to pull image "contoso.azurecr.io/shop/app:1.0": rpc error: code = Unknown desc = '
+                       'Get "https://contoso.azurecr.io/v2/": dial tcp 10.0.0.4:443: i/o timeout',
+                       ("Test-NetConnection", "HTTPS_PROXY", "private registry")),
+    _failed_event_case("symptom-irsa-token-path-windows", "The webIdentityTokenFile must be an absolute path.",
+                       ("AWS_WEB_IDENTITY_TOKEN_FILE in shop/Pod/web-1",
+                        "C:\\var\\run\\secrets\\eks.amazonaws.com")),
     _failed_event_case("symptom-rancher-docker-ee-only", "FATA: Only support with Docker EE",
                        ("docker version", "Mirantis Container Runtime")),
     _failed_event_case("symptom-docker-file-bind-mount",
