@@ -331,6 +331,10 @@ CASES = [
     _failed_event_case("symptom-irsa-token-path-windows", "The webIdentityTokenFile must be an absolute path.",
                        ("AWS_WEB_IDENTITY_TOKEN_FILE in shop/Pod/web-1",
                         "C:\\var\\run\\secrets\\eks.amazonaws.com")),
+    _failed_event_case("symptom-probe-to-node-localhost",
+                       'Readiness probe failed: Get "http://127.0.0.1:8080/ready": dial tcp 127.0.0.1:8080: connectex: '
+                       "No connection could be made because the target machine actively refused it.",
+                       ("localhost",), reason="Unhealthy"),
     _failed_event_case("symptom-rancher-docker-ee-only", "FATA: Only support with Docker EE",
                        ("docker version", "Mirantis Container Runtime")),
     _failed_event_case("symptom-docker-file-bind-mount",

@@ -535,6 +535,22 @@ def test_a_hostprocess_cause_is_stated_only_for_a_pod_that_runs_hostprocess_cont
     assert "does not run HostProcess containers" in from_log.fix.text() + from_bundle.fix.text()
 
 
+PROBE_TO_LOCALHOST = ('Liveness probe failed: Get "http://localhost:29643/healthz": dial tcp [::1]:29643: connectex: '
+                      "No connection could be made because the target machine actively refused it.")
+
+
+def test_a_probe_of_localhost_is_the_cause_only_for_a_pod_on_the_pod_network() -> None:
+    """The kubelet probes from the node: localhost there is the pod only when the pod runs with hostNetwork, so the
+    cause (the probe's host) is stated for a pod on the pod network and not for a hostNetwork pod."""
+    objs = [node("win-0"), pod("csi", windows_spec(), node="win-0"), pod("hpc", _host_process_spec(), node="win-0"),
+            event(("Pod", "shop", "csi"), "Unhealthy", PROBE_TO_LOCALHOST, host="win-0"),
+            event(("Pod", "shop", "hpc"), "Unhealthy", PROBE_TO_LOCALHOST, host="win-0")]
+    found = {f.object.name: f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-probe-to-node-localhost"}
+    assert found["csi"].confidence == "cause" and "remove httpGet.host from the probe of shop/Pod/csi" in \
+        found["csi"].fix.text()
+    assert found["hpc"].confidence == "unsure" and "runs with hostNetwork" in found["hpc"].fix.text()
+
+
 @pytest.mark.parametrize("text", [
     'error executing command in container: failed to exec in container: failed to start exec "b01": failed to get '
     'application name from commandline "sh -c \\"tar cf - /x | tail -c+0\\"": failed to find executable',

@@ -274,6 +274,7 @@ class SnapshotBuilder:
             target=group.target,
             containers=group.containers,
             host_process=group.host_process,
+            host_network=group.host_network,
             runtime_class=intern(as_text(head.runtimeClassName)) or None,
             states=container_states(status),
             group=group_index,
@@ -367,7 +368,7 @@ class SnapshotBuilder:
             group_index = len(self._groups)
             group = PodGroup(_pack(representative), on_windows, target=template.target,
                              containers=containers_of(spec, "spec", self._interner),
-                             host_process=is_host_process(spec))
+                             host_process=is_host_process(spec), host_network=spec.get("hostNetwork") is True)
             if self.server_version is not None:
                 from kubectl_win.doctor.lint import lint_group, version_of
 
@@ -391,6 +392,7 @@ class SnapshotBuilder:
             target=group.target,
             containers=group.containers,
             host_process=group.host_process,
+            host_network=group.host_network,
             runtime_class=intern(as_text(spec.get("runtimeClassName"))) or None,
             states=container_states(status),
             group=group_index,

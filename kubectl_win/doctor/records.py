@@ -171,6 +171,7 @@ class PodRecord:
     states: tuple[ContainerState, ...]
     group: int  # index into Snapshot.pod_groups (explain's rules run once per group)
     ignores: frozenset[str]
+    host_network: bool = False  # spec.hostNetwork: the pod shares the node's network (and its localhost)
 
     @property
     def ref(self) -> ObjectRef:
@@ -192,6 +193,7 @@ class PodGroup:
     target: Target = field(default_factory=lambda: Target(None, False))
     containers: tuple[Container, ...] = ()
     host_process: bool = False
+    host_network: bool = False
     lint: tuple[Any, tuple[Any, ...]] | None = None  # (Kubernetes version, explain's findings), linted early
 
     @property
