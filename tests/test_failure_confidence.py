@@ -130,6 +130,17 @@ def test_an_api_server_rejection_is_not_a_node_failure() -> None:
     assert "credentials" not in found.cause
 
 
+def test_credentials_a_components_list_and_watch_cannot_use_are_its_own_not_a_registrys() -> None:
+    """client-go's reflector lists from the API server: "Unauthorized" there is the component's credentials (an
+    expired or rotated token), placed with the component that wrote the line, not an image pull's."""
+    line = ("E1107 10:00:00.000000 4312 reflector.go:147] k8s.io/client-go/tools/cache/reflector.go:232: Failed to "
+            "watch *v1.Pod: failed to list *v1.Pod: Unauthorized")
+    [found] = _model_findings(scan_lines("win-0", "calico-node", [line], snapshot=snapshot_of(node("win-0"))))
+    assert found.confidence == "unsure" and "list or watch objects from the API server" in found.message
+    assert "credentials for the API server" in found.fix.text() + found.message
+    assert "registry" not in found.message
+
+
 def test_a_csi_mount_failure_caused_by_a_linux_filesystem_is_not_told_to_upgrade_the_driver() -> None:
     text = ('MountVolume.MountDevice failed for volume "pvc-1" : rpc error: code = Internal desc = could not format '
             '"2" and mount it at "c:\\var\\lib\\kubelet\\plugins\\kubernetes.io\\csi\\disk.csi.azure.com\\1\\'

@@ -95,7 +95,9 @@ class _Condition:
     codes: frozenset[str]
     pattern: re.Pattern[str] | None
     causes: dict[str, str]
-    moves: dict[str, str]  # operation -> the subsystem this condition puts that operation's failure in
+    # operation -> the subsystem this condition puts that operation's failure in ("component": the subsystem of the
+    # component that failed, as for credentials the API server refuses, which are that component's)
+    moves: dict[str, str]
     # Words that name the condition without saying what it is about ("not found", "EOF", "version"): found only by
     # them, the condition is no evidence of a cause.
     weak: re.Pattern[str] | None = None
@@ -405,7 +407,9 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     if condition is not None and condition.decides and condition.subsystem:
         subsystem, settled = condition.subsystem, True
     if condition is not None and operation is not None and operation.id in condition.moves:
-        subsystem = condition.moves[operation.id]
+        moved = condition.moves[operation.id]
+        strong = next((c.subsystem for c in found if not c.weak), None)
+        subsystem = (strong or subsystem) if moved == "component" else moved
     tie = condition.ties.get(subsystem) if condition is not None else None
     quoted = condition.names.search(message) if condition is not None and condition.names is not None else None
     named = tuple((k, " ".join(v.split())) for k, v in quoted.groupdict().items() if v) if quoted else ()
