@@ -77,7 +77,9 @@ def _answers_by_path(reason: str, text: str) -> dict[str, tuple[str, str | None,
                                'yet: The device is not ready.'),
     ("FailedMount", 'MountVolume.MountDevice failed for volume "pvc-1" : rpc error: code = Internal desc = '
                     'NodeStageVolume failed: mount of disk 2 with fsType ext4 failed'),
-], ids=["cause-by-code", "unsure-unplaced", "cause-runtime", "unsure-network", "linux-only-setting"])
+    ("Failed", "'--collector.textfile.directory' is not recognized as an internal or external command,"),
+], ids=["cause-by-code", "unsure-unplaced", "cause-runtime", "unsure-network", "linux-only-setting",
+        "args-run-as-command"])
 def test_one_text_gets_the_same_graded_answer_on_every_path(reason: str, text: str) -> None:
     """Events, container states, node conditions, doctor --deep and logs --analyse (node logs), and bundles."""
     answers = _answers_by_path(reason, text)
