@@ -1,6 +1,7 @@
 """Readings a message's own structure settles, and those it does not (issue 41): what doctor says of a feature
 gate its version refuses, a port already taken, a DLL the machine lacks, a Go run-time panic, a container HCS no
-longer has, and who wrote a line that starts with "Error: "."""
+longer has, a Linux path, Go's FIPS-only mode, a named pipe given to a TCP listener, a System32 program off PATH,
+and who wrote a line that starts with "Error: "."""
 
 from __future__ import annotations
 
@@ -39,8 +40,20 @@ def _log(writer: str, line: str) -> Finding:
     ("kubelet", 'Error: recovered from panic "runtime error: invalid memory address or nil pointer dereference". '
                 "(err=<nil>) Call stack:",
      CONFIDENCE_UNSURE, ["one candidate: the kubelet crashed on a bug of its own"]),
+    ("kubelet", 'E0320 1 run.go:74] "command failed" err="invalid configuration: pod logs path \\"/var/log/pods\\" '
+                'must be absolute path"',
+     CONFIDENCE_CAUSE, ["/var/log/pods is a Linux-style path", "drive letter"]),
+    ("wmco", "ssh: handshake failed: curve25519: crypto/ecdh: use of X25519 is not allowed in FIPS 140-only mode",
+     CONFIDENCE_CAUSE, ["X25519, which Go's FIPS 140-only mode", "golang.org/x/crypto"]),
+    ("containerd", "containerd: failed to get listener for debug endpoint: listen tcp: address \\\\.\\pipe\\"
+                   "containerd-debug: missing port in address",
+     CONFIDENCE_CAUSE, ["containerd treated the named pipe address", "npipe://"]),
+    ("azure-npm", "powershell.exe : The term 'powershell.exe' is not recognized as the name of a cmdlet, function, "
+                  "script file, or operable program.",
+     CONFIDENCE_UNSURE, ["a program every Windows Server has was not found on PATH"]),
 ], ids=["locked-feature-gate", "unknown-feature-gate", "taken-port", "stale-unix-socket", "missing-dll",
-        "nano-server-dll", "go-panic"])
+        "nano-server-dll", "go-panic", "linux-path-quoted-first", "fips-only", "pipe-given-to-tcp",
+        "system-program-off-path"])
 def test_what_a_line_s_own_words_settle(writer: str, line: str, confidence: str, says: list[str]) -> None:
     """A feature gate the running version locked or does not know, a DLL the machine lacks and a stale socket file
     are causes the words show; a taken port (whose?) and a Go panic (what did the program meet?) are not."""
