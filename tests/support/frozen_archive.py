@@ -17,9 +17,8 @@ import tempfile
 from importlib import metadata
 from pathlib import Path
 
-from tests.support.paths import PACKAGE
+from tests.support.paths import ROOT
 
-ROOT = PACKAGE.parent
 INPUTS = ("kubectl_win", "release")
 FILES = ("pyproject.toml", "LICENSE")
 

@@ -123,6 +123,14 @@ def _any(patterns: list[str] | None) -> re.Pattern[str] | None:
     return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE) if patterns else None
 
 
+def _causes(condition: dict[str, Any]) -> dict[str, str]:
+    """A condition's cause per subsystem: `causes` (one text each), or one `cause` for the subsystems `cause_in`
+    names (every subsystem when it names none)."""
+    shared = condition.get("cause")
+    every = {s: shared for s in condition.get("cause_in") or SUBSYSTEMS} if shared else {}
+    return {**every, **dict(condition.get("causes") or {})}
+
+
 @cache
 def _model() -> _Model:
     data = load("failure_model")
@@ -142,7 +150,7 @@ def _model() -> _Model:
                                   bool(o.get("starts_pod"))) for o in data["operations"])
     objects = tuple((o["id"], o["phrase"], _any(o["patterns"]), o.get("subsystem")) for o in data["objects"])
     conditions = tuple(_Condition(c["id"], c["meaning"], c.get("subsystem"), frozenset(c.get("codes") or ()),
-                                  _any(c.get("patterns")), dict(c.get("causes") or {}), dict(c.get("moves") or {}),
+                                  _any(c.get("patterns")), _causes(c), dict(c.get("moves") or {}),
                                   _any(c.get("weak")),
                                   {k: re.compile(v, re.IGNORECASE) for k, v in (c.get("ties") or {}).items()},
                                   bool(c.get("self_evident")), bool(c.get("decides")),
@@ -408,8 +416,8 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
         subsystem, settled = condition.subsystem, True
     if condition is not None and operation is not None and operation.id in condition.moves:
         moved = condition.moves[operation.id]
-        strong = next((c.subsystem for c in found if not c.weak), None)
-        subsystem = (strong or subsystem) if moved == "component" else moved
+        strong = _strong(found)
+        subsystem = (strong.subsystem if strong else subsystem) if moved == "component" else moved
     tie = condition.ties.get(subsystem) if condition is not None else None
     quoted = condition.names.search(message) if condition is not None and condition.names is not None else None
     named = tuple((k, " ".join(v.split())) for k, v in quoted.groupdict().items() if v) if quoted else ()
@@ -470,6 +478,11 @@ def _condition(message: str, codes: tuple[Decoded, ...]) -> tuple[_Condition | N
     return None, known[0] if known else None, "code" if known else ""
 
 
+def _strong(components: list[_Component]) -> _Component | None:
+    """The first component that is not `weak` (the kubelet and containerd are: every chain passes through them)."""
+    return next((c for c in components if not c.weak), None)
+
+
 def _subsystem(operation: _Operation | None, components: list[_Component], condition: _Condition | None,
                object_subsystem: str | None, context: str) -> tuple[str, bool]:
     """The subsystem, and whether anything the message names points there (False: the default place)."""
@@ -480,7 +493,7 @@ def _subsystem(operation: _Operation | None, components: list[_Component], condi
         return decider.subsystem, True
     if condition is not None and condition.subsystem:
         return condition.subsystem, True
-    strong = next((c for c in components if not c.weak), None)
+    strong = _strong(components)
     if strong is not None:
         return strong.subsystem, True
     if object_subsystem:
