@@ -143,6 +143,16 @@ def test_credentials_a_components_list_and_watch_cannot_use_are_its_own_not_a_re
     assert "registry" not in found.message
 
 
+def test_the_kubelet_s_own_list_refused_is_the_node_s_credentials_not_a_registry_s() -> None:
+    """The kubelet is a weak component (every chain passes through it), yet its own list from the API server is
+    its own: "Unauthorized" there is the node's credentials (its client certificate), never an image pull's."""
+    line = ("E1107 10:00:00.000000 4312 reflector.go:138] k8s.io/client-go/informers/factory.go:134: Failed to "
+            "watch *v1.Node: failed to list *v1.Node: Unauthorized")
+    [found] = _model_findings(scan_lines("win-0", "kubelet", [line], snapshot=snapshot_of(node("win-0"))))
+    assert found.confidence == "unsure" and "perhaps node" in found.message
+    assert "registry" not in found.message and "kubelet's credentials" in found.message
+
+
 def test_a_csi_mount_failure_caused_by_a_linux_filesystem_is_not_told_to_upgrade_the_driver() -> None:
     text = ('MountVolume.MountDevice failed for volume "pvc-1" : rpc error: code = Internal desc = could not format '
             '"2" and mount it at "c:\\var\\lib\\kubelet\\plugins\\kubernetes.io\\csi\\disk.csi.azure.com\\1\\'

@@ -2,8 +2,9 @@
 `doctor --deep`'s log lines and a bundle's share: a Linux workload that landed on a Windows node fails for its
 placement (doctor/checks/misplaced.py); a catalogue cause that presumes a context the pod does not show is unsure
 (doctor/checks/presumed.py); an image-platform failure is a cause where the pod's target and the node's OS differ,
-where the build it asked for is out of support (nothing is published for it any more), or where the registry's answer (doctor --check-images) says which of the message's candidates it is; otherwise
-the text's own confidence stands."""
+where the build it asked for is out of support (nothing is published for it any more), or where the registry's
+answer (doctor --check-images) says which of the message's candidates it is; otherwise the text's own confidence
+stands."""
 
 from __future__ import annotations
 
