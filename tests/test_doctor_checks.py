@@ -331,6 +331,22 @@ CASES = [
     _failed_event_case("symptom-irsa-token-path-windows", "The webIdentityTokenFile must be an absolute path.",
                        ("AWS_WEB_IDENTITY_TOKEN_FILE in shop/Pod/web-1",
                         "C:\\var\\run\\secrets\\eks.amazonaws.com")),
+    _failed_event_case("symptom-hostprocess-tty",
+                       'error executing command in container: failed to exec in container: failed to start exec "a4": '
+                       "console emulation not supported for job containers: unknown", ("kubectl exec -i (no -t)",)),
+    _failed_event_case("symptom-container-user-no-domain",
+                       "hcs::System::CreateProcess: CMD: failure in a Windows system call: The specified domain "
+                       "either does not exist or could not be contacted. (0x54b)", ("nltest /dsgetdc",)),
+    _failed_event_case("symptom-eventlog-in-container",
+                       'SystemCallError error="The interface is unknown. - OpenEventLog',
+                       ("HostProcess container", "LogMonitor")),
+    _failed_event_case("symptom-azure-cloud-name",
+                       'failed to run Kubelet: could not init cloud provider "azure": autorest/azure: There is no '
+                       'cloud environment matching the name "AZURECLOUD"', ("AzurePublicCloud", "az cloud set")),
+    _failed_event_case("symptom-ec2-metadata-unreachable",
+                       'failed to run Kubelet: could not init cloud provider "aws": unable to determine AWS zone from '
+                       "cloud provider config or EC2 instance metadata: RequestError: send request failed",
+                       ("169.254.169.254/32", "on win-0")),
     _failed_event_case("symptom-probe-to-node-localhost",
                        'Readiness probe failed: Get "http://127.0.0.1:8080/ready": dial tcp 127.0.0.1:8080: connectex: '
                        "No connection could be made because the target machine actively refused it.",

@@ -574,6 +574,32 @@ def test_a_probe_of_localhost_is_the_cause_only_for_a_pod_on_the_pod_network() -
     assert found["hpc"].confidence == "unsure" and "runs with hostNetwork" in found["hpc"].fix.text()
 
 
+NO_SUCH_DOMAIN = ("encountered an error during hcs::System::CreateProcess: CMD: failure in a Windows system call: "
+                  "The specified domain either does not exist or could not be contacted. (0x54b)")
+
+
+@pytest.mark.parametrize(("options", "confidence"), [
+    ({}, "cause"),
+    ({"runAsUserName": "ContainerUser"}, "cause"),
+    ({"gmsaCredentialSpecName": "webapp01"}, "unsure"),
+    ({"runAsUserName": "CONTOSO\\svc-web"}, "unsure"),
+], ids=["local-default", "local-named", "gmsa", "domain-user"])
+def test_a_logon_to_no_domain_is_the_image_s_only_for_a_pod_without_a_domain_identity(options: dict[str, str],
+                                                                                     confidence: str) -> None:
+    """ERROR_NO_SUCH_DOMAIN when a container's process starts: for a pod that logs on locally the domain is the
+    image's own (its LSA primary domain unset); a gMSA or a DOMAIN\\user pod's domain may be unreachable, and
+    the message does not say which."""
+    spec = windows_spec()
+    if options:
+        spec["securityContext"] = {"windowsOptions": options}
+    objs = [node("win-0", build=26100), pod("web", spec, node="win-0"),
+            event(("Pod", "shop", "web"), "Failed", NO_SUCH_DOMAIN, host="win-0")]
+    [found] = [f for f in run_checks(snapshot_of(*objs)) if f.id == "symptom-container-user-no-domain"]
+    assert found.confidence == confidence
+    said = found.fix.text()
+    assert ("WORKGROUP" in said) if confidence == "cause" else ("nltest /dsgetdc" in said and "gMSA" in said)
+
+
 @pytest.mark.parametrize("text", [
     'error executing command in container: failed to exec in container: failed to start exec "b01": failed to get '
     'application name from commandline "sh -c \\"tar cf - /x | tail -c+0\\"": failed to find executable',

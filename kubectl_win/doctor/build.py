@@ -18,6 +18,7 @@ from kubectl_win.doctor.constructors import (
     container_states,
     containers_of,
     ignores_of,
+    logs_on_to_a_domain,
     node_record,
     pinned_to_linux,
     placement_of,
@@ -275,6 +276,7 @@ class SnapshotBuilder:
             containers=group.containers,
             host_process=group.host_process,
             host_network=group.host_network,
+            domain_logon=group.domain_logon,
             runtime_class=intern(as_text(head.runtimeClassName)) or None,
             states=container_states(status),
             group=group_index,
@@ -368,7 +370,8 @@ class SnapshotBuilder:
             group_index = len(self._groups)
             group = PodGroup(_pack(representative), on_windows, target=template.target,
                              containers=containers_of(spec, "spec", self._interner),
-                             host_process=is_host_process(spec), host_network=spec.get("hostNetwork") is True)
+                             host_process=is_host_process(spec), host_network=spec.get("hostNetwork") is True,
+                             domain_logon=logs_on_to_a_domain(spec))
             if self.server_version is not None:
                 from kubectl_win.doctor.lint import lint_group, version_of
 
@@ -393,6 +396,7 @@ class SnapshotBuilder:
             containers=group.containers,
             host_process=group.host_process,
             host_network=group.host_network,
+            domain_logon=group.domain_logon,
             runtime_class=intern(as_text(spec.get("runtimeClassName"))) or None,
             states=container_states(status),
             group=group_index,

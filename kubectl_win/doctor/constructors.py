@@ -157,6 +157,25 @@ def windows_options(spec: dict[str, Any], spec_path: str) -> tuple[tuple[tuple[s
     return tuple(found), host_process
 
 
+# Accounts whose logon names no domain a DC must answer for: the machine's own and NT AUTHORITY's built-ins.
+_LOCAL_DOMAINS = frozenset({"", ".", "nt authority", "builtin", "user manager", "nt service"})
+
+
+def logs_on_to_a_domain(spec: dict[str, Any]) -> bool:
+    """Whether a container of the template logs on with a domain identity: a gMSA credential spec, or a
+    runAsUserName that names a domain (DOMAIN\\user), on the pod or any container."""
+    contexts = [as_dict(spec.get("securityContext"))]
+    contexts += [as_dict(container.get("securityContext")) for _list, _index, container in iter_containers(spec)]
+    for context in contexts:
+        options = as_dict(context.get("windowsOptions"))
+        if options.get("gmsaCredentialSpecName") or options.get("gmsaCredentialSpec"):
+            return True
+        user = str(options.get("runAsUserName") or "")
+        if "\\" in user and user.split("\\", 1)[0].strip().lower() not in _LOCAL_DOMAINS:
+            return True
+    return False
+
+
 _EMPTY: frozenset[str] = frozenset()
 
 

@@ -172,6 +172,7 @@ class PodRecord:
     group: int  # index into Snapshot.pod_groups (explain's rules run once per group)
     ignores: frozenset[str]
     host_network: bool = False  # spec.hostNetwork: the pod shares the node's network (and its localhost)
+    domain_logon: bool = False  # a container logs on with a domain identity (a gMSA, or runAsUserName DOMAIN\user)
 
     @property
     def ref(self) -> ObjectRef:
@@ -194,6 +195,7 @@ class PodGroup:
     containers: tuple[Container, ...] = ()
     host_process: bool = False
     host_network: bool = False
+    domain_logon: bool = False
     lint: tuple[Any, tuple[Any, ...]] | None = None  # (Kubernetes version, explain's findings), linted early
 
     @property

@@ -17,6 +17,7 @@ from kubectl_win.doctor.records import NodeRecord, PodRecord
 FACTS: dict[str, Callable[[PodRecord | None, NodeRecord | None], bool]] = {
     "host_process": lambda pod, _node: pod is not None and pod.host_process,
     "pod_network": lambda pod, _node: pod is not None and not pod.host_network,  # its localhost is not the node's
+    "local_logon": lambda pod, _node: pod is not None and not pod.domain_logon,  # no gMSA, no DOMAIN\user
 }
 
 
