@@ -2,9 +2,8 @@
 `doctor --deep`'s log lines and a bundle's share: a Linux workload that landed on a Windows node fails for its
 placement (doctor/checks/misplaced.py); a catalogue cause that presumes a context the pod does not show is unsure
 (doctor/checks/presumed.py); an image-platform failure is a cause where the pod's target and the node's OS differ,
-where the build it asked for is out of support (nothing is published for it any more), or where the registry's
-answer (doctor --check-images) says which of the message's candidates it is; otherwise the text's own confidence
-stands."""
+or where the registry's answer (doctor --check-images) says which of the message's candidates it is; otherwise
+the text's own confidence stands."""
 
 from __future__ import annotations
 
@@ -28,7 +27,7 @@ class Decided:
 
     def fix_of(self, fix: Fix) -> Fix:
         """The finding's fix with what the registry said before its note."""
-        if not self.said or self.said in fix.note:
+        if not self.said:
             return fix
         return Fix(commands=fix.commands, note=" ".join(p for p in (self.said, fix.note) if p),
                    judgement=fix.judgement)
@@ -64,12 +63,6 @@ def _decided(confidence: str | None, pod: PodRecord | None, node: NodeRecord | N
         # Windows image is claimed there) a Windows image came to a Linux node: which of the candidates it is (its
         # own fix says which way round, more precisely than the placement's).
         return Decided(CONFIDENCE_CAUSE)
-    # A Windows pod (or a node's own pull) that asked for a build out of support: no tag is published for it any
-    # more, whichever of the message's candidates the tag is; the node has to move.
-    retired = image_platform.retired_build(check, text, node.build_number if node is not None and node.windows
-                                           else None)
-    if retired:
-        return Decided(CONFIDENCE_CAUSE, cause=retired, said=retired)
     placed = misplaced.placement(pod, node, check, text, reason, context, writer)
     if placed is not None:
         route, sentence = placed

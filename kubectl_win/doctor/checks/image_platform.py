@@ -64,17 +64,6 @@ def _unsupported(number: int) -> str:
             f"published for it, so move the node to a supported Windows Server build") if ended else ""
 
 
-def retired_build(check: str, message: str, node_build: int | None) -> str:
-    """The cause of a pull failure that asked for a Windows build out of support (the one the message names, else
-    the node's): publishers stop building images for a build once its support ends, so no tag has a variant for
-    it. "" for another check, or a build in support (or one the data does not date)."""
-    if check not in PULL_CHECKS:
-        return ""
-    number = build_asked(message, node_build)
-    unsupported = _unsupported(number) if number is not None else ""
-    return f"{unsupported}." if unsupported else ""
-
-
 def _out_of_support(number: int) -> str:
     ended = _support_ended(number)
     return f" {_name(number)} has been out of support since {ended}." if ended else ""
