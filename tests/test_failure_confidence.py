@@ -271,6 +271,9 @@ CALICO = ("2025-06-25 08:59:13.306 [ERROR][3008] confd/status_file_watcher.go 22
           "error=open \\var\\run\\calico\\endpoint-status: The system cannot find the path specified.")
 
 
+SMB_STATS = ("GRPC error: rpc error: code = Internal desc = failed to stat file c:\\var\\lib\\kubelet\\pods\\41c1\\"
+             "volumes\\kubernetes.io~csi\\pvc-7\\mount: CreateFile c:\\var\\lib\\kubelet\\pods\\41c1\\volumes\\"
+             "kubernetes.io~csi\\pvc-7\\mount: Access is denied.")
 EXPORTER_BIND = ("cannot start windows_exporter: listen tcp :9182: bind: Only one usage of each socket address "
                  "(protocol/network address/port) is normally permitted.")
 
@@ -282,6 +285,9 @@ EXPORTER_BIND = ("cannot start windows_exporter: listen tcp :9182: bind: Only on
     ("ghcr.io/prometheus-community/windows-exporter", "windows_exporter", EXPORTER_BIND, "0.20.1", True),
     ("ghcr.io/prometheus-community/windows-exporter", "windows_exporter", EXPORTER_BIND, "0.21.0", False),
     ("ghcr.io/prometheus-community/windows-exporter", "windows_exporter", EXPORTER_BIND, None, False),
+    ("registry.k8s.io/sig-storage/smbplugin", "csi-smb-node-win", SMB_STATS, "v1.2.0", True),
+    ("registry.k8s.io/sig-storage/smbplugin", "csi-smb-node-win", SMB_STATS, "v1.3.0", False),
+    ("registry.k8s.io/sig-storage/smbplugin", "csi-smb-node-win", SMB_STATS, None, False),
 ])
 def test_an_agents_version_comes_from_its_pods_image_on_the_node(image: str, writer: str, line: str,
                                                                   tag: str | None, known: bool) -> None:
