@@ -114,3 +114,30 @@ def test_a_candidate_needs_something_the_message_names_not_only_a_default_place(
     named = model.read("hcs::CreateComputeSystem 4f1: This operation returned because the timeout period expired.",
                        "", "pod").labels()
     assert "one candidate: HCS (vmcompute) did not create or start the container in time" in named["cause"]
+
+
+@pytest.mark.parametrize(("check", "writer", "text"), [
+    ("symptom-hostprocess-tty", "containerd",
+     'failed to start exec "a4": console emulation not supported for job containers: unknown'),
+    ("symptom-eventlog-in-container", "fluentd", 'SystemCallError error="The interface is unknown. - OpenEventLog'),
+    ("symptom-azure-cloud-name", "kubelet",
+     'failed to run Kubelet: could not init cloud provider "azure": autorest/azure: There is no cloud environment '
+     'matching the name "AZURECLOUD"'),
+    ("symptom-ec2-metadata-unreachable", "kubelet",
+     'failed to run Kubelet: could not init cloud provider "aws": unable to determine AWS zone from cloud provider '
+     "config or EC2 instance metadata: RequestError: send request failed"),
+], ids=["hostprocess-tty", "eventlog-in-container", "azure-cloud-name", "ec2-metadata-route"])
+def test_one_reading_of_a_cause_in_an_event_a_deep_log_line_and_a_bundle(check: str, writer: str,
+                                                                         text: str) -> None:
+    """The same text gives the same check, confidence and fix wherever doctor reads it."""
+    from kubectl_win.doctor.checks.bundle_logs import scan_file
+
+    objs = [node("win-0"), pod("web", windows_spec(), node="win-0"),
+            event(("Pod", "shop", "web"), "Failed", text, host="win-0")]
+    [from_event] = [f for f in run_checks(snapshot_of(*objs)) if f.id == check]
+    [from_log] = [f for f in scan_lines("win-0", writer, [text], snapshot=snapshot_of(node("win-0")))
+                  if f.id == check]
+    [from_bundle] = [f for f in scan_file("win-0", f"nodes/win-0/logs/{writer}.log", text, snapshot_of(node("win-0")))
+                     if f.id == check]
+    assert from_event.confidence == from_log.confidence == from_bundle.confidence == CONFIDENCE_CAUSE
+    assert from_log.fix.note == from_bundle.fix.note

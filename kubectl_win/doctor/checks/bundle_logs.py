@@ -60,7 +60,7 @@ def scan_file(node: str, member: str, text: str, snapshot: Snapshot | None = Non
         times = f", {count}x" if count > 1 else ""
         place = Place(node=node, label=component, writer=component.split()[0], ref=ref,
                       values={"node": node, "namespace": pod[0] if pod else "kube-system", "object": ref.display(),
-                              "pod": pod[1] if pod else node},
+                              "pod": f"{pod[0]}/{pod[1]}" if pod else ref.display()},  # as an event's and --deep's
                       fallback=Fix(commands=(("kubectl", "win", "logs", node, component.split()[0]),),
                                    note=f"See {member} line {number} in the bundle, and the node's current log."),
                       where=f" (on {node}, bundle: {member}:{number}{times})",
