@@ -138,7 +138,7 @@ def split(n: int, files: list[Path], knowledge_at: str | None = None) -> dict[st
 
 # The commit whose knowledge each round was collected against (its knowledge-citation rule reads that).
 KNOWLEDGE_AT = {4: "15fa336", 5: "13c4429", 6: "87c6092", 7: "a299d7f", 8: "0a70f1d", 9: "8c5e81a", 10: "63b1207",
-                11: "de18a00", 12: "779aa5c", 13: "67acec0", 14: "ab4cb55", 15: "48cbf43"}
+                11: "de18a00", 12: "779aa5c", 13: "67acec0", 14: "ab4cb55", 15: "48cbf43", 16: "2763cbc"}
 
 if __name__ == "__main__":
     round_number = int(sys.argv[1])
