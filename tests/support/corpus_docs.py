@@ -52,7 +52,7 @@ def readme_claim() -> str:
     training = sum((f.grades["wrong"] for name, f in parts.items() if "(training)" in name), 0)
     right = sum((f.grades["right"] for name, f in parts.items() if "(training)" in name), 0)
     total = sum((f.graded for name, f in parts.items() if "(training)" in name), 0)
-    said = [f"on {f.graded} held-out real failures{_round_of(name)} from "
+    said = [f"on {f.graded} held-out real failure{'' if f.graded == 1 else 's'}{_round_of(name)} from "
             f"public issue trackers: {f.grades['wrong']} wrong ({f.rate('wrong'):.1f}%), {f.grades['right']} right, "
             f"{f.grades['honest']} honestly unsure, {f.grades['silent']} silent" for name, f in held]
     return "; ".join(said) + f"; on the {total} training failures {training} wrong, {right} right"
@@ -70,7 +70,7 @@ def update_readme(path: str, width: int = 110) -> None:
 
     file = Path(path)
     text = file.read_text(encoding="utf-8")
-    words = r"on \d+ held-out real failures.*?on the \d+ training failures \d+ wrong, \d+ right"
+    words = r"on \d+ held-out real failures?.*?on the \d+ training failures \d+ wrong, \d+ right"
     found = re.search(words.replace(" ", r"\s+"), text, re.DOTALL)
     if found is None:
         raise SystemExit(f"{path}: no graded figures to update")
