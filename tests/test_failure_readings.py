@@ -1,7 +1,7 @@
 """Readings a message's own structure settles, and those it does not (issue 41): what doctor says of a feature
 gate its version refuses, a port already taken, a DLL the machine lacks, a Go run-time panic, a container HCS no
-longer has, a Linux path, Go's FIPS-only mode, a named pipe given to a TCP listener, a System32 program off PATH,
-and who wrote a line that starts with "Error: "."""
+longer has, a Linux path, Go's FIPS-only mode, a named pipe given to a TCP listener, a System32 program off PATH, a
+file created in a folder that is not there, and who wrote a line that starts with "Error: "."""
 
 from __future__ import annotations
 
@@ -51,9 +51,12 @@ def _log(writer: str, line: str) -> Finding:
     ("azure-npm", "powershell.exe : The term 'powershell.exe' is not recognized as the name of a cmdlet, function, "
                   "script file, or operable program.",
      CONFIDENCE_UNSURE, ["a program every Windows Server has was not found on PATH"]),
+    ("rke2", "error creating calico-node.log: open C:\\var\\log\\calico-node.log: The system cannot find the path "
+             "specified.",
+     CONFIDENCE_UNSURE, ["why the directory is missing", "before anything creates it"]),
 ], ids=["locked-feature-gate", "unknown-feature-gate", "taken-port", "stale-unix-socket", "missing-dll",
         "nano-server-dll", "go-panic", "linux-path-quoted-first", "fips-only", "pipe-given-to-tcp",
-        "system-program-off-path"])
+        "system-program-off-path", "file-created-in-a-missing-folder"])
 def test_what_a_line_s_own_words_settle(writer: str, line: str, confidence: str, says: list[str]) -> None:
     """A feature gate the running version locked or does not know, a DLL the machine lacks and a stale socket file
     are causes the words show; a taken port (whose?) and a Go panic (what did the program meet?) are not."""
