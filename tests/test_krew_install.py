@@ -10,6 +10,7 @@ The archive is built with the real release code (PyInstaller, half a minute) onc
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import pty
 import shutil
@@ -24,7 +25,7 @@ from kubectl_win import __version__
 from release import archive, krew, platforms
 from tests.realcluster.fixtures import go_tool
 from tests.support.paths import DOCS, PACKAGE
-from tests.support.tools import require_kubectl
+from tests.support.tools import missing_tool, require_kubectl
 
 TAG = f"v{__version__}"
 
@@ -35,13 +36,14 @@ pytestmark = [
 
 @pytest.fixture(scope="session")
 def release_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    pytest.importorskip("PyInstaller", reason="PyInstaller is in the test extra")
+    if importlib.util.find_spec("PyInstaller") is None:
+        missing_tool("PyInstaller is not installed (it is in the test extra)")
     from tests.support.frozen_archive import cached_archive
 
     out = tmp_path_factory.mktemp("release")
     name = platforms.archive_name(TAG, "linux", "amd64")
     shutil.copyfile(cached_archive(TAG) / name, out / name)
-    sha256s = {platforms.current(): archive.sha256(out / platforms.archive_name(TAG, "linux", "amd64"))}
+    sha256s = {platforms.current(): archive.sha256(out / name)}
     (out / "win.yaml").write_text(krew.render(TAG, sha256s, base_url="https://example.invalid/dl"))
     return out
 

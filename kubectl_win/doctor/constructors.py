@@ -4,6 +4,7 @@ builder (build.py) calls them as objects arrive; hns and the tests call them on 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any
 
 from kubectl_win import platforms
@@ -138,23 +139,21 @@ def containers_of(spec: dict[str, Any], spec_path: str, interner: Interner | Non
     return tuple(out)
 
 
+def _all_windows_options(spec: dict[str, Any], spec_path: str) -> Iterator[tuple[str, dict[str, Any]]]:
+    """(path, securityContext.windowsOptions) of the pod and of each of its containers."""
+    yield f"{spec_path}.securityContext.windowsOptions", as_dict(as_dict(spec.get("securityContext"))
+                                                                 .get("windowsOptions"))
+    for list_name, index, container in iter_containers(spec):
+        yield (f"{spec_path}.{list_name}[{index}].securityContext.windowsOptions",
+               as_dict(as_dict(container.get("securityContext")).get("windowsOptions")))
+
+
 def windows_options(spec: dict[str, Any], spec_path: str) -> tuple[tuple[tuple[str, str], ...], bool]:
     """(the gMSA credential specs the template names, as (path, name), and whether it runs HostProcess): the
     pod's and each container's securityContext.windowsOptions."""
-    found = []
-    context = as_dict(spec.get("securityContext"))
-    options = as_dict(context.get("windowsOptions"))
-    if options.get("gmsaCredentialSpecName"):
-        found.append((f"{spec_path}.securityContext.windowsOptions.gmsaCredentialSpecName",
-                      str(options["gmsaCredentialSpecName"])))
-    for list_name, index, container in iter_containers(spec):
-        ctx = container.get("securityContext")
-        opts = ctx.get("windowsOptions") if isinstance(ctx, dict) else None
-        if isinstance(opts, dict) and opts.get("gmsaCredentialSpecName"):
-            found.append((f"{spec_path}.{list_name}[{index}].securityContext.windowsOptions.gmsaCredentialSpecName",
-                          str(opts["gmsaCredentialSpecName"])))
-    host_process = is_host_process(spec)
-    return tuple(found), host_process
+    found = tuple((f"{path}.gmsaCredentialSpecName", str(options["gmsaCredentialSpecName"]))
+                  for path, options in _all_windows_options(spec, spec_path) if options.get("gmsaCredentialSpecName"))
+    return found, is_host_process(spec)
 
 
 # Accounts whose logon names no domain a DC must answer for: the machine's own and NT AUTHORITY's built-ins.
@@ -164,10 +163,7 @@ _LOCAL_DOMAINS = frozenset({"", ".", "nt authority", "builtin", "user manager", 
 def logs_on_to_a_domain(spec: dict[str, Any]) -> bool:
     """Whether a container of the template logs on with a domain identity: a gMSA credential spec, or a
     runAsUserName that names a domain (DOMAIN\\user), on the pod or any container."""
-    contexts = [as_dict(spec.get("securityContext"))]
-    contexts += [as_dict(container.get("securityContext")) for _list, _index, container in iter_containers(spec)]
-    for context in contexts:
-        options = as_dict(context.get("windowsOptions"))
+    for _path, options in _all_windows_options(spec, "spec"):
         if options.get("gmsaCredentialSpecName") or options.get("gmsaCredentialSpec"):
             return True
         user = str(options.get("runAsUserName") or "")

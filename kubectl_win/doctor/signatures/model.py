@@ -415,10 +415,10 @@ def _read(message: str, reason: str, context: str, writer: str) -> Reading:
     if condition is not None and condition.decides and condition.subsystem:
         subsystem, settled = condition.subsystem, True
     if condition is not None and operation is not None and operation.id in condition.moves:
-        moved = condition.moves[operation.id]
-        # "component": the failing component's own place (the kubelet's list is the node's, not a registry's).
-        owner = (_strong(found) or (found[0] if found else None)) if moved == "component" else None
-        subsystem = (owner.subsystem if owner else operation.subsystem) if moved == "component" else moved
+        subsystem = condition.moves[operation.id]
+        if subsystem == "component":  # the failing component's own place (the kubelet's list is the node's)
+            owner = _strong(found) or (found[0] if found else None)
+            subsystem = owner.subsystem if owner else operation.subsystem
     tie = condition.ties.get(subsystem) if condition is not None else None
     quoted = condition.names.search(message) if condition is not None and condition.names is not None else None
     named = tuple((k, " ".join(v.split())) for k, v in quoted.groupdict().items() if v) if quoted else ()
